@@ -1,0 +1,48 @@
+"""The library API: what the command line calls, and what other programs can call instead of it.
+
+Nothing here prints. Progress, if wanted, is reported through a ``Progress`` object the caller passes in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from functools import partial
+from typing import Protocol
+
+from idxadvisor.config import Settings
+from idxadvisor.ingest.sources import Source, expand_sources
+from idxadvisor.models.inputs import InputSummary
+from idxadvisor.models.report import Report
+from idxadvisor.parse.block import BlockOptions
+from idxadvisor.parse.run import RunOptions, Runner, estimated_bytes
+from idxadvisor.report.build import build_report
+from idxadvisor.shapes.digest import Digest, DigestOptions
+
+
+class Progress(Protocol):
+    def start(self, total_bytes: float) -> None: ...
+    def advance(self, done_bytes: int) -> None: ...
+
+
+def analyze(paths: Sequence[str], settings: Settings, progress: Progress | None = None) -> Report:
+    """Read the inputs, shape and digest their operations, run the rules, and return the report."""
+    sources = expand_sources(list(paths))
+    digest, summaries = read_workload(sources, settings, progress)
+    return build_report(summaries, digest, settings)
+
+
+def read_workload(
+    sources: list[Source], settings: Settings, progress: Progress | None = None
+) -> tuple[Digest, list[InputSummary]]:
+    """Parse every input on all cores into one digest of shapes, and a summary of each input."""
+    block_options = BlockOptions(reference_year=datetime.now(timezone.utc).year, keep_excerpts=settings.show_values)
+    run_options = RunOptions(block=block_options) if settings.jobs is None else RunOptions(
+        block=block_options, jobs=settings.jobs)
+    digest_options = DigestOptions(min_ms=settings.min_ms, since=settings.since, until=settings.until)
+    if progress is not None:
+        progress.start(estimated_bytes(sources))
+    runner = Runner(run_options, partial(Digest, digest_options), progress.advance if progress else None)
+    summaries, digest = runner.run(sources)
+    assert isinstance(digest, Digest)
+    return digest, summaries

@@ -1,0 +1,130 @@
+"""Settings: ``[tool.idxadvisor]`` in ``pyproject.toml``, or ``.idxadvisor.toml``, then command-line options on top.
+
+Names may be written ``min-ms`` or ``min_ms``. Every value is validated; a bad or unknown setting is a
+``UsageError`` naming it, which the command line reports in one line with exit code 2.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from idxadvisor.errors import UsageError
+
+CONFIG_FILE = ".idxadvisor.toml"
+PYPROJECT = "pyproject.toml"
+
+OutputFormat = Literal["text", "json", "markdown", "sarif"]
+SortKey = Literal["total", "count", "mean", "p95", "max", "docs-examined", "ratio"]
+FailOn = Literal["info", "warning", "error", "never"]
+
+
+class Settings(BaseModel):
+    """Everything ``analyze`` can be told, whichever way it was told."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    format: OutputFormat = "text"
+    output: Path | None = None
+    top: int | None = Field(default=None, ge=1)
+    sort_by: SortKey = "total"
+    min_ms: float = Field(default=0.0, ge=0)
+    ns: list[str] = Field(default_factory=list)
+    exclude_ns: list[str] = Field(default_factory=list)
+    include_internal: bool = False
+    since: datetime | None = None
+    until: datetime | None = None
+    show_values: bool = False
+    verbose: bool = False
+    jobs: int | None = Field(default=None, ge=1)
+    fail_on: FailOn = "warning"
+    select: list[str] = Field(default_factory=list)
+    ignore: list[str] = Field(default_factory=list)
+    rules: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    min_count: int = Field(default=1, ge=1)
+    data: list[str] = Field(default_factory=list)
+    indexes: Path | None = None
+    min_savings_pct: float = Field(default=50.0, ge=0, le=100)
+    sample_size: int = Field(default=10_000, ge=1)
+    server_version: str = "8.0"
+
+    @field_validator("since", "until")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        """A time without a zone is UTC, like the server's own log times."""
+        if value is not None and value.tzinfo is None:
+            return value.replace(tzinfo=timezone.utc)
+        return value
+
+    @field_validator("server_version")
+    @classmethod
+    def _version(cls, value: str) -> str:
+        parts = value.split(".")
+        if len(parts) < 2 or not all(part.isdigit() for part in parts[:2]):
+            raise ValueError("must look like 8.0")
+        return value
+
+
+def _normalise_keys(table: dict[str, Any]) -> dict[str, Any]:
+    return {key.replace("-", "_"): value for key, value in table.items()}
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """The settings table of a config file (``[tool.idxadvisor]`` of a pyproject, or a whole .idxadvisor.toml)."""
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(f"config file {path} is not valid TOML: {exc}") from None
+    if path.name == PYPROJECT:
+        table = document.get("tool", {}).get("idxadvisor", {})
+    else:
+        table = document.get("tool", {}).get("idxadvisor", document) if "tool" in document else document
+    if not isinstance(table, dict):
+        raise UsageError(f"config file {path}: the idxadvisor settings must be a table")
+    return _normalise_keys(table)
+
+
+def find_config_file(directory: Path) -> Path | None:
+    """``.idxadvisor.toml``, else a ``pyproject.toml`` with a ``[tool.idxadvisor]`` table, in ``directory``."""
+    candidate = directory / CONFIG_FILE
+    if candidate.is_file():
+        return candidate
+    pyproject = directory / PYPROJECT
+    if pyproject.is_file():
+        try:
+            document = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+            return None
+        if "idxadvisor" in document.get("tool", {}):
+            return pyproject
+    return None
+
+
+def load_settings(overrides: dict[str, Any], config_path: Path | None = None, directory: Path | None = None) -> Settings:
+    """Settings from the config file (the given one, or the one found in ``directory``) with ``overrides`` on top.
+
+    ``overrides`` holds only the options the user actually gave (None values are dropped).
+    """
+    path = config_path if config_path is not None else find_config_file(directory or Path.cwd())
+    values: dict[str, Any] = read_config_file(path) if path is not None else {}
+    values.update({key: value for key, value in overrides.items() if value is not None})
+    try:
+        return Settings.model_validate(values)
+    except ValidationError as exc:
+        raise UsageError(describe_validation_error(exc, path)) from None
+
+
+def describe_validation_error(exc: ValidationError, path: Path | None) -> str:
+    origin = f" (from {path})" if path is not None else ""
+    lines = []
+    for error in exc.errors():
+        location = ".".join(str(part) for part in error["loc"]).replace("_", "-")
+        message = "unknown setting" if error["type"] == "extra_forbidden" else error["msg"]
+        lines.append(f"setting '{location}'{origin}: {message}")
+    return "; ".join(lines)

@@ -1,0 +1,251 @@
+"""Inputs: what the user named (files, globs, directories, ``-``) and how to read each one.
+
+Compression and archives are recognised by their magic bytes, not their names: gzip, bzip2 and xz streams are read
+through the matching decompressor; a tar archive (plain or compressed) yields one input per regular member. A plain
+file on disk is the only kind that can be split into byte ranges and read by several processes at once; everything
+else is read as a stream of newline-aligned blocks.
+"""
+
+from __future__ import annotations
+
+import bz2
+import glob
+import gzip
+import lzma
+import os
+import sys
+import tarfile
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+STDIN_LABEL = "-"
+_GZIP_MAGIC = b"\x1f\x8b"
+_BZIP2_MAGIC = b"BZh"
+_XZ_MAGIC = b"\xfd7zXZ\x00"
+_TAR_MAGIC_OFFSET = 257
+_READ_SIZE = 1 << 20
+
+
+class StreamError(Exception):
+    """Reading a stream failed part-way (a corrupt or truncated archive); what was read before stays valid."""
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """One thing the user named, or an error saying why it names nothing."""
+
+    label: str
+    path: Path | None = None
+    error: str | None = None
+
+    @property
+    def is_stdin(self) -> bool:
+        return self.label == STDIN_LABEL and self.path is None
+
+
+@dataclass(slots=True)
+class OpenedInput:
+    """One input ready to read: a plain file (``path``), or a stream (``stream``)."""
+
+    label: str
+    path: Path | None = None
+    stream: BinaryIO | None = None
+    size: int | None = None  # bytes, when known before reading
+
+
+def expand_sources(arguments: list[str]) -> list[Source]:
+    """Each argument as sources: ``-`` is stdin, a directory is every file below it, a glob every match."""
+    sources: list[Source] = []
+    for argument in arguments:
+        if argument == STDIN_LABEL:
+            sources.append(Source(STDIN_LABEL))
+            continue
+        path = Path(argument)
+        if path.is_dir():
+            files = sorted(p for p in path.rglob("*") if p.is_file() and not _hidden(p, path))
+            sources.extend(Source(str(p), p) for p in files)
+            if not files:
+                sources.append(Source(argument, error="directory holds no files"))
+        elif path.is_file():
+            sources.append(Source(argument, path))
+        elif glob.has_magic(argument):
+            matches = sorted(Path(m) for m in glob.glob(argument, recursive=True) if Path(m).is_file())
+            sources.extend(Source(str(p), p) for p in matches)
+            if not matches:
+                sources.append(Source(argument, error="no file matches this pattern"))
+        elif path.exists():
+            sources.append(Source(argument, error="not a regular file"))
+        else:
+            sources.append(Source(argument, error="no such file or directory"))
+    return sources
+
+
+def _hidden(path: Path, root: Path) -> bool:
+    return any(part.startswith(".") for part in path.relative_to(root).parts)
+
+
+def open_source(source: Source) -> Iterator[OpenedInput]:
+    """The inputs a source holds: itself, or each member of a tar archive. Raises OSError if it cannot be opened."""
+    if source.is_stdin:
+        yield from _open_stream(STDIN_LABEL, sys.stdin.buffer, size=None)
+        return
+    assert source.path is not None
+    head = _read_head(source.path)
+    if _compression(head) is None and not _is_tar(head):
+        yield OpenedInput(source.label, path=source.path, size=source.path.stat().st_size)
+        return
+    handle = open(source.path, "rb")  # noqa: SIM115 - closed when the stream is exhausted by the caller
+    try:
+        yield from _open_stream(source.label, handle, size=source.path.stat().st_size)
+    finally:
+        handle.close()
+
+
+def _read_head(path: Path) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read(512)
+
+
+def _compression(head: bytes) -> str | None:
+    if head.startswith(_GZIP_MAGIC):
+        return "gzip"
+    if head.startswith(_BZIP2_MAGIC) and len(head) >= 4 and head[3:4].isdigit():
+        return "bzip2"
+    if head.startswith(_XZ_MAGIC):
+        return "xz"
+    return None
+
+
+def _is_tar(head: bytes) -> bool:
+    return head[_TAR_MAGIC_OFFSET:_TAR_MAGIC_OFFSET + 5] == b"ustar"
+
+
+def _decompressed(stream: BinaryIO, kind: str | None) -> BinaryIO:
+    if kind == "gzip":
+        return gzip.GzipFile(fileobj=stream, mode="rb")  # type: ignore[return-value]
+    if kind == "bzip2":
+        return bz2.BZ2File(stream, mode="rb")  # type: ignore[return-value]
+    if kind == "xz":
+        return lzma.LZMAFile(stream, mode="rb")  # type: ignore[return-value]
+    return stream
+
+
+def _open_stream(label: str, raw: BinaryIO, size: int | None) -> Iterator[OpenedInput]:
+    peeking = PeekableStream(raw)
+    kind = _compression(peeking.peek(512))
+    stream = PeekableStream(_decompressed(peeking, kind)) if kind else peeking
+    try:
+        head = stream.peek(512)
+    except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
+        raise OSError(f"cannot read {kind} data: {exc}") from None
+    if not _is_tar(head):
+        yield OpenedInput(label, stream=stream, size=size if kind is None else None)
+        return
+    with tarfile.open(fileobj=stream, mode="r|") as archive:  # type: ignore[call-overload]
+        for member in archive:
+            if not member.isfile():
+                continue
+            extracted = archive.extractfile(member)
+            if extracted is None:
+                continue
+            yield from _open_stream(f"{label}:{member.name}", extracted, size=member.size)
+
+
+class PeekableStream:
+    """A binary stream whose first bytes can be looked at before reading it (for format and compression sniffing)."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+        self._buffer = b""
+
+    def peek(self, size: int) -> bytes:
+        while len(self._buffer) < size:
+            more = self._stream.read(size - len(self._buffer))
+            if not more:
+                break
+            self._buffer += more
+        return self._buffer[:size]
+
+    def read(self, size: int = -1) -> bytes:
+        if not self._buffer:
+            return self._stream.read(size)
+        if size < 0:
+            data, self._buffer = self._buffer + self._stream.read(), b""
+            return data
+        data, self._buffer = self._buffer[:size], self._buffer[size:]
+        if len(data) < size:
+            data += self._stream.read(size - len(data))
+        return data
+
+    def readable(self) -> bool:
+        return True
+
+
+def iter_blocks(stream: BinaryIO | PeekableStream, block_size: int) -> Iterator[bytes]:
+    """Newline-aligned blocks of about ``block_size`` bytes (a longer line makes a longer block).
+
+    A read error ends the iteration with ``StreamError`` after the complete lines read so far have been yielded.
+    """
+    pending = b""
+    while True:
+        try:
+            piece = stream.read(_READ_SIZE)
+        except (OSError, EOFError, zlib.error, lzma.LZMAError, tarfile.TarError) as exc:
+            if pending:
+                yield pending
+            raise StreamError(str(exc) or type(exc).__name__) from None
+        if not piece:
+            if pending:
+                yield pending
+            return
+        pending += piece
+        if len(pending) >= block_size:
+            cut = pending.rfind(b"\n") + 1
+            if cut:
+                yield pending[:cut]
+                pending = pending[cut:]
+
+
+def split_file(path: Path, size: int, block_size: int) -> list[tuple[int, int]]:
+    """Newline-aligned ``(start, end)`` byte ranges of a plain file, each about ``block_size`` long."""
+    ranges = []
+    start = 0
+    with open(path, "rb") as handle:
+        while start < size:
+            end = min(start + block_size, size)
+            if end < size:
+                end = _next_line_start(handle, end, size)
+            ranges.append((start, end))
+            start = end
+    return ranges
+
+
+def _next_line_start(handle: BinaryIO, offset: int, size: int) -> int:
+    handle.seek(offset)
+    while offset < size:
+        window = handle.read(65536)
+        if not window:
+            return size
+        newline = window.find(b"\n")
+        if newline >= 0:
+            return offset + newline + 1
+        offset += len(window)
+    return size
+
+
+def read_range(path: Path, start: int, end: int) -> bytes:
+    with open(path, "rb") as handle:
+        handle.seek(start)
+        return handle.read(end - start)
+
+
+def source_size(source: Source) -> int | None:
+    if source.path is None:
+        return None
+    try:
+        return os.path.getsize(source.path)
+    except OSError:
+        return None

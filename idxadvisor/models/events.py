@@ -1,0 +1,82 @@
+"""One slow operation, whatever wrote it: the typed event every parser produces.
+
+Command documents are kept as **relaxed Extended JSON v2** Python structures, exactly what ``orjson.loads`` gives
+for a 4.4+ JSON log line (``{"$oid": "..."}``, ``{"$date": "..."}``, plain numbers). The text-log and profiler
+parsers produce the same structures, so one query logged in three formats is one value. Real BSON types are made
+only where they are needed (``idxadvisor.models.values.decode_extended_json``).
+
+Events are plain slotted dataclasses rather than pydantic models: they are built once per log line on the hot path,
+where validation would cost more than the parse itself. Parsers convert and check every field through
+``idxadvisor.parse.fields`` instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+#: The formats an input can be in (the JSON report's ``inputs[].format``).
+JSON_LOG = "json-log"
+TEXT_LOG = "text-log"
+PROFILE = "profile"
+EXPLAIN = "explain"
+UNKNOWN = "unknown"
+
+
+@dataclass(slots=True)
+class Event:
+    """One slow operation (or one write statement of an update/delete command)."""
+
+    ns: str
+    op: str  # the command name as the server spells it: find, aggregate, update, delete, getMore, insert, ...
+    duration_ms: float = 0.0
+    ts: datetime | None = None
+    command: dict[str, Any] | None = None  # the command, or the write statement ({q, u, ...}) for WRITE entries
+    originating_command: dict[str, Any] | None = None  # getMore: the find/aggregate that opened the cursor
+    plan_summary: str | None = None
+    keys_examined: int | None = None
+    docs_examined: int | None = None
+    nreturned: int | None = None
+    n_matched: int | None = None
+    n_modified: int | None = None
+    n_deleted: int | None = None
+    n_inserted: int | None = None
+    n_upserted: int | None = None
+    num_yields: int | None = None
+    reslen: int | None = None
+    has_sort_stage: bool = False
+    used_disk: bool = False
+    from_multi_planner: bool = False
+    from_plan_cache: bool = False
+    replanned: bool = False
+    working_ms: float | None = None
+    planning_micros: int | None = None
+    cpu_nanos: int | None = None
+    app_name: str | None = None
+    client: str | None = None
+    connection: str | None = None  # the logging thread: conn123, or an internal thread name
+    query_hash: str | None = None
+    plan_cache_key: str | None = None
+    plan_cache_shape_hash: str | None = None
+    query_shape_hash: str | None = None
+    error: str | None = None  # errName/errCode/exception text when the operation failed
+    truncated: bool = False  # the server cut the command: counters count, the shape is unknown
+    unparsed: bool = False  # the command was present but could not be read: the shape is unknown
+    internal: str | None = None  # why this is internal traffic (None for user operations)
+    statement: bool = False  # a WRITE-component statement entry of an update/delete command
+    source_format: str = JSON_LOG
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def shape_known(self) -> bool:
+        return not (self.truncated or self.unparsed)
+
+
+@dataclass(slots=True)
+class Problem:
+    """A line or document that could not be read. ``line`` is 1-based within its input, when known."""
+
+    reason: str
+    line: int | None = None
+    excerpt: str | None = None  # only kept when the user asked to see values

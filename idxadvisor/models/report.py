@@ -1,0 +1,162 @@
+"""The report every output format renders: one object, a public JSON contract (DESIGN.md, "JSON report").
+
+Bump ``SCHEMA_VERSION`` only for an incompatible change, and record it in the CHANGELOG; adding a field is
+compatible. Literal query values appear only in ``Finding.evidence.query`` and ``ShapeReport.example``, and only when
+the user asked for them (``--show-values``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = 1
+Severity = Literal["info", "warning", "error"]
+SEVERITY_ORDER: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ToolInfo(_Model):
+    name: str = "idxadvisor"
+    version: str
+
+
+class ProblemReport(_Model):
+    reason: str
+    line: int | None = None
+    excerpt: str | None = None
+
+
+class InputReport(_Model):
+    path: str
+    format: str
+    lines: int = 0
+    entries: int = 0
+    problems: int = 0
+    truncated: int = 0
+    operations: int = 0
+    paired: int = 0
+    bytes: int = 0
+    versions: list[str] = Field(default_factory=list)
+    first_seen: datetime | None = None
+    last_seen: datetime | None = None
+    error: str | None = None
+    problem_examples: list[ProblemReport] = Field(default_factory=list)
+
+
+class DurationReport(_Model):
+    total: float
+    mean: float
+    p50: float
+    p95: float
+    p99: float
+    max: float
+
+
+class TimelinePoint(_Model):
+    start: datetime
+    count: int
+    total_ms: float
+
+
+class ShapeReport(_Model):
+    fingerprint: str
+    ns: str
+    op: str
+    shape: str
+    count: int
+    getmores: int = 0
+    duration_ms: DurationReport
+    keys_examined: int
+    docs_examined: int
+    nreturned: int
+    keys_examined_per_returned: float | None = None
+    docs_examined_per_returned: float | None = None
+    plans: dict[str, int] = Field(default_factory=dict)
+    blocking_sorts: int = 0
+    used_disk: int = 0
+    errors: int = 0
+    truncated: int = 0
+    internal: bool = False
+    max_in_length: int = 0
+    apps: dict[str, int] = Field(default_factory=dict)
+    connections: int = 0
+    server_hashes: dict[str, list[str]] = Field(default_factory=dict)
+    first_seen: datetime | None = None
+    last_seen: datetime | None = None
+    timeline_minutes: int = 1
+    timeline: list[TimelinePoint] = Field(default_factory=list)
+    example: dict[str, Any] | None = None
+
+
+class IndexProposal(_Model):
+    ns: str
+    key: list[tuple[str, int | str]]
+    command: str
+    name: str | None = None
+    replaces: str | None = None
+
+
+class Evidence(_Model):
+    evaluator: Literal["estimator", "server"]
+    query: dict[str, Any] | None = None
+    before: dict[str, Any]
+    after: dict[str, Any]
+    notes: list[str] = Field(default_factory=list)
+
+
+class Finding(_Model):
+    rule: str
+    name: str
+    severity: Severity
+    fingerprint: str
+    ns: str
+    message: str
+    impact: float = 0.0
+    details: list[str] = Field(default_factory=list)
+    index: IndexProposal | None = None
+    evidence: Evidence | None = None
+
+
+class Skip(_Model):
+    """A shape with no suggestion, and why (shown with --verbose)."""
+
+    fingerprint: str
+    ns: str
+    shape: str
+    reason: str
+
+
+class Summary(_Model):
+    inputs: int
+    lines: int
+    entries: int
+    problems: int
+    truncated: int
+    operations: int
+    shapes: int
+    shapes_shown: int
+    first_seen: datetime | None = None
+    last_seen: datetime | None = None
+    versions: list[str] = Field(default_factory=list)
+    excluded: dict[str, int] = Field(default_factory=dict)
+
+
+class Report(_Model):
+    schema_version: int = SCHEMA_VERSION
+    tool: ToolInfo
+    summary: Summary
+    inputs: list[InputReport]
+    shapes: list[ShapeReport]
+    findings: list[Finding] = Field(default_factory=list)
+    skipped: list[Skip] = Field(default_factory=list)
+
+    def max_severity(self) -> str | None:
+        if not self.findings:
+            return None
+        return max((finding.severity for finding in self.findings), key=SEVERITY_ORDER.__getitem__)

@@ -1,0 +1,104 @@
+"""Values inside command documents: relaxed Extended JSON in memory, real BSON types on request."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from bson import json_util
+from bson.binary import UuidRepresentation
+from bson.json_util import JSONMode, JSONOptions
+
+#: The keys that make a one- or two-key dict an Extended JSON *value* rather than a sub-document or an operator.
+#: ``$regex``/``$options`` and ``$type`` are missing on purpose: in a filter they are query operators.
+EXTENDED_JSON_MARKERS = frozenset(
+    {
+        "$oid",
+        "$date",
+        "$numberInt",
+        "$numberLong",
+        "$numberDouble",
+        "$numberDecimal",
+        "$binary",
+        "$uuid",
+        "$timestamp",
+        "$regularExpression",
+        "$minKey",
+        "$maxKey",
+        "$undefined",
+        "$symbol",
+        "$code",
+        "$dbPointer",
+    }
+)
+
+DECODE_OPTIONS = JSONOptions(
+    json_mode=JSONMode.RELAXED, tz_aware=True, uuid_representation=UuidRepresentation.STANDARD
+)
+
+
+def is_extended_json_value(value: Any) -> bool:
+    """True for ``{"$oid": ...}``, ``{"$date": ...}`` and the other one-value wrappers (and ``{"$code", "$scope"}``)."""
+    if type(value) is not dict or not value or len(value) > 2:
+        return False
+    return next(iter(value)) in EXTENDED_JSON_MARKERS
+
+
+def decode_extended_json(value: Any) -> Any:
+    """Turn relaxed or canonical Extended JSON structures into BSON types (ObjectId, datetime, Regex, Int64...)."""
+    if isinstance(value, Mapping):
+        decoded = {key: decode_extended_json(item) for key, item in value.items()}
+        return json_util.object_hook(decoded, DECODE_OPTIONS)
+    if isinstance(value, list):
+        return [decode_extended_json(item) for item in value]
+    return value
+
+
+def as_int(value: Any) -> int | None:
+    """An integer counter from a number, a numeric string, or ``{"$numberLong": "5"}``; None when it is not one."""
+    if type(value) is int:
+        return value
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, float):
+        return int(value) if value == value and abs(value) != float("inf") else None
+    if isinstance(value, dict) and len(value) == 1:
+        (marker, inner), = value.items()
+        if marker in ("$numberInt", "$numberLong", "$numberDouble"):
+            return as_int(inner)
+        return None
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            try:
+                return as_int(float(value))
+            except ValueError:
+                return None
+    return None
+
+
+def as_float(value: Any) -> float | None:
+    if type(value) in (int, float) and not isinstance(value, bool):
+        return float(value)
+    number = as_int(value) if not isinstance(value, str) else None
+    if number is not None:
+        return float(number)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    if isinstance(value, dict) and len(value) == 1 and "$numberDouble" in value:
+        return as_float(value["$numberDouble"])
+    return None
+
+
+def as_bool(value: Any) -> bool:
+    """Server flags: ``true``, ``1`` (text logs), ``"1"``, ``{"$numberInt": "1"}``."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true")
+    number = as_int(value)
+    return bool(number)

@@ -1,0 +1,300 @@
+"""Parse one newline-aligned block of a line-oriented input (JSON log, text log, or profiler export lines).
+
+Speed comes from not looking at lines that cannot matter. In a JSON log most lines are ordinary messages: the block
+is searched for ``"id":51803`` with ``bytes.find`` and only those lines are parsed; that every other line is a whole
+JSON log line is checked by counting line starts and ends in C, and only a block that fails the count is walked line
+by line. A text block is searched for lines ending in ``ms`` (only those can be slow operations) and for lines that do
+not start with a timestamp (only those can be problems). Every path ends in the same per-line handlers, and lines are
+always handled in log order, which statement pairing relies on.
+
+Every line is either counted and ignored, an entry, or a problem; nothing a line holds can raise out of here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+import orjson
+
+from idxadvisor.models.events import JSON_LOG, PROFILE, TEXT_LOG, Event, Problem
+from idxadvisor.parse import jsonlog, textlog
+from idxadvisor.parse.pairing import OpenStatement, StatementPairing
+from idxadvisor.parse.profile import NotAProfileDocument, event_from_profile
+
+_SLOW_NEEDLE = jsonlog.SLOW_QUERY_NEEDLES[0]
+_SPACED_SLOW_NEEDLE = jsonlog.SLOW_QUERY_NEEDLES[1]
+_TEXT_CANDIDATE_END = re.compile(r"ms\r?$", re.M)
+_TEXT_LINE_START = re.compile(
+    r"^(?!\d{4}-\d\d-\d\dT|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) )"
+    r"(?=[ \t]*\S)",
+    re.M,
+)
+_VERSION_HINTS = ("db version", "MongoS version", "mongos version")
+EXCERPT_LIMIT = 200
+
+
+class EventSink(Protocol):
+    def add(self, event: Event) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class BlockOptions:
+    reference_year: int  # for ctime timestamps, which have no year
+    keep_excerpts: bool = False  # problem excerpts may hold query values: only with --show-values
+    max_problem_examples: int = 5
+
+
+@dataclass
+class BlockStats:
+    """What a block held. Line numbers in ``problem_examples`` are 1-based within the block."""
+
+    lines: int = 0
+    entries: int = 0
+    json_entries: int = 0
+    text_entries: int = 0
+    truncated: int = 0
+    problems: int = 0
+    problem_examples: list[Problem] = field(default_factory=list)
+    operations: int = 0
+    versions: set[str] = field(default_factory=set)
+    first_ts: datetime | None = None
+    last_ts: datetime | None = None
+    held_wrappers: list[Event] = field(default_factory=list)
+    open_statements: dict[str, OpenStatement] = field(default_factory=dict)
+    seen_connections: set[str] = field(default_factory=set)
+    absorbed: int = 0
+
+
+def count_lines(data: bytes) -> int:
+    """Lines as ``bytes.splitlines`` counts them for LF and CRLF text: a final unterminated line counts too."""
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
+class BlockParser:
+    """Parses one block into a sink; ``stats`` holds the counts and what pairing left open."""
+
+    def __init__(self, mode: str, options: BlockOptions, sink: EventSink) -> None:
+        self.mode = mode
+        self.options = options
+        self.sink = sink
+        self.stats = BlockStats()
+        self.pairing = StatementPairing()
+
+    # -- entry points -------------------------------------------------------------------------------------------
+
+    def parse(self, data: bytes) -> BlockStats:
+        self.stats.lines = count_lines(data)
+        if self.mode == JSON_LOG and _is_plain_json_block(data, self.stats.lines):
+            self._parse_json_block(data)
+        elif self.mode == TEXT_LOG:
+            self._parse_text_block(data.decode("utf-8", "replace"))
+        else:
+            self._parse_lines(data.decode("utf-8", "replace").split("\n"), first_line=1)
+        return self.finish()
+
+    def finish(self) -> BlockStats:
+        stats = self.stats
+        stats.held_wrappers = self.pairing.held_wrappers
+        stats.open_statements = self.pairing.open_statements
+        stats.seen_connections = self.pairing.seen_connections
+        stats.absorbed = self.pairing.absorbed
+        return stats
+
+    # -- JSON log fast path -------------------------------------------------------------------------------------
+
+    def _parse_json_block(self, data: bytes) -> None:
+        position = data.find(_SLOW_NEEDLE)
+        while position >= 0:
+            start = data.rfind(b"\n", 0, position) + 1
+            end = data.find(b"\n", position)
+            if end < 0:
+                end = len(data)
+            self._json_line(data[start:end], lambda start=start: data.count(b"\n", 0, start) + 1)
+            position = data.find(_SLOW_NEEDLE, end)
+        for needle in jsonlog.BUILD_INFO_NEEDLES:
+            position = data.find(needle)
+            while position >= 0:
+                start = data.rfind(b"\n", 0, position) + 1
+                end = data.find(b"\n", position)
+                end = len(data) if end < 0 else end
+                self._build_info(data[start:end])
+                position = data.find(needle, end)
+
+    # -- text log fast path -------------------------------------------------------------------------------------
+
+    def _parse_text_block(self, text: str) -> None:
+        odd_line = _TEXT_LINE_START.search(text)
+        if odd_line is not None and _has_json_line(text, odd_line.start()):
+            self._parse_lines(text.split("\n"), first_line=1)  # JSON lines mixed in: keep strict log order
+            return
+        if odd_line is not None:
+            for odd in _TEXT_LINE_START.finditer(text, odd_line.start()):
+                self.add_problem("no timestamp: not a log line", text.count("\n", 0, odd.start()) + 1,
+                                 _line_at(text, odd.start()))
+        for candidate in _TEXT_CANDIDATE_END.finditer(text):
+            start = text.rfind("\n", 0, candidate.start()) + 1
+            line = text[start:candidate.end()].rstrip("\r")
+            self._text_line(line, lambda start=start: text.count("\n", 0, start) + 1, known_timestamped=True)
+        if any(hint in text for hint in _VERSION_HINTS):
+            for line in text.split("\n"):
+                if any(hint in line for hint in _VERSION_HINTS):
+                    self._text_version(line)
+
+    # -- the general line-by-line path --------------------------------------------------------------------------
+
+    def _parse_lines(self, lines: list[str], first_line: int) -> None:
+        for offset, raw in enumerate(lines):
+            line = raw.rstrip("\r\n\t ")
+            if not line:
+                continue
+            number = first_line + offset
+            if line[0] == "{":
+                if self.mode == PROFILE:
+                    self._profile_line(line, number)
+                else:
+                    self._json_text_line(line, number)
+            elif line[0] == "[" and self.mode == PROFILE:
+                self.add_problem("a JSON array inside a line-per-document export", number, line)
+            else:
+                self._text_line(line, lambda number=number: number, known_timestamped=False)
+                if any(hint in line for hint in _VERSION_HINTS):
+                    self._text_version(line)
+
+    def _json_text_line(self, line: str, number: int) -> None:
+        encoded = line.encode("utf-8", "surrogateescape")
+        if _SLOW_NEEDLE in encoded or _SPACED_SLOW_NEEDLE in encoded:
+            self._json_line(encoded, lambda: number)
+        elif any(needle in encoded for needle in jsonlog.BUILD_INFO_NEEDLES):
+            self._build_info(encoded)
+        elif not (line.startswith('{"t"') and line.endswith("}")):
+            self.add_problem("not a complete JSON log line", number, line)
+
+    # -- per-line handlers --------------------------------------------------------------------------------------
+
+    def _json_line(self, line: bytes, line_number: Callable[[], int]) -> None:
+        try:
+            entry = jsonlog.parse_line(line)
+        except jsonlog.NotAnEntry as exc:
+            self.stats.entries += 1
+            self.stats.json_entries += 1
+            self.add_problem(f"slow-query line: {exc}", line_number(), line.decode("utf-8", "replace"))
+            return
+        if entry.get("id") != jsonlog.SLOW_QUERY_ID:
+            return
+        self.stats.entries += 1
+        self.stats.json_entries += 1
+        try:
+            event = jsonlog.event_from_entry(entry)
+        except jsonlog.NotAnEntry as exc:
+            self.add_problem(str(exc), line_number(), line.decode("utf-8", "replace"))
+            return
+        self.emit(event)
+
+    def _build_info(self, line: bytes) -> None:
+        try:
+            version = jsonlog.server_version(jsonlog.parse_line(line))
+        except jsonlog.NotAnEntry:
+            return
+        if version:
+            self.stats.versions.add(version)
+
+    def _text_line(self, line: str, line_number: Callable[[], int], known_timestamped: bool) -> None:
+        try:
+            parts = textlog.split_line(line, self.options.reference_year)
+        except textlog.UnreadableLine as exc:
+            if not known_timestamped:
+                self.add_problem(str(exc), line_number(), line)
+            return
+        found = textlog.slow_operation_match(parts.message)
+        if found is None:
+            return
+        self.stats.entries += 1
+        self.stats.text_entries += 1
+        match, truncated = found
+        event, problem = textlog.event_from_line(parts, match, truncated)
+        if problem is not None:
+            self.add_problem(problem, line_number(), line)
+        self.emit(event)
+
+    def _text_version(self, line: str) -> None:
+        try:
+            parts = textlog.split_line(line, self.options.reference_year)
+        except textlog.UnreadableLine:
+            return
+        version = textlog.server_version(parts.message)
+        if version:
+            self.stats.versions.add(version)
+
+    def _profile_line(self, line: str, number: int) -> None:
+        try:
+            document = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            self.add_problem(f"not valid JSON ({exc.msg})", number, line)
+            return
+        self.add_profile_document(document, number)
+
+    def add_profile_document(self, document: object, number: int | None) -> None:
+        try:
+            event = event_from_profile(document)  # type: ignore[arg-type]
+        except NotAProfileDocument as exc:
+            self.add_problem(str(exc), number, None)
+            return
+        self.stats.entries += 1
+        self.emit(event)
+
+    # -- bookkeeping --------------------------------------------------------------------------------------------
+
+    def emit(self, event: Event) -> None:
+        stats = self.stats
+        if event.truncated:
+            stats.truncated += 1
+        ts = event.ts
+        if ts is not None:
+            if stats.first_ts is None or ts < stats.first_ts:
+                stats.first_ts = ts
+            if stats.last_ts is None or ts > stats.last_ts:
+                stats.last_ts = ts
+        if self.pairing.admit(event):
+            stats.operations += 1
+            self.sink.add(event)
+
+    def add_problem(self, reason: str, line: int | None, text: str | None) -> None:
+        stats = self.stats
+        stats.problems += 1
+        if len(stats.problem_examples) < self.options.max_problem_examples:
+            excerpt = text[:EXCERPT_LIMIT] if (text is not None and self.options.keep_excerpts) else None
+            stats.problem_examples.append(Problem(reason, line, excerpt))
+
+
+_LINE_START = b'{"t":{"$date":"'
+_LINE_JOINS = (b'}\n' + _LINE_START, b'}\r\n' + _LINE_START)
+
+
+def _is_plain_json_block(data: bytes, lines: int) -> bool:
+    """Every line is a whole server-written JSON log line: it starts with ``{"t":{"$date":"`` and ends with ``}``.
+
+    One count of a long needle checks both ends of every line boundary at once (a short needle such as ``}\\n``
+    is several times slower to count); only a block that fails it is walked line by line.
+    """
+    if not data.startswith(_LINE_START):
+        return False
+    last = data.rstrip(b"\r\n")
+    if not last.endswith(b"}"):
+        return False
+    joins = data.count(_LINE_JOINS[0])
+    if joins != lines - 1:
+        joins += data.count(_LINE_JOINS[1])
+    return joins == lines - 1 and _SPACED_SLOW_NEEDLE not in data
+
+
+def _has_json_line(text: str, start: int) -> bool:
+    return "\n{" in text[start - 1:] if start > 0 else text.startswith("{") or "\n{" in text
+
+
+def _line_at(text: str, start: int) -> str:
+    end = text.find("\n", start)
+    return text[start: end if end >= 0 else len(text)].rstrip("\r")

@@ -1,0 +1,104 @@
+"""4.4+ structured JSON logs: one ``"id":51803`` ("Slow query") entry becomes one event.
+
+Follows log-formats.md §1–§2 and §4: WRITE-component entries are write *statements* (``attr.command`` is
+``{q, u, ...}``) and carry the plan counters; ``attr.originatingCommand`` gives a getMore its query; a top-level
+``truncated`` object naming ``command`` (or ``originatingCommand``) means the server cut it, so the counters count and
+the shape is unknown.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from idxadvisor.models.events import JSON_LOG, Event
+from idxadvisor.parse.classify import canonical_op, command_name, internal_reason, resolve_namespace
+from idxadvisor.parse.fields import apply_fields
+
+SLOW_QUERY_ID = 51803
+BUILD_INFO_ID = 23403
+#: Byte patterns that find candidate lines without parsing every line (the server pads after the colon's value,
+#: never before it; hand-written lines may have a space after the colon).
+SLOW_QUERY_NEEDLES = (b'"id":51803', b'"id": 51803')
+BUILD_INFO_NEEDLES = (b'"id":23403', b'"id": 23403')
+_QUERY_SHAPE_ATTRIBUTES = ("command", "originatingCommand")
+
+
+class NotAnEntry(ValueError):
+    """The line is not a slow-query entry after all (or not a JSON object)."""
+
+
+def parse_line(line: bytes) -> dict[str, Any]:
+    """orjson-parse one log line; raises NotAnEntry when it is not a JSON object."""
+    try:
+        entry = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        raise NotAnEntry(f"not valid JSON ({exc.msg})") from None
+    if type(entry) is not dict:
+        raise NotAnEntry("not a JSON object")
+    return entry
+
+
+def parse_timestamp(entry: dict[str, Any]) -> datetime | None:
+    stamp = entry.get("t")
+    if type(stamp) is dict:
+        text = stamp.get("$date")
+        if type(text) is str:
+            try:
+                return datetime.fromisoformat(text)
+            except ValueError:
+                return None
+    return None
+
+
+def event_from_entry(entry: dict[str, Any]) -> Event:
+    """The event for one parsed slow-query entry. Raises NotAnEntry if it lacks the ``attr`` a slow query has."""
+    attr = entry.get("attr")
+    if type(attr) is not dict:
+        raise NotAnEntry("slow-query entry without attr")
+    command = attr.get("command")
+    if type(command) is not dict:
+        command = None
+    entry_type = attr.get("type")
+    statement = entry_type in ("update", "remove")
+    if statement:
+        op = "update" if entry_type == "update" else "delete"
+    else:
+        op = canonical_op(command_name(command) or (entry_type if type(entry_type) is str else ""))
+    raw_ns = attr.get("ns")
+    ns = raw_ns if type(raw_ns) is str else ""
+    if not statement:
+        ns = resolve_namespace(ns, op, command)
+    connection = entry.get("ctx")
+    event = Event(
+        ns=ns,
+        op=op,
+        ts=parse_timestamp(entry),
+        command=command,
+        connection=connection if type(connection) is str else None,
+        statement=statement,
+        source_format=JSON_LOG,
+    )
+    apply_fields(event, attr)
+    originating = attr.get("originatingCommand")
+    if type(originating) is dict:
+        event.originating_command = originating
+    truncated = entry.get("truncated")
+    if type(truncated) is dict and any(name in truncated for name in _QUERY_SHAPE_ATTRIBUTES):
+        event.truncated = True
+    if attr.get("ok") == 0 and event.error is None:
+        event.error = "failed"
+    event.internal = internal_reason(ns, event.connection, event.app_name, attr.get("isFromUserConnection"))
+    return event
+
+
+def server_version(entry: dict[str, Any]) -> str | None:
+    """The version in a Build Info entry (id 23403), if this is one."""
+    if entry.get("id") != BUILD_INFO_ID:
+        return None
+    attr = entry.get("attr")
+    info = attr.get("buildInfo") if type(attr) is dict else None
+    version = info.get("version") if type(info) is dict else None
+    return version if type(version) is str else None

@@ -1,0 +1,270 @@
+"""Read every input on all cores and fold the events into one sink.
+
+Each input is cut into newline-aligned blocks: byte ranges of a plain file (each worker reads its own range), or
+blocks read from a stream (gzip, tar member, stdin) and handed to a worker. Workers parse a block into a fresh sink
+and send back the sink and the block's counts, never the events, so memory does not grow with the input. Results are
+merged in input order, which statement pairing needs at block boundaries. Small inputs are parsed in this process.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol, TypeVar
+
+from idxadvisor.ingest.detect import HEAD_SIZE, WHOLE_DOCUMENT, detect_format
+from idxadvisor.ingest.sources import (
+    OpenedInput,
+    Source,
+    StreamError,
+    iter_blocks,
+    open_source,
+    read_range,
+    split_file,
+)
+from idxadvisor.models.events import JSON_LOG, PROFILE, TEXT_LOG, UNKNOWN, Event
+from idxadvisor.models.inputs import InputSummary
+from idxadvisor.parse.block import BlockOptions, BlockParser, BlockStats
+from idxadvisor.parse.documents import parse_documents
+from idxadvisor.parse.pairing import BoundaryState
+
+MAX_DOCUMENT_INPUT = 256 * 1024 * 1024
+_COMPRESSION_RATIO_GUESS = 8
+
+
+class Sink(Protocol):
+    def add(self, event: Event) -> None: ...
+    def merge(self, other: Sink) -> None: ...
+
+
+SinkT = TypeVar("SinkT", bound=Sink)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    block: BlockOptions
+    jobs: int = field(default_factory=lambda: os.cpu_count() or 1)
+    block_size: int = 8 * 1024 * 1024
+    inline_threshold: int = 16 * 1024 * 1024  # below this much input, parsing in this process is faster
+
+
+@dataclass(frozen=True, slots=True)
+class _Task:
+    mode: str
+    data: bytes | None = None
+    path: Path | None = None
+    start: int = 0
+    end: int = 0
+
+    @property
+    def size(self) -> int:
+        return len(self.data) if self.data is not None else self.end - self.start
+
+
+def _run_task(task: _Task, options: BlockOptions, sink_factory: Callable[[], Sink]) -> tuple[BlockStats, Sink]:
+    data = task.data if task.data is not None else read_range(task.path, task.start, task.end)  # type: ignore[arg-type]
+    sink = sink_factory()
+    stats = BlockParser(task.mode, options, sink).parse(data)
+    return stats, sink
+
+
+class _InlineExecutor(Executor):
+    """Runs tasks at once in this process (small inputs, or one job)."""
+
+    def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def, override]
+        future: Future = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
+            future.set_exception(exc)
+        return future
+
+
+@dataclass
+class _InputState:
+    summary: InputSummary
+    boundary: BoundaryState = field(default_factory=BoundaryState)
+
+
+class Runner:
+    """Parses sources into one sink; ``progress`` is called with the bytes each finished block covered."""
+
+    def __init__(
+        self,
+        options: RunOptions,
+        sink_factory: Callable[[], SinkT],
+        progress: Callable[[int], None] | None = None,
+    ) -> None:
+        self.options = options
+        self.sink_factory = sink_factory
+        self.sink: Sink = sink_factory()
+        self.progress = progress
+        self.summaries: list[InputSummary] = []
+        self._pending: deque[tuple[_InputState, Future, int]] = deque()
+
+    def run(self, sources: list[Source]) -> tuple[list[InputSummary], Sink]:
+        executor = self._executor(sources)
+        try:
+            for source in sources:
+                self._read_source(source, executor)
+            while self._pending:
+                self._merge_oldest()
+        finally:
+            executor.shutdown(wait=True, cancel_futures=True)
+        return self.summaries, self.sink
+
+    def _executor(self, sources: list[Source]) -> Executor:
+        if self.options.jobs <= 1 or estimated_bytes(sources) <= self.options.inline_threshold:
+            return _InlineExecutor()
+        methods = multiprocessing.get_all_start_methods()
+        context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+        return ProcessPoolExecutor(max_workers=self.options.jobs, mp_context=context)
+
+    def _read_source(self, source: Source, executor: Executor) -> None:
+        if source.error is not None:
+            self.summaries.append(InputSummary(source.label, UNKNOWN, error=source.error))
+            return
+        try:
+            for opened in open_source(source):
+                self._read_input(opened, executor)
+        except (OSError, StreamError) as exc:
+            self.summaries.append(InputSummary(source.label, UNKNOWN, error=f"cannot read: {_reason(exc)}"))
+
+    def _read_input(self, opened: OpenedInput, executor: Executor) -> None:
+        state = _InputState(InputSummary(opened.label, UNKNOWN))
+        self.summaries.append(state.summary)
+        head = _head(opened)
+        detected = detect_format(head)
+        state.summary.format = UNKNOWN if detected == WHOLE_DOCUMENT else detected
+        if detected == WHOLE_DOCUMENT:
+            self._read_whole_document(opened, state)
+            return
+        mode = detected if detected in (JSON_LOG, TEXT_LOG, PROFILE) else TEXT_LOG
+        try:
+            for task in self._tasks(opened, mode):
+                self._submit(executor, state, task)
+        except StreamError as exc:
+            state.summary.error = f"stopped reading: {exc}"
+
+    def _tasks(self, opened: OpenedInput, mode: str) -> Iterator[_Task]:
+        if opened.path is not None:
+            size = opened.size or 0
+            for start, end in split_file(opened.path, size, self.options.block_size):
+                yield _Task(mode, path=opened.path, start=start, end=end)
+        else:
+            assert opened.stream is not None
+            for block in iter_blocks(opened.stream, self.options.block_size):
+                yield _Task(mode, data=block)
+
+    def _submit(self, executor: Executor, state: _InputState, task: _Task) -> None:
+        while len(self._pending) >= max(2, 2 * self.options.jobs):
+            self._merge_oldest()
+        state.summary.bytes += task.size
+        future = executor.submit(_run_task, task, self.options.block, self.sink_factory)
+        self._pending.append((state, future, task.size))
+
+    def _merge_oldest(self) -> None:
+        state, future, size = self._pending.popleft()
+        stats, sink = future.result()
+        self._merge(state, stats, sink)
+        if self.progress is not None:
+            self.progress(size)
+
+    def _merge(self, state: _InputState, stats: BlockStats, sink: Sink) -> None:
+        summary = state.summary
+        first_line = summary.lines
+        absorbed_before = state.boundary.absorbed
+        for wrapper in state.boundary.resolve(stats.held_wrappers):
+            sink.add(wrapper)
+            stats.operations += 1
+        state.boundary.advance(stats.open_statements, stats.seen_connections)
+        summary.paired += stats.absorbed + state.boundary.absorbed - absorbed_before
+        self.sink.merge(sink)
+        summary.lines += stats.lines
+        summary.entries += stats.entries
+        summary.json_entries += stats.json_entries
+        summary.text_entries += stats.text_entries
+        summary.truncated += stats.truncated
+        summary.problems += stats.problems
+        summary.operations += stats.operations
+        summary.versions |= stats.versions
+        for problem in stats.problem_examples:
+            if len(summary.problem_examples) < self.options.block.max_problem_examples:
+                if problem.line is not None:
+                    problem.line += first_line
+                summary.problem_examples.append(problem)
+        _widen_span(summary, stats)
+        if summary.json_entries or summary.text_entries:
+            summary.format = JSON_LOG if summary.json_entries >= summary.text_entries else TEXT_LOG
+
+    def _read_whole_document(self, opened: OpenedInput, state: _InputState) -> None:
+        try:
+            data = _read_all(opened)
+        except (OSError, StreamError) as exc:
+            state.summary.error = f"cannot read: {_reason(exc)}"
+            return
+        state.summary.bytes = len(data)
+        sink = self.sink_factory()
+        stats, found_format = parse_documents(data, self.options.block, sink)
+        self._merge(state, stats, sink)
+        state.summary.format = found_format
+        if self.progress is not None:
+            self.progress(len(data))
+
+
+def _widen_span(summary: InputSummary, stats: BlockStats) -> None:
+    if stats.first_ts is not None and (summary.first_ts is None or stats.first_ts < summary.first_ts):
+        summary.first_ts = stats.first_ts
+    if stats.last_ts is not None and (summary.last_ts is None or stats.last_ts > summary.last_ts):
+        summary.last_ts = stats.last_ts
+
+
+def _head(opened: OpenedInput) -> bytes:
+    if opened.path is not None:
+        with open(opened.path, "rb") as handle:
+            return handle.read(HEAD_SIZE)
+    peek = getattr(opened.stream, "peek", None)
+    return peek(HEAD_SIZE) if peek is not None else b""
+
+
+def _read_all(opened: OpenedInput) -> bytes:
+    if opened.path is not None:
+        if (opened.size or 0) > MAX_DOCUMENT_INPUT:
+            raise OSError(f"a whole-document input over {MAX_DOCUMENT_INPUT >> 20} MiB is not supported")
+        return opened.path.read_bytes()
+    assert opened.stream is not None
+    data = opened.stream.read(MAX_DOCUMENT_INPUT + 1)
+    if len(data) > MAX_DOCUMENT_INPUT:
+        raise OSError(f"a whole-document input over {MAX_DOCUMENT_INPUT >> 20} MiB is not supported")
+    return data
+
+
+def estimated_bytes(sources: list[Source]) -> float:
+    total = 0.0
+    for source in sources:
+        if source.error is not None:
+            continue
+        if source.path is None:
+            return float("inf")
+        try:
+            size = source.path.stat().st_size
+            with open(source.path, "rb") as handle:
+                compressed = handle.read(6).startswith((b"\x1f\x8b", b"BZh", b"\xfd7zXZ"))
+        except OSError:
+            continue
+        total += size * (_COMPRESSION_RATIO_GUESS if compressed else 1)
+    return total
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror.lower()
+    return str(exc) or type(exc).__name__
+
+
+__all__ = ["RunOptions", "Runner", "Sink", "estimated_bytes"]

@@ -1,0 +1,254 @@
+"""Legacy text logs (2.2 to 4.2): one slow-operation line becomes one event.
+
+Follows log-formats.md §3–§4. A slow-operation line is ``<ts> [<S> <COMPONENT>] [<ctx>] <op> <ns> … <N>ms`` with op in
+query|getmore|update|remove|insert|command|killcursors. Its documents are mongo-shell syntax (``parse.shelldoc``);
+legacy forms are normalised into the modern command documents a 4.4+ server would log, so shapes need not know the
+log's age:
+
+* ``query db.c query: { $query: {…}, $orderby: {…} }`` (OP_QUERY) → ``{"find": "c", "filter": {…}, "sort": {…}}``
+* ``update db.c query: {…} update: {…}`` (≤3.4) → the statement ``{"q": {…}, "u": {…}}``
+* ``getmore db.c query: {…}`` (≤3.4) → a getMore whose originating command is that find
+
+Lines the server cut (``warning: log line attempted (NNkB) over max size (10kB), printing beginning and end …``)
+keep their counters, which sit in the line's tail, and are flagged truncated. ctime timestamps carry no year: it is
+inferred from the weekday (the latest year, not after the reference year, in which that date fell on that weekday).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from functools import lru_cache
+from typing import Any
+
+from idxadvisor.models.events import TEXT_LOG, Event
+from idxadvisor.parse.classify import canonical_op, command_name, internal_reason, resolve_namespace
+from idxadvisor.parse.fields import apply_fields
+from idxadvisor.parse.shelldoc import ShellSyntaxError, parse_shell_value
+
+_MONTHS = {name: number for number, name in enumerate(
+    ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), start=1)}
+_WEEKDAYS = {name: number for number, name in enumerate(("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"))}
+
+LINE = re.compile(
+    r"""(?:
+          (?P<iso>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?)
+        | (?P<weekday>Mon|Tue|Wed|Thu|Fri|Sat|Sun)\ (?P<month>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)
+          \ {1,2}(?P<day>\d{1,2})\ (?P<clock>\d\d):(?P<minute>\d\d):(?P<second>\d\d)(?P<fraction>\.\d+)?
+        )
+        \s+(?:(?P<severity>[FEWID]\d?)\s+(?P<component>[A-Z_]+|-)\s+)?
+        \[(?P<context>[^\]]*)\]\ (?P<message>.*)""",
+    re.X | re.S,
+)
+SLOW_OPERATION = re.compile(
+    r"(?P<op>query|getmore|update|remove|insert|command|killcursors) (?P<ns>\S+)(?P<body>.*?) (?P<duration>\d+)ms\s*$",
+    re.S,
+)
+TRUNCATION_WARNING = re.compile(
+    r"warning: log line attempted \(\d+k(?:B)?\) over max size ?\(\d+k(?:B)?\), printing beginning and end \.\.\. "
+)
+ELISION_MARKER = " .......... "
+SERVER_VERSION = re.compile(r"(?:db version|MongoS version|mongos version) v?(\d+\.\d+(?:\.\d+)?(?:-[\w.]+)?)")
+
+_APP_NAME = re.compile(r' appName: "((?:[^"\\]|\\.)*)"')
+_LABELLED_DOCUMENT = re.compile(r" (command|query|update|updateobj|originatingCommand): (?:([A-Za-z_$][\w$]*) )?(?=\{)")
+_PLAN_SUMMARY = re.compile(r" planSummary: ((?:[A-Z_]+(?: \{[^{}]*\})?)(?:, [A-Z_]+(?: \{[^{}]*\})?)*)")
+_NUMBER_FIELD = re.compile(r"(?<![\w$.])([A-Za-z]+):\s?(-?\d+(?:\.\d+)?)(?=[\s,}]|$)")
+_WORD_FIELD = re.compile(r"(?<![\w$.])(protocol|queryHash|planCacheKey|errName|errCode):\s?([\w.]+)")
+_EXCEPTION = re.compile(r" exception: (.*?) code:(\d+)")
+
+_QUERY_WRAPPERS = ("$query", "query")
+_SORT_MODIFIERS = ("$orderby", "orderby")
+_QUERY_MODIFIERS = frozenset(
+    {"$query", "query", "$orderby", "orderby", "$hint", "hint", "$explain", "explain", "$snapshot", "snapshot",
+     "$maxScan", "$comment", "$readPreference", "$maxTimeMS", "$returnKey", "$showDiskLoc", "$min", "$max"}
+)
+
+
+@dataclass(slots=True)
+class TextLine:
+    """The parts of a text line every reader needs (timestamp, thread, message)."""
+
+    ts: datetime | None
+    context: str
+    component: str | None
+    message: str
+
+
+class UnreadableLine(ValueError):
+    """A line that is not a log line of any known layout."""
+
+
+def split_line(line: str, reference_year: int) -> TextLine:
+    match = LINE.match(line)
+    if match is None:
+        raise UnreadableLine("no timestamp and thread")
+    return TextLine(_timestamp(match, reference_year), match["context"], match["component"], match["message"])
+
+
+def _timestamp(match: re.Match[str], reference_year: int) -> datetime | None:
+    iso = match["iso"]
+    if iso is not None:
+        try:
+            stamp = datetime.fromisoformat(iso)
+        except ValueError:
+            return None
+        return stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
+    fraction = match["fraction"]
+    micros = int((fraction[1:] + "000000")[:6]) if fraction else 0
+    day = _ctime_date(match["weekday"], match["month"], int(match["day"]), reference_year)
+    if day is None:
+        return None
+    return datetime(day[0], day[1], day[2], int(match["clock"]), int(match["minute"]), int(match["second"]),
+                    micros, tzinfo=timezone.utc)
+
+
+@lru_cache(maxsize=4096)
+def _ctime_date(weekday: str, month_name: str, day: int, reference_year: int) -> tuple[int, int, int] | None:
+    """(year, month, day) for a ctime date, which has no year: the latest year ≤ reference with that weekday."""
+    month = _MONTHS[month_name]
+    wanted = _WEEKDAYS[weekday]
+    for year in range(reference_year, reference_year - 40, -1):
+        try:
+            if datetime(year, month, day).weekday() == wanted:
+                return year, month, day
+        except ValueError:  # 29 Feb in a common year
+            continue
+    return None
+
+
+def server_version(message: str) -> str | None:
+    match = SERVER_VERSION.match(message)
+    return match[1] if match else None
+
+
+def slow_operation_match(message: str) -> tuple[re.Match[str], bool] | None:
+    """The slow-operation match of a message, and whether the server truncated the line; None otherwise."""
+    truncated = False
+    warning = TRUNCATION_WARNING.match(message)
+    if warning is not None:
+        message = message[warning.end():]
+        truncated = True
+    match = SLOW_OPERATION.match(message)
+    if match is None:
+        return None
+    return match, truncated
+
+
+def event_from_line(line: TextLine, match: re.Match[str], truncated: bool) -> tuple[Event, str | None]:
+    """The event for one slow-operation line, and a problem reason when its documents could not be read."""
+    body = match["body"]
+    op_word = match["op"]
+    ns = match["ns"]
+    event = Event(ns=ns, op=canonical_op(op_word), ts=line.ts, connection=line.context, source_format=TEXT_LOG)
+    event.duration_ms = float(match["duration"])
+    app = _APP_NAME.match(body)
+    position = 0
+    if app is not None:
+        event.app_name = _unescape(app[1])
+        position = app.end()
+    head, _, tail = body.partition(ELISION_MARKER) if truncated else (body, "", "")
+    documents, position, elided, failure = _read_documents(head, position)
+    # A cut line keeps its counters in the tail; otherwise they follow the documents (the last value of a name wins,
+    # so a document that could not be read does not shadow them).
+    _read_counters(event, tail if truncated else head[position:])
+    _shape_from_documents(event, op_word, documents)
+    event.truncated = truncated or elided
+    problem = None
+    if failure and not truncated:
+        event.unparsed = True
+        problem = f"{op_word} document could not be read: {failure}"
+    event.internal = internal_reason(event.ns, event.connection, event.app_name)
+    return event, problem
+
+
+def _read_documents(body: str, position: int) -> tuple[dict[str, tuple[str | None, Any]], int, bool, str | None]:
+    """Consecutive ``label: [name] { … }`` documents from ``position``: (documents, end, elided, failure)."""
+    documents: dict[str, tuple[str | None, Any]] = {}
+    elided = False
+    while True:
+        label = _LABELLED_DOCUMENT.match(body, position)
+        if label is None:
+            return documents, position, elided, None
+        try:
+            parsed = parse_shell_value(body, label.end(), raw_strings=True)
+        except ShellSyntaxError as exc:
+            documents[label[1]] = (label[2], None)
+            return documents, label.end(), elided, str(exc)
+        documents[label[1]] = (label[2], parsed.value)
+        elided = elided or parsed.elided
+        position = parsed.end
+
+
+def _read_counters(event: Event, text: str) -> None:
+    plan = _PLAN_SUMMARY.search(text)
+    if plan is not None:
+        event.plan_summary = plan[1]
+        text = text[: plan.start()] + text[plan.end():]
+    values: dict[str, Any] = dict(_NUMBER_FIELD.findall(text))
+    values.update(_WORD_FIELD.findall(text))
+    exception = _EXCEPTION.search(text)
+    if exception is not None:
+        values["exception"] = exception[1]
+        values["errCode"] = exception[2]
+    apply_fields(event, values)
+
+
+def _shape_from_documents(event: Event, op_word: str, documents: dict[str, tuple[str | None, Any]]) -> None:
+    """Turn the line's documents into the command (or statement) a 4.4+ server would log."""
+    collection = event.ns.partition(".")[2]
+    name, command = documents.get("command", (None, None))
+    _, query = documents.get("query", (None, None))
+    if op_word == "command":
+        event.op = canonical_op(name or command_name(command) or "")
+        event.command = command if type(command) is dict else None
+        event.ns = resolve_namespace(event.ns, event.op, event.command)
+        if event.op == "getMore":
+            event.originating_command = _document(documents, "originatingCommand")
+    elif op_word == "query":
+        event.command = legacy_find(collection, query)
+    elif op_word in ("update", "remove"):
+        event.statement = True
+        if type(command) is dict:
+            event.command = command
+        elif type(query) is dict:
+            statement: dict[str, Any] = {"q": query}
+            update = _document(documents, "update") or _document(documents, "updateobj")
+            if update is not None:
+                statement["u"] = update
+            event.command = statement
+    elif op_word == "insert":
+        event.statement = True
+        event.command = {"insert": collection}
+    elif op_word == "getmore":
+        originating = _document(documents, "originatingCommand")
+        event.originating_command = originating or (legacy_find(collection, query) if query is not None else None)
+
+
+def _document(documents: dict[str, tuple[str | None, Any]], label: str) -> dict[str, Any] | None:
+    value = documents.get(label, (None, None))[1]
+    return value if type(value) is dict else None
+
+
+def legacy_find(collection: str, query: Any) -> dict[str, Any] | None:
+    """An OP_QUERY query document (possibly ``{$query: …, $orderby: …}``) as the find command it stands for."""
+    if type(query) is not dict:
+        return None
+    command: dict[str, Any] = {"find": collection}
+    wrapper = next((key for key in _QUERY_WRAPPERS if type(query.get(key)) is dict), None)
+    if wrapper is not None and all(key in _QUERY_MODIFIERS for key in query):
+        command["filter"] = query[wrapper]
+        sort = next((query[key] for key in _SORT_MODIFIERS if type(query.get(key)) is dict), None)
+        if sort:
+            command["sort"] = sort
+        hint = query.get("$hint", query.get("hint"))
+        if hint is not None:
+            command["hint"] = hint
+    else:
+        command["filter"] = query
+    return command
+
+
+def _unescape(text: str) -> str:
+    return text.replace('\\"', '"').replace("\\\\", "\\") if "\\" in text else text

@@ -1,0 +1,181 @@
+"""Assemble the ``Report``: input summaries, the shapes worth showing, findings and the reasons for no finding."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections import Counter
+from collections.abc import Callable, Iterable
+from datetime import datetime, timezone
+
+from idxadvisor import __version__
+from idxadvisor.config import Settings
+from idxadvisor.models.inputs import InputSummary
+from idxadvisor.models.report import (
+    DurationReport,
+    Finding,
+    InputReport,
+    ProblemReport,
+    Report,
+    ShapeReport,
+    Skip,
+    Summary,
+    TimelinePoint,
+    ToolInfo,
+)
+from idxadvisor.shapes.digest import Digest, ShapeStats
+
+DEFAULT_TOP_FOR_PEOPLE = 20
+
+
+def _ratio(stats: ShapeStats) -> float:
+    value = stats.per_returned(stats.docs_examined)
+    return value if value is not None else 0.0
+
+
+SORT_KEYS: dict[str, Callable[[ShapeStats], float]] = {
+    "total": lambda s: s.duration.total,
+    "count": lambda s: s.count,
+    "mean": lambda s: s.duration.mean,
+    "p95": lambda s: s.duration.percentile(95),
+    "max": lambda s: s.duration.maximum,
+    "docs-examined": lambda s: s.docs_examined,
+    "ratio": _ratio,
+}
+
+
+def shape_is_selected(stats: ShapeStats, settings: Settings) -> str | None:
+    """None when the shape is in scope, else why it is not (for the summary's ``excluded`` counts)."""
+    ns = stats.shape.ns
+    if settings.exclude_ns and any(fnmatch.fnmatchcase(ns, pattern) for pattern in settings.exclude_ns):
+        return "namespace excluded by --exclude-ns"
+    named = any(fnmatch.fnmatchcase(ns, pattern) for pattern in settings.ns)
+    if settings.ns and not named:
+        return "namespace not matched by --ns"
+    if stats.is_internal and not (settings.include_internal or named):
+        return "internal traffic (shown with --include-internal)"
+    return None
+
+
+def select_shapes(digest: Digest, settings: Settings) -> tuple[list[ShapeStats], Counter[str]]:
+    """Shapes in scope, most important first by ``--sort-by``, and how many operations each filter left out."""
+    selected: list[ShapeStats] = []
+    excluded: Counter[str] = Counter()
+    for stats in digest.shapes.values():
+        reason = shape_is_selected(stats, settings)
+        if reason is None:
+            selected.append(stats)
+        else:
+            excluded[reason] += stats.count
+    key = SORT_KEYS[settings.sort_by]
+    selected.sort(key=lambda s: (-key(s), -s.count, s.shape.fingerprint))
+    excluded.update(digest.skipped)
+    return selected, excluded
+
+
+def shape_report(stats: ShapeStats, show_values: bool) -> ShapeReport:
+    duration = stats.duration
+    timeline = [
+        TimelinePoint(start=datetime.fromtimestamp(start * 60, tz=timezone.utc), count=int(count), total_ms=total)
+        for start, (count, total) in sorted(stats.timeline.buckets.items())
+    ]
+    example = stats.representative.command if (show_values and stats.representative) else None
+    return ShapeReport(
+        fingerprint=stats.shape.fingerprint,
+        ns=stats.shape.ns,
+        op=stats.shape.op,
+        shape=stats.shape.text,
+        count=stats.count,
+        getmores=stats.getmores,
+        duration_ms=DurationReport(
+            total=duration.total, mean=round(duration.mean, 3), p50=duration.percentile(50),
+            p95=duration.percentile(95), p99=duration.percentile(99), max=duration.maximum,
+        ),
+        keys_examined=stats.keys_examined,
+        docs_examined=stats.docs_examined,
+        nreturned=stats.nreturned,
+        keys_examined_per_returned=_rounded(stats.per_returned(stats.keys_examined)),
+        docs_examined_per_returned=_rounded(stats.per_returned(stats.docs_examined)),
+        plans=dict(stats.plans.most_common()),
+        blocking_sorts=stats.blocking_sorts,
+        used_disk=stats.used_disk,
+        errors=stats.errors,
+        truncated=stats.truncated,
+        internal=stats.is_internal,
+        max_in_length=stats.max_in_length,
+        apps=dict(stats.apps.most_common()),
+        connections=len(stats.connections),
+        server_hashes={name: sorted(values.members) for name, values in sorted(stats.server_hashes.items())},
+        first_seen=stats.first_seen,
+        last_seen=stats.last_seen,
+        timeline_minutes=stats.timeline.width_minutes,
+        timeline=timeline,
+        example=example,
+    )
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
+
+
+def input_report(summary: InputSummary) -> InputReport:
+    return InputReport(
+        path=summary.path,
+        format=summary.format,
+        lines=summary.lines,
+        entries=summary.entries,
+        problems=summary.problems,
+        truncated=summary.truncated,
+        operations=summary.operations,
+        paired=summary.paired,
+        bytes=summary.bytes,
+        versions=sorted(summary.versions),
+        first_seen=summary.first_ts,
+        last_seen=summary.last_ts,
+        error=summary.error,
+        problem_examples=[ProblemReport(reason=p.reason, line=p.line, excerpt=p.excerpt)
+                          for p in summary.problem_examples],
+    )
+
+
+def _span(summaries: Iterable[InputSummary]) -> tuple[datetime | None, datetime | None]:
+    firsts = [s.first_ts for s in summaries if s.first_ts is not None]
+    lasts = [s.last_ts for s in summaries if s.last_ts is not None]
+    return (min(firsts) if firsts else None), (max(lasts) if lasts else None)
+
+
+def build_report(
+    summaries: list[InputSummary],
+    digest: Digest,
+    settings: Settings,
+    findings: list[Finding] | None = None,
+    skipped: list[Skip] | None = None,
+) -> Report:
+    selected, excluded = select_shapes(digest, settings)
+    limit = settings.top
+    if limit is None and settings.format in ("text", "markdown"):
+        limit = DEFAULT_TOP_FOR_PEOPLE
+    shown = selected[:limit] if limit is not None else selected
+    first, last = _span(summaries)
+    versions = sorted({version for summary in summaries for version in summary.versions})
+    summary = Summary(
+        inputs=len(summaries),
+        lines=sum(s.lines for s in summaries),
+        entries=sum(s.entries for s in summaries),
+        problems=sum(s.problems for s in summaries),
+        truncated=sum(s.truncated for s in summaries),
+        operations=sum(s.operations for s in summaries),
+        shapes=len(selected),
+        shapes_shown=len(shown),
+        first_seen=first,
+        last_seen=last,
+        versions=versions,
+        excluded=dict(excluded.most_common()),
+    )
+    return Report(
+        tool=ToolInfo(version=__version__),
+        summary=summary,
+        inputs=[input_report(s) for s in summaries],
+        shapes=[shape_report(stats, settings.show_values) for stats in shown],
+        findings=findings or [],
+        skipped=skipped or [],
+    )

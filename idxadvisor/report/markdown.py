@@ -1,0 +1,81 @@
+"""The Markdown report, for pull requests and issues: a summary, the top shapes as a table, then the findings."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from idxadvisor.models.report import Finding, Report, ShapeReport
+from idxadvisor.report.terminal import human_count, human_ms
+
+
+def _cell(text: str) -> str:
+    """Table-cell text: pipes escaped, backticks kept out of code spans, newlines flattened."""
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _code(text: str) -> str:
+    fence = "``" if "`" in text else "`"
+    padding = " " if "`" in text else ""
+    return f"{fence}{padding}{_cell(text)}{padding}{fence}"
+
+
+def render(report: Report, out: TextIO, verbose: bool = False) -> None:
+    out.write("\n".join(_lines(report, verbose)) + "\n")
+
+
+def _lines(report: Report, verbose: bool) -> list[str]:
+    summary = report.summary
+    lines = [f"## idxadvisor report", ""]
+    lines.append(f"{summary.inputs} input(s), {summary.lines:,} lines, {summary.entries:,} slow-operation entries, "
+                 f"{summary.operations:,} operations, {summary.shapes:,} shapes; problems {summary.problems:,}, "
+                 f"truncated {summary.truncated:,}.")
+    if summary.first_seen or summary.last_seen:
+        lines.append(f"Time span: {summary.first_seen} → {summary.last_seen}.")
+    if summary.versions:
+        lines.append(f"Server versions: {', '.join(summary.versions)}.")
+    for reason, count in summary.excluded.items():
+        lines.append(f"Left out: {count:,} operations ({reason}).")
+    lines += ["", "| input | format | lines | entries | problems | truncated |", "|---|---|--:|--:|--:|--:|"]
+    for item in report.inputs:
+        path = _code(item.path) + (f" (error: {_cell(item.error)})" if item.error else "")
+        lines.append(f"| {path} | {item.format} | {item.lines:,} | {item.entries:,} | {item.problems:,} "
+                     f"| {item.truncated:,} |")
+    lines += ["", f"### Top {len(report.shapes)} of {summary.shapes} query shapes", ""]
+    if report.shapes:
+        lines += ["| # | shape | count | total | p95 | max | plan | docs/returned | blocking sort |",
+                  "|--:|---|--:|--:|--:|--:|---|--:|--:|"]
+        lines += [_shape_row(rank, shape) for rank, shape in enumerate(report.shapes, start=1)]
+    else:
+        lines.append("No slow operations in scope.")
+    lines += ["", f"### Findings ({len(report.findings)})", ""]
+    if not report.findings:
+        lines.append("No findings.")
+    for finding in report.findings:
+        lines += _finding(finding)
+    if verbose and report.skipped:
+        lines += ["", "### No suggestion", "", "| fingerprint | shape | reason |", "|---|---|---|"]
+        lines += [f"| `{skip.fingerprint}` | {_code(skip.shape)} | {_cell(skip.reason)} |" for skip in report.skipped]
+    return lines
+
+
+def _shape_row(rank: int, shape: ShapeReport) -> str:
+    duration = shape.duration_ms
+    plan = next(iter(shape.plans), "")
+    ratio = f"{shape.docs_examined_per_returned:,.1f}" if shape.docs_examined_per_returned is not None else ""
+    sort = f"{shape.blocking_sorts * 100 // max(shape.count, 1)}%" if shape.blocking_sorts else ""
+    return (f"| {rank} | {_code(shape.shape)} | {human_count(shape.count)} | {human_ms(duration.total)} | "
+            f"{human_ms(duration.p95)} | {human_ms(duration.max)} | {_code(plan) if plan else ''} | {ratio} | {sort} |")
+
+
+def _finding(finding: Finding) -> list[str]:
+    lines = [f"- **{finding.severity}** `{finding.rule}` {finding.name} on `{_cell(finding.ns)}`: "
+             f"{_cell(finding.message)}"]
+    lines += [f"  - {_cell(detail)}" for detail in finding.details]
+    if finding.index is not None:
+        lines += ["", "  ```js", f"  {finding.index.command}", "  ```"]
+    if finding.evidence is not None:
+        before, after = finding.evidence.before, finding.evidence.after
+        lines.append(f"  - evidence ({finding.evidence.evaluator}): keys examined "
+                     f"{before.get('totalKeysExamined', '?')} → {after.get('totalKeysExamined', '?')}, documents "
+                     f"examined {before.get('totalDocsExamined', '?')} → {after.get('totalDocsExamined', '?')}")
+    return lines

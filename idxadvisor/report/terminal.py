@@ -1,0 +1,210 @@
+"""The terminal report: a header, the top shapes, then the findings; readable at 100 columns.
+
+Every string that comes from a log (namespaces, shapes, app names, messages) goes into a ``rich.text.Text``, never
+through Rich markup: queries are full of ``[`` and ``]``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import textwrap
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from idxadvisor.models.report import Finding, InputReport, Report, ShapeReport
+
+SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def human_ms(value: float) -> str:
+    """412 ms, 2.1 s, 3m 12s, 1h 02m."""
+    if value < 1000:
+        return f"{value:.0f} ms"
+    seconds = value / 1000
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, seconds = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m {seconds:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m"
+
+
+def human_count(value: float) -> str:
+    if value >= 10_000_000:
+        return f"{value / 1_000_000:.0f}M"
+    if value >= 100_000:
+        return f"{value / 1000:.0f}k"
+    return f"{value:,.0f}"
+
+
+def _time(value: datetime | None) -> str:
+    return value.isoformat(sep=" ", timespec="seconds") if value else "?"
+
+
+def _indented(text: str, indent: int, width: int, style: str = "") -> list[Text]:
+    """Wrapped lines of log-derived text, each indented, with no trailing padding."""
+    prefix = " " * indent
+    lines = textwrap.wrap(text, width=max(20, width), initial_indent=prefix, subsequent_indent=prefix + "  ",
+                          break_long_words=True, break_on_hyphens=False)
+    return [Text(line, style=style) for line in lines]
+
+
+def render(report: Report, console: Console, verbose: bool = False) -> None:
+    width = console.width
+    console.print(_header(report))
+    console.print(_inputs(report.inputs, verbose))
+    if verbose:
+        _print_problems(report.inputs, console)
+    console.print()
+    _print_shapes(report, console, width)
+    _print_findings(report.findings, console, width)
+    if verbose:
+        _print_skipped(report, console)
+
+
+def _header(report: Report) -> Text:
+    summary = report.summary
+    text = Text()
+    text.append(f"idxadvisor {report.tool.version}", style="bold")
+    text.append(f"  {summary.inputs} input{'s' if summary.inputs != 1 else ''}, ")
+    text.append(f"{summary.lines:,} lines, {summary.entries:,} slow-operation entries, ")
+    text.append(f"{summary.operations:,} operations")
+    text.append("\n")
+    text.append(f"problems {summary.problems:,}", style="red" if summary.problems else "")
+    text.append(f" · truncated {summary.truncated:,}", style="yellow" if summary.truncated else "")
+    text.append(f" · {summary.shapes:,} shapes")
+    if summary.versions:
+        text.append(" · server " + ", ".join(summary.versions))
+    if summary.first_seen or summary.last_seen:
+        text.append(f"\n{_time(summary.first_seen)} → {_time(summary.last_seen)}")
+    for reason, count in summary.excluded.items():
+        text.append(f"\nleft out: {count:,} operations: {reason}", style="dim")
+    return text
+
+
+def _inputs(inputs: list[InputReport], verbose: bool) -> Table | Text:
+    if len(inputs) == 1 and not verbose and not inputs[0].error:
+        only = inputs[0]
+        return Text(f"{only.path} ({only.format})", style="dim")
+    table = Table(box=None, pad_edge=False, show_header=True, header_style="dim")
+    for name, justify in (("input", "left"), ("format", "left"), ("lines", "right"), ("entries", "right"),
+                          ("problems", "right"), ("truncated", "right")):
+        table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    for item in inputs:
+        table.add_row(
+            Text(item.path), Text(item.format), f"{item.lines:,}", f"{item.entries:,}",
+            Text(f"{item.problems:,}", style="red" if item.problems else ""), f"{item.truncated:,}",
+        )
+        if item.error:
+            table.add_row(Text(f"  error: {item.error}", style="red"), "", "", "", "", "")
+    return table
+
+
+def _print_problems(inputs: list[InputReport], console: Console) -> None:
+    for item in inputs:
+        for problem in item.problem_examples:
+            where = f"line {problem.line}" if problem.line else "document"
+            line = Text(f"  {item.path}: {where}: {problem.reason}", style="dim")
+            if problem.excerpt:
+                line.append(f"\n    {problem.excerpt}")
+            console.print(line)
+
+
+def _print_shapes(report: Report, console: Console, width: int) -> None:
+    shapes = report.shapes
+    title = Text(f"Top {len(shapes)} of {report.summary.shapes} query shapes", style="bold")
+    console.print(title)
+    if not shapes:
+        console.print(Text("  no slow operations in scope", style="dim"))
+    for rank, shape in enumerate(shapes, start=1):
+        console.print(_shape_block(rank, shape, width))
+
+
+def _shape_block(rank: int, shape: ShapeReport, width: int) -> Group:
+    duration = shape.duration_ms
+    first = Text()
+    first.append(f"{rank:>3}. ", style="bold")
+    first.append(f"{shape.op} {shape.ns}", style="bold")
+    first.append(f"  {human_count(shape.count)} ops · total {human_ms(duration.total)} · p95 "
+                 f"{human_ms(duration.p95)} · max {human_ms(duration.max)}")
+    body = shape.shape.split(" ", 2)[2] if shape.shape.count(" ") >= 2 else ""
+    details = Text()
+    plan = next(iter(shape.plans), None)
+    if plan:
+        share = shape.plans[plan] * 100 // max(shape.count, 1)
+        details.append(f"plan {plan}" + (f" ({share}%)" if len(shape.plans) > 1 else ""))
+    if shape.docs_examined_per_returned is not None:
+        details.append(f" · docs examined/returned {_ratio(shape.docs_examined_per_returned)}")
+    if shape.keys_examined_per_returned is not None:
+        details.append(f" · keys/returned {_ratio(shape.keys_examined_per_returned)}")
+    if shape.blocking_sorts:
+        details.append(f" · blocking sort {shape.blocking_sorts * 100 // max(shape.count, 1)}%", style="yellow")
+    if shape.truncated:
+        details.append(f" · truncated {shape.truncated}", style="yellow")
+    if shape.internal:
+        details.append(" · internal")
+    parts = [first, *_indented(body, 5, width, "cyan"), *_indented(details.plain, 5, width, "dim")]
+    return Group(*parts)
+
+
+def _ratio(value: float) -> str:
+    return f"{value:,.0f}" if value >= 100 else f"{value:,.1f}"
+
+
+def _print_findings(findings: list[Finding], console: Console, width: int) -> None:
+    console.print()
+    if not findings:
+        console.print(Text("No findings.", style="bold green"))
+        return
+    console.print(Text(f"Findings ({len(findings)})", style="bold"))
+    for finding in findings:
+        console.print(_finding_block(finding, width))
+
+
+def _finding_block(finding: Finding, width: int) -> Group:
+    head = Text()
+    head.append(f"{finding.severity.upper():<7} ", style=SEVERITY_STYLES.get(finding.severity, ""))
+    head.append(f"{finding.rule} {finding.name}", style="bold")
+    head.append(f"  {finding.ns}")
+    parts = [head, *_indented(finding.message, 8, width)]
+    for detail in finding.details:
+        parts += _indented(f"- {detail}", 8, width, "dim")
+    if finding.index is not None:
+        parts += _indented(finding.index.command, 8, width, "green")
+    if finding.evidence is not None:
+        parts += _indented(_evidence_line(finding), 8, width, "dim")
+    return Group(*parts)
+
+
+def _evidence_line(finding: Finding) -> str:
+    evidence = finding.evidence
+    assert evidence is not None
+    before, after = evidence.before, evidence.after
+
+    def cost(plan: dict) -> str:  # type: ignore[type-arg]
+        if "unsupported" in plan:
+            return f"not estimated ({plan['unsupported']})"
+        return (f"{plan.get('planSummary', '?')}: keys {_number(plan.get('totalKeysExamined'))}, "
+                f"docs {_number(plan.get('totalDocsExamined'))}, returned {_number(plan.get('nReturned'))}")
+
+    return f"{evidence.evaluator}: today {cost(before)} → with the index {cost(after)}"
+
+
+def _number(value: object) -> str:
+    return f"{value:,}" if isinstance(value, (int, float)) else "?"
+
+
+def _print_skipped(report: Report, console: Console) -> None:
+    if not report.skipped:
+        return
+    console.print()
+    console.print(Text("No suggestion for these shapes:", style="bold"))
+    for skip in report.skipped:
+        line = Text(f"  {skip.fingerprint}  ", style="dim")
+        line.append(Text(skip.shape))
+        line.append(Text(f"\n      {skip.reason}", style="dim"))
+        console.print(line)

@@ -1,0 +1,269 @@
+"""Per-shape statistics, accumulated event by event and merged across processes and files.
+
+Everything here is mergeable: partial digests built by each worker from its blocks add up to the digest of the whole
+input, whatever the order. Memory grows with the number of shapes, not the number of events: durations go into a
+bounded histogram, the timeline coarsens itself past ``Timeline.MAX_BUCKETS``, and the sets of connections and server
+hashes stop growing at a cap (and say so).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from idxadvisor.models.events import Event
+from idxadvisor.shapes.shape import QueryShape, ShapeObservation, shape_of
+from idxadvisor.shapes.sketch import DurationHistogram
+
+SET_CAP = 10_000
+_HASH_FIELDS = ("query_hash", "plan_cache_shape_hash", "query_shape_hash")
+_HASH_NAMES = {"query_hash": "queryHash", "plan_cache_shape_hash": "planCacheShapeHash",
+               "query_shape_hash": "queryShapeHash"}
+
+
+@dataclass(frozen=True)
+class DigestOptions:
+    """Which events count (``--min-ms``, ``--since``, ``--until``)."""
+
+    min_ms: float = 0.0
+    since: datetime | None = None
+    until: datetime | None = None
+
+
+@dataclass
+class CappedSet:
+    """A set that stops growing at ``SET_CAP`` members and remembers that it did."""
+
+    members: set[str] = field(default_factory=set)
+    capped: bool = False
+
+    def add(self, value: str) -> None:
+        if value in self.members:
+            return
+        if len(self.members) >= SET_CAP:
+            self.capped = True
+            return
+        self.members.add(value)
+
+    def merge(self, other: CappedSet) -> None:
+        for value in other.members:
+            self.add(value)
+        self.capped = self.capped or other.capped
+
+    def __len__(self) -> int:
+        return len(self.members)
+
+
+@dataclass
+class Timeline:
+    """Executions and total duration per time bucket (one minute, doubled as often as needed to stay bounded)."""
+
+    MAX_BUCKETS = 10_000
+    width_minutes: int = 1
+    buckets: dict[int, list[float]] = field(default_factory=dict)  # bucket start (epoch minute) -> [count, total ms]
+
+    def add(self, ts: datetime, duration_ms: float) -> None:
+        minute = int(ts.timestamp() // 60)
+        self._add(minute - minute % self.width_minutes, 1, duration_ms)
+
+    def _add(self, start: int, count: float, total: float) -> None:
+        bucket = self.buckets.get(start)
+        if bucket is None:
+            self.buckets[start] = [count, total]
+            if len(self.buckets) > self.MAX_BUCKETS:
+                self._coarsen(self.width_minutes * 2)
+        else:
+            bucket[0] += count
+            bucket[1] += total
+
+    def _coarsen(self, width: int) -> None:
+        old = self.buckets
+        self.width_minutes = width
+        self.buckets = {}
+        for start, (count, total) in old.items():
+            self._add(start - start % width, count, total)
+
+    def merge(self, other: Timeline) -> None:
+        if other.width_minutes > self.width_minutes:
+            self._coarsen(other.width_minutes)
+        for start, (count, total) in other.buckets.items():
+            self._add(start - start % self.width_minutes, count, total)
+
+
+@dataclass
+class Representative:
+    """The most recent entry of a shape whose command is complete: the query a what-if evaluates."""
+
+    ts: datetime | None
+    command: dict[str, Any]
+    op: str
+
+
+@dataclass
+class ShapeStats:
+    shape: QueryShape
+    count: int = 0
+    getmores: int = 0
+    duration: DurationHistogram = field(default_factory=DurationHistogram)
+    working_ms: float = 0.0
+    keys_examined: int = 0
+    docs_examined: int = 0
+    nreturned: int = 0
+    measured: int = 0  # executions that logged keys examined, docs examined and nreturned
+    reslen: int = 0
+    plans: Counter[str] = field(default_factory=Counter)
+    blocking_sorts: int = 0
+    used_disk: int = 0
+    errors: int = 0
+    truncated: int = 0
+    internal: int = 0
+    internal_reason: str | None = None
+    max_in_length: int = 0
+    apps: Counter[str] = field(default_factory=Counter)
+    connections: CappedSet = field(default_factory=CappedSet)
+    server_hashes: dict[str, CappedSet] = field(default_factory=dict)
+    formats: Counter[str] = field(default_factory=Counter)
+    first_seen: datetime | None = None
+    last_seen: datetime | None = None
+    timeline: Timeline = field(default_factory=Timeline)
+    representative: Representative | None = None
+
+    def add(self, event: Event, observation: ShapeObservation) -> None:
+        self.count += 1
+        if event.op == "getMore":
+            self.getmores += 1
+        self.duration.add(event.duration_ms)
+        if event.working_ms is not None:
+            self.working_ms += event.working_ms
+        keys, docs, returned = event.keys_examined, event.docs_examined, event.nreturned
+        if keys is not None:
+            self.keys_examined += keys
+        if docs is not None:
+            self.docs_examined += docs
+        if returned is not None:
+            self.nreturned += returned
+        if keys is not None and docs is not None and returned is not None:
+            self.measured += 1
+        if event.reslen is not None:
+            self.reslen += event.reslen
+        if event.plan_summary:
+            self.plans[event.plan_summary] += 1
+        self.blocking_sorts += event.has_sort_stage
+        self.used_disk += event.used_disk
+        self.errors += event.error is not None
+        self.truncated += event.truncated
+        if event.internal is not None:
+            self.internal += 1
+            self.internal_reason = self.internal_reason or event.internal
+        if observation.in_length > self.max_in_length:
+            self.max_in_length = observation.in_length
+        if event.app_name:
+            self.apps[event.app_name] += 1
+        if event.connection:
+            self.connections.add(event.connection)
+        for name in _HASH_FIELDS:
+            value = getattr(event, name)
+            if value:
+                self.server_hashes.setdefault(_HASH_NAMES[name], CappedSet()).add(value)
+        self.formats[event.source_format] += 1
+        ts = event.ts
+        if ts is not None:
+            if self.first_seen is None or ts < self.first_seen:
+                self.first_seen = ts
+            if self.last_seen is None or ts > self.last_seen:
+                self.last_seen = ts
+            self.timeline.add(ts, event.duration_ms)
+        self._offer_representative(event)
+
+    def _offer_representative(self, event: Event) -> None:
+        if not event.shape_known:
+            return
+        command = event.originating_command if event.op == "getMore" else event.command
+        if command is None:
+            return
+        current = self.representative
+        if current is None or (event.ts is not None and (current.ts is None or event.ts >= current.ts)):
+            self.representative = Representative(event.ts, command, event.op)
+
+    def merge(self, other: ShapeStats) -> None:
+        for name in ("count", "getmores", "working_ms", "keys_examined", "docs_examined", "nreturned", "measured",
+                     "reslen", "blocking_sorts", "used_disk", "errors", "truncated", "internal"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.duration.merge(other.duration)
+        self.plans.update(other.plans)
+        self.apps.update(other.apps)
+        self.formats.update(other.formats)
+        self.connections.merge(other.connections)
+        for name, values in other.server_hashes.items():
+            self.server_hashes.setdefault(name, CappedSet()).merge(values)
+        self.internal_reason = self.internal_reason or other.internal_reason
+        self.max_in_length = max(self.max_in_length, other.max_in_length)
+        if other.first_seen is not None and (self.first_seen is None or other.first_seen < self.first_seen):
+            self.first_seen = other.first_seen
+        if other.last_seen is not None and (self.last_seen is None or other.last_seen > self.last_seen):
+            self.last_seen = other.last_seen
+        self.timeline.merge(other.timeline)
+        theirs = other.representative
+        if theirs is not None:
+            mine = self.representative
+            if mine is None or (theirs.ts is not None and (mine.ts is None or theirs.ts > mine.ts)):
+                self.representative = theirs
+
+    @property
+    def is_internal(self) -> bool:
+        """Internal when most of its executions are (a shape is one namespace, so it is nearly always all or none)."""
+        return self.internal * 2 > self.count
+
+    def per_returned(self, examined: int) -> float | None:
+        """Examined per document returned (None when nothing was returned or nothing measured)."""
+        if not self.measured:
+            return None
+        return examined / max(self.nreturned, 1)
+
+
+@dataclass
+class Digest:
+    """The shapes of a workload and their statistics."""
+
+    options: DigestOptions = field(default_factory=DigestOptions)
+    shapes: dict[str, ShapeStats] = field(default_factory=dict)
+    skipped: Counter[str] = field(default_factory=Counter)
+
+    def add(self, event: Event) -> None:
+        reason = self._excluded(event)
+        if reason is not None:
+            self.skipped[reason] += 1
+            return
+        shape, observation = shape_of(event)
+        stats = self.shapes.get(shape.fingerprint)
+        if stats is None:
+            stats = self.shapes[shape.fingerprint] = ShapeStats(shape)
+        stats.add(event, observation)
+
+    def _excluded(self, event: Event) -> str | None:
+        options = self.options
+        if event.duration_ms < options.min_ms:
+            return "below --min-ms"
+        if options.since is not None or options.until is not None:
+            if event.ts is None:
+                return "no timestamp (with --since/--until)"
+            if options.since is not None and event.ts < options.since:
+                return "before --since"
+            if options.until is not None and event.ts >= options.until:
+                return "after --until"
+        return None
+
+    def merge(self, other: Digest) -> None:
+        for fingerprint, stats in other.shapes.items():
+            mine = self.shapes.get(fingerprint)
+            if mine is None:
+                self.shapes[fingerprint] = stats
+            else:
+                mine.merge(stats)
+        self.skipped.update(other.skipped)
+
+    @property
+    def operations(self) -> int:
+        return sum(stats.count for stats in self.shapes.values())

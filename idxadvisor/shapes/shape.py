@@ -1,0 +1,449 @@
+"""Query shapes: what an operation asks for, with every literal value taken out.
+
+A shape is the namespace, the operation, the filter's fields with their operator class, the sort with its directions,
+the projection, which options are present (limit, skip, multi, hint …), and for pipelines the leading
+``$match``/``$sort``/``$limit`` plus the sequence of stages (``$lookup`` with its foreign collection and field, ``$group``
+with its key and accumulators). Rules are:
+
+* filter key order never matters (fields are sorted); sort key order always does;
+* ``$and``/``$or``/``$nor`` keep their structure, branches sorted and de-duplicated, so an ``$or`` that an application
+  builds from a list has one shape whatever the list's length;
+* ``$in`` is one class whatever its length (the digest records the largest list seen);
+* ``$elemMatch`` recurses; a redacted value (``"###"``) is a value like any other;
+* a getMore has the shape of the command that opened its cursor.
+
+The canonical text is compact and readable (``find shop.orders {createdAt: range, status: eq} sort {createdAt: -1}``),
+and the fingerprint is a hash of it, so it is stable across runs, server versions and log formats.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Union
+
+from idxadvisor.models.events import Event
+from idxadvisor.models.values import is_extended_json_value
+from idxadvisor.parse.classify import canonical_op, command_name
+
+# Operator classes (DESIGN.md step 3).
+EQ, IN, RANGE, NE, NIN, NOT, EXISTS = "eq", "in", "range", "ne", "nin", "not", "exists"
+REGEX_PREFIX, REGEX_UNANCHORED = "regex-prefix", "regex-unanchored"
+ELEM_MATCH, TYPE, SIZE, ALL, MOD = "elemMatch", "type", "size", "all", "mod"
+EXPR, TEXT, GEO, WHERE, BITS, OTHER = "expr", "text", "geo", "where", "bits", "other"
+UNKNOWN_VALUE = "?"
+
+_RANGE_OPERATORS = frozenset({"$gt", "$gte", "$lt", "$lte"})
+_FIELD_OPERATORS = {
+    "$eq": EQ, "$in": IN, "$ne": NE, "$nin": NIN, "$not": NOT, "$exists": EXISTS, "$type": TYPE, "$size": SIZE,
+    "$all": ALL, "$mod": MOD, "$geoWithin": GEO, "$geoIntersects": GEO, "$near": GEO, "$nearSphere": GEO,
+    "$within": GEO, "$maxDistance": GEO, "$minDistance": GEO, "$bitsAllSet": BITS, "$bitsAllClear": BITS,
+    "$bitsAnySet": BITS, "$bitsAnyClear": BITS, "$jsonSchema": OTHER,
+}
+_TOP_LEVEL_OPERATORS = {"$expr": EXPR, "$text": TEXT, "$where": WHERE, "$jsonSchema": OTHER, "$sampleRate": OTHER,
+                        "$alwaysTrue": OTHER, "$alwaysFalse": OTHER}
+_LOGICAL = ("$and", "$or", "$nor")
+_IGNORED_TOP_LEVEL = frozenset({"$comment"})
+_REGEX_PREFIX = re.compile(r"^\^(?:[^.*+?()\[\]{}|\\^$]|\\[^A-Za-z0-9])")
+_BARE_NAME = re.compile(r"^[A-Za-z_][\w.\-]*$")
+_LEADING_STAGES = frozenset({"$match", "$sort", "$limit", "$skip"})
+
+# A node of a filter shape: an operator class, several classes on one field, an $elemMatch, or logical branches.
+Node = Union[str, tuple[str, ...], "ElemMatch", "Branches"]
+Filter = tuple[tuple[str, Node], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ElemMatch:
+    inner: Filter | tuple[str, ...]  # a sub-filter (object elements) or operator classes (value elements)
+
+
+@dataclass(frozen=True, slots=True)
+class Branches:
+    filters: tuple[Filter, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class QueryShape:
+    ns: str
+    op: str
+    filter: Filter = ()
+    sort: tuple[tuple[str, int], ...] = ()
+    projection: tuple[tuple[str, str], ...] = ()
+    options: tuple[str, ...] = ()
+    stages: tuple[str, ...] = ()
+    unknown: str | None = None  # why the shape cannot be known (the server truncated the command …)
+    text: str = ""
+    fingerprint: str = ""
+
+    @property
+    def known(self) -> bool:
+        return self.unknown is None
+
+    def has_option(self, name: str) -> bool:
+        return any(option == name or option.startswith(name + ":") for option in self.options)
+
+    def predicates(self) -> list[tuple[str, tuple[str, ...]]]:
+        """The fields the filter ANDs together at its top level, with their classes (logical branches left out)."""
+        found = []
+        for key, node in self.filter:
+            if isinstance(node, str):
+                found.append((key, (node,)))
+            elif isinstance(node, tuple):
+                found.append((key, node))
+            elif isinstance(node, ElemMatch):
+                found.append((key, (ELEM_MATCH,)))
+        return found
+
+    def branches(self, operator: str = "$or") -> tuple[Filter, ...]:
+        for key, node in self.filter:
+            if key == operator and isinstance(node, Branches):
+                return node.filters
+        return ()
+
+
+@dataclass(frozen=True, slots=True)
+class ShapeObservation:
+    """What shaping one event noticed that the shape itself leaves out."""
+
+    in_length: int = 0  # the longest $in list
+
+
+# -- filters -------------------------------------------------------------------------------------------------------
+
+
+class _Shaper:
+    """Shapes one command; remembers the longest ``$in`` it met."""
+
+    def __init__(self) -> None:
+        self.in_length = 0
+
+    def filter(self, document: Any) -> Filter:
+        if type(document) is not dict:
+            return () if document is None else (("$", UNKNOWN_VALUE),)
+        nodes: dict[str, Node] = {}
+        for key, value in document.items():
+            if key in _IGNORED_TOP_LEVEL:
+                continue
+            if key in _LOGICAL:
+                nodes[key] = self._branches(value)
+            elif key.startswith("$"):
+                nodes[key] = _TOP_LEVEL_OPERATORS.get(key, OTHER)
+            else:
+                nodes[key] = self._field(value)
+        return tuple(sorted(nodes.items()))
+
+    def _branches(self, value: Any) -> Node:
+        if type(value) is not list:
+            return UNKNOWN_VALUE
+        shaped = {self.filter(branch) for branch in value}
+        return Branches(tuple(sorted(shaped, key=render_filter)))
+
+    def _field(self, value: Any) -> Node:
+        if type(value) is dict and value and not is_extended_json_value(value):
+            keys = list(value)
+            if keys[0].startswith("$"):
+                return self._operators(value)
+            return EQ
+        if type(value) is dict and "$regularExpression" in value:
+            options = value["$regularExpression"].get("options", "") if type(
+                value["$regularExpression"]) is dict else ""
+            pattern = value["$regularExpression"].get("pattern") if type(
+                value["$regularExpression"]) is dict else None
+            return regex_class(pattern, options)
+        return EQ
+
+    def _operators(self, value: dict[str, Any]) -> Node:
+        classes: set[str] = set()
+        for operator, operand in value.items():
+            if operator in _RANGE_OPERATORS:
+                classes.add(RANGE)
+            elif operator == "$regex":
+                classes.add(regex_class(operand, value.get("$options", "")))
+            elif operator == "$options":
+                continue
+            elif operator == "$elemMatch":
+                return ElemMatch(self._elem_match(operand))
+            elif operator == "$in":
+                classes.add(IN)
+                if type(operand) is list:
+                    self.in_length = max(self.in_length, len(operand))
+            elif operator.startswith("$"):
+                classes.add(_FIELD_OPERATORS.get(operator, OTHER))
+            else:
+                classes.add(EQ)
+        ordered = tuple(sorted(classes))
+        return ordered[0] if len(ordered) == 1 else ordered
+
+    def _elem_match(self, operand: Any) -> Filter | tuple[str, ...]:
+        if type(operand) is not dict:
+            return (UNKNOWN_VALUE,)
+        if operand and all(key.startswith("$") and key not in _LOGICAL for key in operand):
+            node = self._operators(operand)
+            return node if isinstance(node, tuple) else (node,)  # type: ignore[return-value]
+        return self.filter(operand)
+
+
+def regex_class(pattern: Any, options: Any = "") -> str:
+    """A regex can bound an index scan only when anchored with a literal prefix and not case-insensitive."""
+    if type(pattern) is dict and "$regularExpression" in pattern:
+        inner = pattern["$regularExpression"]
+        pattern, options = (inner.get("pattern"), inner.get("options", "")) if type(inner) is dict else (None, "")
+    if type(pattern) is not str:
+        return REGEX_UNANCHORED
+    if type(options) is str and "i" in options:
+        return REGEX_UNANCHORED
+    return REGEX_PREFIX if _REGEX_PREFIX.match(pattern) else REGEX_UNANCHORED
+
+
+# -- rendering -----------------------------------------------------------------------------------------------------
+
+
+def _name(key: str) -> str:
+    return key if _BARE_NAME.match(key) or key.startswith("$") else json.dumps(key, ensure_ascii=False)
+
+
+def render_node(node: Node) -> str:
+    if isinstance(node, str):
+        return node
+    if isinstance(node, tuple):
+        return "+".join(node)
+    if isinstance(node, ElemMatch):
+        inner = node.inner
+        if inner and isinstance(inner[0], str):
+            return f"elemMatch({'+'.join(inner)})"  # type: ignore[arg-type]
+        return "elemMatch" + render_filter(inner)  # type: ignore[arg-type]
+    return "[" + ", ".join(render_filter(branch) for branch in node.filters) + "]"
+
+
+def render_filter(shaped: Filter) -> str:
+    return "{" + ", ".join(f"{_name(key)}: {render_node(node)}" for key, node in shaped) + "}"
+
+
+def _render(shape: QueryShape) -> str:
+    parts = [shape.op, shape.ns]
+    if shape.unknown is not None:
+        parts.append(f"<{shape.unknown}>")
+        return " ".join(parts)
+    if shape.filter or shape.op in _FILTERING_OPS:
+        parts.append(render_filter(shape.filter))
+    if shape.sort:
+        parts.append("sort {" + ", ".join(f"{_name(k)}: {d}" for k, d in shape.sort) + "}")
+    if shape.projection:
+        parts.append("projection {" + ", ".join(f"{_name(k)}: {v}" for k, v in shape.projection) + "}")
+    parts.extend(shape.options)
+    if shape.stages:
+        parts.append("pipeline [" + ", ".join(shape.stages) + "]")
+    return " ".join(parts)
+
+
+_FINISHED: dict[QueryShape, QueryShape] = {}
+_FINISHED_LIMIT = 100_000
+
+
+def finish(shape: QueryShape) -> QueryShape:
+    """Fill in the canonical text and the fingerprint (memoised: a workload repeats few shapes many times)."""
+    done = _FINISHED.get(shape)
+    if done is not None:
+        return done
+    text = _render(shape)
+    fingerprint = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    done = QueryShape(shape.ns, shape.op, shape.filter, shape.sort, shape.projection, shape.options, shape.stages,
+                      shape.unknown, text, fingerprint)
+    if len(_FINISHED) >= _FINISHED_LIMIT:
+        _FINISHED.clear()
+    _FINISHED[shape] = done
+    return done
+
+
+# -- commands ------------------------------------------------------------------------------------------------------
+
+_FILTERING_OPS = frozenset({"find", "count", "distinct", "aggregate", "update", "delete", "findAndModify"})
+
+
+def _direction(value: Any) -> int | str:
+    if isinstance(value, bool):
+        return 1
+    if isinstance(value, (int, float)):
+        return -1 if value < 0 else 1
+    if type(value) is dict:
+        if "$meta" in value:
+            return f"$meta:{value['$meta']}"
+        for marker in ("$numberInt", "$numberLong", "$numberDouble"):
+            if marker in value:
+                try:
+                    return -1 if float(value[marker]) < 0 else 1
+                except (TypeError, ValueError):
+                    return UNKNOWN_VALUE
+    return UNKNOWN_VALUE
+
+
+def shape_sort(sort: Any) -> tuple[tuple[str, int], ...]:
+    if type(sort) is not dict:
+        return ()
+    return tuple((key, _direction(value)) for key, value in sort.items())  # type: ignore[misc]
+
+
+def shape_projection(projection: Any) -> tuple[tuple[str, str], ...]:
+    if type(projection) is not dict:
+        return ()
+    shaped = []
+    for key, value in projection.items():
+        if isinstance(value, bool) or isinstance(value, (int, float)):
+            kind = "1" if value else "0"
+        elif type(value) is dict and len(value) == 1 and next(iter(value)) in ("$numberInt", "$numberDouble",
+                                                                                "$numberLong"):
+            kind = "0" if str(next(iter(value.values()))) in ("0", "0.0") else "1"
+        else:
+            kind = "expr"
+        shaped.append((key, kind))
+    return tuple(sorted(shaped))
+
+
+def _present(command: dict[str, Any], key: str) -> bool:
+    value = command.get(key)
+    return value is not None and value != 0 and value is not False
+
+
+def _hint(command: dict[str, Any]) -> list[str]:
+    hint = command.get("hint")
+    if type(hint) is dict and hint:
+        return ["hint:" + ",".join(f"{k}:{_direction(v)}" for k, v in hint.items())]
+    if type(hint) is str and hint:
+        return [f"hint:{hint}"]
+    return []
+
+
+def _common_options(command: dict[str, Any]) -> list[str]:
+    options = [name for name in ("limit", "skip") if _present(command, name)]
+    options += _hint(command)
+    if type(command.get("collation")) is dict:
+        options.append("collation")
+    return options
+
+
+def shape_of(event: Event) -> tuple[QueryShape, ShapeObservation]:
+    """The shape of one event (an unknown shape when the server truncated or the parser could not read it)."""
+    op, ns, command = event.op, event.ns, event.command
+    if not event.shape_known:
+        reason = "command truncated by the server" if event.truncated else "command could not be read"
+        return finish(QueryShape(ns, op, unknown=reason)), ShapeObservation()
+    if op == "getMore":
+        origin = event.originating_command
+        if origin is None:
+            return finish(QueryShape(ns, op, unknown="originating command not logged")), ShapeObservation()
+        op, command = canonical_op(command_name(origin) or ""), origin
+    shaper = _Shaper()
+    shape = _shape_command(shaper, ns, op, command if type(command) is dict else {})
+    return finish(shape), ShapeObservation(shaper.in_length)
+
+
+def _shape_command(shaper: _Shaper, ns: str, op: str, command: dict[str, Any]) -> QueryShape:
+    if op == "find":
+        return QueryShape(ns, op, shaper.filter(command.get("filter", {})), shape_sort(command.get("sort")),
+                          shape_projection(command.get("projection")), tuple(_common_options(command)))
+    if op == "count":
+        return QueryShape(ns, op, shaper.filter(command.get("query", {})), options=tuple(_common_options(command)))
+    if op == "distinct":
+        key = command.get("key")
+        options = [f"key:{key}" if type(key) is str else "key:?"] + _hint(command)
+        return QueryShape(ns, op, shaper.filter(command.get("query", {})), options=tuple(options))
+    if op == "aggregate":
+        return _shape_pipeline(shaper, ns, command.get("pipeline"))
+    if op == "findAndModify":
+        options = ["remove" if command.get("remove") else "update"]
+        options += [name for name in ("upsert", "new") if _present(command, name)] + _hint(command)
+        return QueryShape(ns, op, shaper.filter(command.get("query", {})), shape_sort(command.get("sort")),
+                          shape_projection(command.get("fields")), tuple(options))
+    if op in ("update", "delete"):
+        return _shape_write(shaper, ns, op, command)
+    return QueryShape(ns, op)
+
+
+def _shape_write(shaper: _Shaper, ns: str, op: str, command: dict[str, Any]) -> QueryShape:
+    statement = command
+    if "q" not in command:  # a command entry with no statement logged before it
+        listed = command.get("updates" if op == "update" else "deletes")
+        if type(listed) is not list or len(listed) != 1 or type(listed[0]) is not dict:
+            return QueryShape(ns, op, unknown="statements not logged")
+        statement = listed[0]
+    options: list[str] = []
+    if op == "update":
+        options += [name for name in ("multi", "upsert") if _present(statement, name)]
+        update = statement.get("u")
+        if type(update) is list:
+            options.append("pipeline-update")
+        elif type(update) is dict and update and not next(iter(update)).startswith("$"):
+            options.append("replacement")
+    elif statement.get("limit") in (1, 1.0):
+        options.append("one")
+    options += _hint(statement)
+    if type(statement.get("collation")) is dict:
+        options.append("collation")
+    return QueryShape(ns, op, shaper.filter(statement.get("q", {})), options=tuple(options))
+
+
+def _shape_pipeline(shaper: _Shaper, ns: str, pipeline: Any) -> QueryShape:
+    if type(pipeline) is not list:
+        return QueryShape(ns, "aggregate", unknown="pipeline not logged")
+    matches: list[Any] = []
+    sort: tuple[tuple[str, int], ...] = ()
+    options: list[str] = []
+    leading = True
+    stages = []
+    for stage in pipeline:
+        name = command_name(stage) or "?"
+        body = stage.get(name) if type(stage) is dict else None
+        leading = leading and name in _LEADING_STAGES
+        if leading and name == "$match":
+            matches.append(body)
+        elif leading and name == "$sort" and not sort:
+            sort = shape_sort(body)
+        elif leading and name in ("$limit", "$skip"):
+            options.append(name[1:])
+        stages.append(_stage_summary(shaper, name, body))
+    combined = matches[0] if len(matches) == 1 else ({"$and": matches} if matches else {})
+    return QueryShape(ns, "aggregate", shaper.filter(combined), sort, (), tuple(dict.fromkeys(options)), tuple(stages))
+
+
+def _field_path(value: Any) -> str:
+    if type(value) is str and value.startswith("$"):
+        return value
+    if type(value) is dict:
+        return "{" + ", ".join(f"{_name(k)}: {_field_path(v)}" for k, v in value.items()) + "}"
+    return "const"
+
+
+def _stage_summary(shaper: _Shaper, name: str, body: Any) -> str:
+    if name == "$group" and type(body) is dict:
+        accumulators = sorted({_accumulator(value) for key, value in body.items() if key != "_id"})
+        return f"$group(_id={_field_path(body.get('_id'))}; {', '.join(accumulators)})"
+    if name == "$lookup" and type(body) is dict:
+        parts = [f"from={body.get('from')}"]
+        for key in ("localField", "foreignField"):
+            if type(body.get(key)) is str:
+                parts.append(f"{key}={body[key]}")
+        if "pipeline" in body:
+            parts.append("pipeline")
+        return f"$lookup({', '.join(parts)})"
+    if name == "$unwind":
+        path = body.get("path") if type(body) is dict else body
+        return f"$unwind({path if type(path) is str else '?'})"
+    if name == "$sort":
+        return "$sort{" + ", ".join(f"{_name(k)}: {d}" for k, d in shape_sort(body)) + "}"
+    if name == "$match":
+        return "$match"
+    return name
+
+
+def _accumulator(value: Any) -> str:
+    if type(value) is not dict or not value:
+        return "?"
+    operator, operand = next(iter(value.items()))
+    if operator == "$sum" and isinstance(operand, (int, float)) and not isinstance(operand, bool):
+        return "count"
+    if type(operand) is str and operand.startswith("$"):
+        return f"{operator}({operand})"
+    return operator

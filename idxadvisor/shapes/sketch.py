@@ -1,0 +1,79 @@
+"""A mergeable histogram of durations for percentiles in bounded memory.
+
+Durations below ``EXACT_LIMIT`` milliseconds are kept exactly, one bucket per whole millisecond (servers log
+durations as whole milliseconds). Longer ones fall into logarithmic buckets whose width is ``RELATIVE_ERROR`` of
+their value. So a percentile is
+
+* **exact** when the true value is a whole number of milliseconds below ``EXACT_LIMIT``, and
+* otherwise within ``RELATIVE_ERROR`` (0.5 %) of the true value, never below it,
+
+using the nearest-rank definition: the p-th percentile of n values is the ⌈p·n/100⌉-th smallest. Memory is at most
+``EXACT_LIMIT`` + ~3,200 buckets (durations up to 100 days), whatever the number of values, and merging two
+histograms is adding their bucket counts, so partial histograms from several processes combine exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+EXACT_LIMIT = 1024
+RELATIVE_ERROR = 0.005
+_GAMMA = 1 + RELATIVE_ERROR
+_LOG_GAMMA = math.log(_GAMMA)
+
+
+def _bucket(value: float) -> int:
+    """Exact buckets are 0..EXACT_LIMIT-1 (the ceiling of the value); log buckets count up from EXACT_LIMIT."""
+    if value < EXACT_LIMIT:
+        return max(0, math.ceil(value))
+    return EXACT_LIMIT + math.ceil(math.log(value / EXACT_LIMIT) / _LOG_GAMMA)
+
+
+def _bucket_value(bucket: int) -> float:
+    """The upper bound of a bucket: a value reported for it is never below any value it holds."""
+    if bucket < EXACT_LIMIT:
+        return float(bucket)
+    return EXACT_LIMIT * _GAMMA ** (bucket - EXACT_LIMIT)
+
+
+@dataclass
+class DurationHistogram:
+    counts: dict[int, int] = field(default_factory=dict)
+    n: int = 0
+    total: float = 0.0
+    maximum: float = 0.0
+
+    def add(self, value: float) -> None:
+        if value != value or value < 0:  # NaN or negative: not a duration
+            return
+        bucket = _bucket(value)
+        self.counts[bucket] = self.counts.get(bucket, 0) + 1
+        self.n += 1
+        self.total += value
+        if value > self.maximum:
+            self.maximum = value
+
+    def merge(self, other: DurationHistogram) -> None:
+        counts = self.counts
+        for bucket, count in other.counts.items():
+            counts[bucket] = counts.get(bucket, 0) + count
+        self.n += other.n
+        self.total += other.total
+        self.maximum = max(self.maximum, other.maximum)
+
+    @property
+    def mean(self) -> float:
+        return self.total / self.n if self.n else 0.0
+
+    def percentile(self, p: float) -> float:
+        """Nearest-rank percentile (0 < p ≤ 100); 0 when empty. Never above the maximum seen."""
+        if not self.n:
+            return 0.0
+        rank = max(1, math.ceil(p / 100 * self.n))
+        seen = 0
+        for bucket in sorted(self.counts):
+            seen += self.counts[bucket]
+            if seen >= rank:
+                return min(_bucket_value(bucket), self.maximum)
+        return self.maximum
