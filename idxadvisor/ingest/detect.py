@@ -61,7 +61,8 @@ def _line_kind(line: str) -> str:
             return UNKNOWN
         if "t" in value and ("msg" in value or "attr" in value or "c" in value):
             return JSON_LOG
-        if value.get("op") in _PROFILE_OPS and "ns" in value:
+        op = value.get("op")
+        if type(op) is str and op in _PROFILE_OPS and "ns" in value:
             return PROFILE
         return WHOLE_DOCUMENT
     if line.startswith("["):

@@ -26,7 +26,7 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _BZIP2_MAGIC = b"BZh"
 _XZ_MAGIC = b"\xfd7zXZ\x00"
 _TAR_MAGIC_OFFSET = 257
-_READ_SIZE = 1 << 20
+_READ_SIZE = 1 << 16  # a decompressor that fails mid-read loses what it held: keep reads small
 
 
 class StreamError(Exception):
@@ -189,24 +189,27 @@ def iter_blocks(stream: BinaryIO | PeekableStream, block_size: int) -> Iterator[
 
     A read error ends the iteration with ``StreamError`` after the complete lines read so far have been yielded.
     """
-    pending = b""
+    pieces: list[bytes] = []
+    held = 0
     while True:
         try:
             piece = stream.read(_READ_SIZE)
         except (OSError, EOFError, zlib.error, lzma.LZMAError, tarfile.TarError) as exc:
-            if pending:
-                yield pending
+            if pieces:
+                yield b"".join(pieces)
             raise StreamError(str(exc) or type(exc).__name__) from None
         if not piece:
-            if pending:
-                yield pending
+            if pieces:
+                yield b"".join(pieces)
             return
-        pending += piece
-        if len(pending) >= block_size:
-            cut = pending.rfind(b"\n") + 1
-            if cut:
-                yield pending[:cut]
-                pending = pending[cut:]
+        pieces.append(piece)
+        held += len(piece)
+        if held >= block_size and b"\n" in piece:
+            data = b"".join(pieces)
+            cut = data.rfind(b"\n") + 1
+            yield data[:cut]
+            rest = data[cut:]
+            pieces, held = ([rest], len(rest)) if rest else ([], 0)
 
 
 def split_file(path: Path, size: int, block_size: int) -> list[tuple[int, int]]:

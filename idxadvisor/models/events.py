@@ -5,14 +5,15 @@ for a 4.4+ JSON log line (``{"$oid": "..."}``, ``{"$date": "..."}``, plain numbe
 parsers produce the same structures, so one query logged in three formats is one value. Real BSON types are made
 only where they are needed (``idxadvisor.models.values.decode_extended_json``).
 
-Events are plain slotted dataclasses rather than pydantic models: they are built once per log line on the hot path,
-where validation would cost more than the parse itself. Parsers convert and check every field through
-``idxadvisor.parse.fields`` instead.
+Events are built once per slow-operation line, on the hot path, so they are deliberately cheap: not pydantic
+models, and not even a generated ``__init__`` that assigns every field. Defaults live on the class; an instance
+holds only what its parser found, set in one ``__dict__`` update. Parsers are responsible for the types: every value
+goes through ``idxadvisor.parse.fields``, which converts or drops what a malformed line holds.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -24,7 +25,7 @@ EXPLAIN = "explain"
 UNKNOWN = "unknown"
 
 
-@dataclass(slots=True)
+@dataclass(init=False)
 class Event:
     """One slow operation (or one write statement of an update/delete command)."""
 
@@ -60,13 +61,25 @@ class Event:
     plan_cache_key: str | None = None
     plan_cache_shape_hash: str | None = None
     query_shape_hash: str | None = None
-    error: str | None = None  # errName/errCode/exception text when the operation failed
+    error: str | None = None  # errName/errMsg/exception text when the operation failed
     truncated: bool = False  # the server cut the command: counters count, the shape is unknown
     unparsed: bool = False  # the command was present but could not be read: the shape is unknown
     internal: str | None = None  # why this is internal traffic (None for user operations)
-    statement: bool = False  # a WRITE-component statement entry of an update/delete command
+    statement: bool = False  # a statement entry of a write command (WRITE component, or a ≤2.6 insert/update line)
     source_format: str = JSON_LOG
-    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __init__(self, ns: str, op: str, **fields: Any) -> None:
+        self.ns = ns
+        self.op = op
+        if fields:
+            self.__dict__.update(fields)
+
+    @classmethod
+    def from_fields(cls, fields: dict[str, Any]) -> Event:
+        """The fast constructor: ``fields`` (which must hold ``ns`` and ``op``) becomes the event's own state."""
+        event = cls.__new__(cls)
+        event.__dict__ = fields
+        return event
 
     @property
     def shape_known(self) -> bool:

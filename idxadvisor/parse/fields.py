@@ -65,11 +65,13 @@ FIELD_ALIASES: dict[str, tuple[str, str]] = {
     "errName": ("error", STR),  # after errMsg: the name wins when both are logged
 }
 
-#: Fields kept in ``Event.extra`` (shown in reports, not used by the analysis).
-EXTRA_FIELDS = ("replanReason", "queryFramework", "nBatches", "cursorExhausted", "writeConflicts", "errCode",
-                "protocol")
-
-_PLAN = tuple((name, attribute, kind) for name, (attribute, kind) in FIELD_ALIASES.items())
+#: The spellings a 4.4+ JSON log (and the profiler, which shares them) uses: the hot path looks up only these.
+JSON_LOG_NAMES = frozenset({
+    "durationMillis", "workingMillis", "keysExamined", "docsExamined", "nreturned", "nMatched", "nModified",
+    "ndeleted", "ninserted", "nUpserted", "numYields", "reslen", "planSummary", "hasSortStage", "usedDisk",
+    "fromMultiPlanner", "fromPlanCache", "replanned", "planningTimeMicros", "cpuNanos", "appName", "remote",
+    "queryHash", "planCacheKey", "planCacheShapeHash", "queryShapeHash", "errName",
+})
 
 
 def _string(value: Any) -> str | None:
@@ -80,25 +82,45 @@ def _string(value: Any) -> str | None:
 
 
 _CONVERTERS = {INT: as_int, FLOAT: as_float, BOOL: as_bool, STR: _string}
-_NATIVE = {INT: int, FLOAT: int, BOOL: bool, STR: str}  # types that need no conversion (a float duration is fine too)
+_ACCEPTED = {INT: (int,), FLOAT: (int, float), BOOL: (bool,), STR: (str,)}  # bool is not an int here: type() is
+_KIND_OF_ATTRIBUTE = {attribute: kind for attribute, kind in FIELD_ALIASES.values()}
+
+Plan = tuple[tuple[str, str], ...]
+ALL_NAMES: Plan = tuple((name, attribute) for name, (attribute, _) in FIELD_ALIASES.items())
+JSON_NAMES: Plan = tuple(item for item in ALL_NAMES if item[0] in JSON_LOG_NAMES)
+_PLAN_MAPS = {ALL_NAMES: dict(ALL_NAMES), JSON_NAMES: dict(JSON_NAMES)}
 
 
-def apply_fields(event: Event, values: Mapping[str, Any]) -> None:
-    """Copy every known field of ``values`` onto ``event``, converted to its kind (unknown names are ignored)."""
-    get = values.get
-    for name, attribute, kind in _PLAN:
-        value = get(name)
-        if value is None:
-            continue
-        if type(value) is not _NATIVE[kind] and not (kind == FLOAT and type(value) is float):
+_EXPECTED = {attribute: _ACCEPTED[kind] for attribute, kind in _KIND_OF_ATTRIBUTE.items()}
+
+
+def read_fields(values: Mapping[str, Any], plan: Plan = ALL_NAMES) -> dict[str, Any]:
+    """The Event attributes that ``values`` holds under the plan's server names, each converted to its kind.
+
+    A value of the wrong kind is converted (``"12"`` → 12) or dropped (``{}`` for a counter), never passed on.
+    Values already of their kind (all of them, in a line the server wrote) cost one type check each.
+    """
+    names = _PLAN_MAPS[plan]
+    found = {names[name]: value for name, value in values.items() if name in names and value is not None}
+    expected = _EXPECTED
+    for attribute, value in found.items():
+        if type(value) not in expected[attribute]:
+            return _converted(found)
+    return found
+
+
+def _converted(found: dict[str, Any]) -> dict[str, Any]:
+    result = {}
+    for attribute, value in found.items():
+        kind = _KIND_OF_ATTRIBUTE[attribute]
+        if type(value) not in _ACCEPTED[kind]:
             value = _CONVERTERS[kind](value)
             if value is None:
                 continue
-        setattr(event, attribute, value)
-    extra = None
-    for name in EXTRA_FIELDS:
-        value = get(name)
-        if value is not None:
-            if extra is None:
-                extra = event.extra
-            extra[name] = value
+        result[attribute] = value
+    return result
+
+
+def apply_fields(event: Event, values: Mapping[str, Any], plan: Plan = ALL_NAMES) -> None:
+    """Copy every known field of ``values`` onto ``event``, converted to its kind (unknown names are ignored)."""
+    event.__dict__.update(read_fields(values, plan))

@@ -15,7 +15,7 @@ import orjson
 
 from idxadvisor.models.events import JSON_LOG, Event
 from idxadvisor.parse.classify import canonical_op, command_name, internal_reason, resolve_namespace
-from idxadvisor.parse.fields import apply_fields
+from idxadvisor.parse.fields import JSON_NAMES, read_fields
 
 SLOW_QUERY_ID = 51803
 BUILD_INFO_ID = 23403
@@ -58,40 +58,37 @@ def event_from_entry(entry: dict[str, Any]) -> Event:
     attr = entry.get("attr")
     if type(attr) is not dict:
         raise NotAnEntry("slow-query entry without attr")
+    fields = read_fields(attr, JSON_NAMES)
     command = attr.get("command")
     if type(command) is not dict:
         command = None
     entry_type = attr.get("type")
-    statement = entry_type in ("update", "remove")
+    statement = entry_type == "update" or entry_type == "remove"
     if statement:
         op = "update" if entry_type == "update" else "delete"
     else:
         op = canonical_op(command_name(command) or (entry_type if type(entry_type) is str else ""))
     raw_ns = attr.get("ns")
     ns = raw_ns if type(raw_ns) is str else ""
-    if not statement:
+    if not statement and ns.endswith(".$cmd"):
         ns = resolve_namespace(ns, op, command)
     connection = entry.get("ctx")
-    event = Event(
-        ns=ns,
-        op=op,
-        ts=parse_timestamp(entry),
-        command=command,
-        connection=connection if type(connection) is str else None,
-        statement=statement,
-        source_format=JSON_LOG,
-    )
-    apply_fields(event, attr)
+    if type(connection) is not str:
+        connection = None
     originating = attr.get("originatingCommand")
     if type(originating) is dict:
-        event.originating_command = originating
+        fields["originating_command"] = originating
     truncated = entry.get("truncated")
-    if type(truncated) is dict and any(name in truncated for name in _QUERY_SHAPE_ATTRIBUTES):
-        event.truncated = True
-    if attr.get("ok") == 0 and event.error is None:
-        event.error = "failed"
-    event.internal = internal_reason(ns, event.connection, event.app_name, attr.get("isFromUserConnection"))
-    return event
+    if type(truncated) is dict and ("command" in truncated or "originatingCommand" in truncated):
+        fields["truncated"] = True
+    if attr.get("ok") == 0 and "error" not in fields:
+        fields["error"] = "failed"
+    internal = internal_reason(ns, connection, fields.get("app_name"), attr.get("isFromUserConnection"))
+    if internal is not None:
+        fields["internal"] = internal
+    fields.update(ns=ns, op=op, ts=parse_timestamp(entry), command=command, connection=connection,
+                  statement=statement)
+    return Event.from_fields(fields)
 
 
 def server_version(entry: dict[str, Any]) -> str | None:

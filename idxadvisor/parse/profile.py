@@ -23,7 +23,10 @@ class NotAProfileDocument(ValueError):
 
 
 def looks_like_profile_document(document: Any) -> bool:
-    return type(document) is dict and document.get("op") in _PROFILE_OPS and type(document.get("ns")) is str
+    if type(document) is not dict:
+        return False
+    op = document.get("op")
+    return type(op) is str and op in _PROFILE_OPS and type(document.get("ns")) is str
 
 
 def profile_timestamp(value: Any) -> datetime | None:
@@ -75,8 +78,6 @@ def event_from_profile(document: dict[str, Any]) -> Event:
     elif op_word == "insert":
         event.command = {"insert": collection}
     apply_fields(event, document)
-    if type(document.get("user")) is str and "user" not in event.extra:
-        event.extra["user"] = document["user"]
     event.truncated = _is_truncated(command) or _is_truncated(event.originating_command)
     event.internal = internal_reason(event.ns, None, event.app_name)
     return event

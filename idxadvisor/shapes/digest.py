@@ -18,9 +18,8 @@ from idxadvisor.shapes.shape import QueryShape, ShapeObservation, shape_of
 from idxadvisor.shapes.sketch import DurationHistogram
 
 SET_CAP = 10_000
-_HASH_FIELDS = ("query_hash", "plan_cache_shape_hash", "query_shape_hash")
-_HASH_NAMES = {"query_hash": "queryHash", "plan_cache_shape_hash": "planCacheShapeHash",
-               "query_shape_hash": "queryShapeHash"}
+_HASH_FIELDS = (("query_hash", "queryHash"), ("plan_cache_shape_hash", "planCacheShapeHash"),
+                ("query_shape_hash", "queryShapeHash"))
 
 
 @dataclass(frozen=True)
@@ -132,11 +131,8 @@ class ShapeStats:
 
     def add(self, event: Event, observation: ShapeObservation) -> None:
         self.count += 1
-        if event.op == "getMore":
-            self.getmores += 1
-        self.duration.add(event.duration_ms)
-        if event.working_ms is not None:
-            self.working_ms += event.working_ms
+        duration = event.duration_ms
+        self.duration.add(duration)
         keys, docs, returned = event.keys_examined, event.docs_examined, event.nreturned
         if keys is not None:
             self.keys_examined += keys
@@ -144,16 +140,24 @@ class ShapeStats:
             self.docs_examined += docs
         if returned is not None:
             self.nreturned += returned
-        if keys is not None and docs is not None and returned is not None:
-            self.measured += 1
+            if keys is not None and docs is not None:
+                self.measured += 1
         if event.reslen is not None:
             self.reslen += event.reslen
+        if event.working_ms is not None:
+            self.working_ms += event.working_ms
         if event.plan_summary:
             self.plans[event.plan_summary] += 1
-        self.blocking_sorts += event.has_sort_stage
-        self.used_disk += event.used_disk
-        self.errors += event.error is not None
-        self.truncated += event.truncated
+        if event.op == "getMore":
+            self.getmores += 1
+        if event.has_sort_stage:
+            self.blocking_sorts += 1
+        if event.used_disk:
+            self.used_disk += 1
+        if event.error is not None:
+            self.errors += 1
+        if event.truncated:
+            self.truncated += 1
         if event.internal is not None:
             self.internal += 1
             self.internal_reason = self.internal_reason or event.internal
@@ -163,28 +167,33 @@ class ShapeStats:
             self.apps[event.app_name] += 1
         if event.connection:
             self.connections.add(event.connection)
-        for name in _HASH_FIELDS:
-            value = getattr(event, name)
+        for name, report_name in _HASH_FIELDS:
+            value = event.__dict__.get(name)
             if value:
-                self.server_hashes.setdefault(_HASH_NAMES[name], CappedSet()).add(value)
+                hashes = self.server_hashes.get(report_name)
+                if hashes is None:
+                    hashes = self.server_hashes[report_name] = CappedSet()
+                hashes.add(value)
         self.formats[event.source_format] += 1
         ts = event.ts
         if ts is not None:
             if self.first_seen is None or ts < self.first_seen:
                 self.first_seen = ts
-            if self.last_seen is None or ts > self.last_seen:
+            if self.last_seen is None or ts >= self.last_seen:
                 self.last_seen = ts
-            self.timeline.add(ts, event.duration_ms)
-        self._offer_representative(event)
+                self._offer_representative(event)
+            elif self.representative is None:
+                self._offer_representative(event)
+            self.timeline.add(ts, duration)
+        elif self.representative is None:
+            self._offer_representative(event)
 
     def _offer_representative(self, event: Event) -> None:
-        if not event.shape_known:
+        """Keep the latest execution whose command is complete (called for executions at or after the last seen)."""
+        if event.truncated or event.unparsed:
             return
         command = event.originating_command if event.op == "getMore" else event.command
-        if command is None:
-            return
-        current = self.representative
-        if current is None or (event.ts is not None and (current.ts is None or event.ts >= current.ts)):
+        if command is not None:
             self.representative = Representative(event.ts, command, event.op)
 
     def merge(self, other: ShapeStats) -> None:
@@ -231,11 +240,16 @@ class Digest:
     shapes: dict[str, ShapeStats] = field(default_factory=dict)
     skipped: Counter[str] = field(default_factory=Counter)
 
+    def __post_init__(self) -> None:
+        options = self.options
+        self._filtering = bool(options.min_ms or options.since or options.until)
+
     def add(self, event: Event) -> None:
-        reason = self._excluded(event)
-        if reason is not None:
-            self.skipped[reason] += 1
-            return
+        if self._filtering:
+            reason = self._excluded(event)
+            if reason is not None:
+                self.skipped[reason] += 1
+                return
         shape, observation = shape_of(event)
         stats = self.shapes.get(shape.fingerprint)
         if stats is None:

@@ -239,22 +239,23 @@ def _render(shape: QueryShape) -> str:
     return " ".join(parts)
 
 
-_FINISHED: dict[QueryShape, QueryShape] = {}
+Components = tuple  # (ns, op, filter, sort, projection, options, stages, unknown): a shape before its text
+_FINISHED: dict[Components, QueryShape] = {}
 _FINISHED_LIMIT = 100_000
 
 
-def finish(shape: QueryShape) -> QueryShape:
-    """Fill in the canonical text and the fingerprint (memoised: a workload repeats few shapes many times)."""
-    done = _FINISHED.get(shape)
+def finish(components: Components) -> QueryShape:
+    """The shape with its canonical text and fingerprint (memoised: a workload repeats few shapes many times)."""
+    done = _FINISHED.get(components)
     if done is not None:
         return done
-    text = _render(shape)
+    draft = QueryShape(*components)
+    text = _render(draft)
     fingerprint = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    done = QueryShape(shape.ns, shape.op, shape.filter, shape.sort, shape.projection, shape.options, shape.stages,
-                      shape.unknown, text, fingerprint)
+    done = QueryShape(*components, text, fingerprint)  # type: ignore[misc]
     if len(_FINISHED) >= _FINISHED_LIMIT:
         _FINISHED.clear()
-    _FINISHED[shape] = done
+    _FINISHED[components] = done
     return done
 
 
@@ -316,58 +317,64 @@ def _hint(command: dict[str, Any]) -> list[str]:
     return []
 
 
-def _common_options(command: dict[str, Any]) -> list[str]:
+def _common_options(command: dict[str, Any]) -> tuple[str, ...]:
     options = [name for name in ("limit", "skip") if _present(command, name)]
-    options += _hint(command)
+    if "hint" in command:
+        options += _hint(command)
     if type(command.get("collation")) is dict:
         options.append("collation")
-    return options
+    return tuple(options)
+
+
+_NO_OBSERVATION = ShapeObservation()
 
 
 def shape_of(event: Event) -> tuple[QueryShape, ShapeObservation]:
     """The shape of one event (an unknown shape when the server truncated or the parser could not read it)."""
     op, ns, command = event.op, event.ns, event.command
-    if not event.shape_known:
+    if event.truncated or event.unparsed:
         reason = "command truncated by the server" if event.truncated else "command could not be read"
-        return finish(QueryShape(ns, op, unknown=reason)), ShapeObservation()
+        return finish((ns, op, (), (), (), (), (), reason)), _NO_OBSERVATION
     if op == "getMore":
         origin = event.originating_command
         if origin is None:
-            return finish(QueryShape(ns, op, unknown="originating command not logged")), ShapeObservation()
+            return finish((ns, op, (), (), (), (), (), "originating command not logged")), _NO_OBSERVATION
         op, command = canonical_op(command_name(origin) or ""), origin
     shaper = _Shaper()
-    shape = _shape_command(shaper, ns, op, command if type(command) is dict else {})
-    return finish(shape), ShapeObservation(shaper.in_length)
+    components = _shape_command(shaper, ns, op, command if type(command) is dict else {})
+    observation = ShapeObservation(shaper.in_length) if shaper.in_length else _NO_OBSERVATION
+    return finish(components), observation
 
 
-def _shape_command(shaper: _Shaper, ns: str, op: str, command: dict[str, Any]) -> QueryShape:
+def _shape_command(shaper: _Shaper, ns: str, op: str, command: dict[str, Any]) -> Components:
     if op == "find":
-        return QueryShape(ns, op, shaper.filter(command.get("filter", {})), shape_sort(command.get("sort")),
-                          shape_projection(command.get("projection")), tuple(_common_options(command)))
+        return (ns, op, shaper.filter(command.get("filter", {})), shape_sort(command.get("sort")),
+                shape_projection(command.get("projection")), _common_options(command), (), None)
     if op == "count":
-        return QueryShape(ns, op, shaper.filter(command.get("query", {})), options=tuple(_common_options(command)))
+        return (ns, op, shaper.filter(command.get("query", {})), (), (), _common_options(command), (), None)
     if op == "distinct":
         key = command.get("key")
-        options = [f"key:{key}" if type(key) is str else "key:?"] + _hint(command)
-        return QueryShape(ns, op, shaper.filter(command.get("query", {})), options=tuple(options))
+        options = (f"key:{key}" if type(key) is str else "key:?", *_hint(command))
+        return (ns, op, shaper.filter(command.get("query", {})), (), (), options, (), None)
     if op == "aggregate":
         return _shape_pipeline(shaper, ns, command.get("pipeline"))
     if op == "findAndModify":
         options = ["remove" if command.get("remove") else "update"]
-        options += [name for name in ("upsert", "new") if _present(command, name)] + _hint(command)
-        return QueryShape(ns, op, shaper.filter(command.get("query", {})), shape_sort(command.get("sort")),
-                          shape_projection(command.get("fields")), tuple(options))
-    if op in ("update", "delete"):
+        options += [name for name in ("upsert", "new") if _present(command, name)]
+        options += _hint(command)
+        return (ns, op, shaper.filter(command.get("query", {})), shape_sort(command.get("sort")),
+                shape_projection(command.get("fields")), tuple(options), (), None)
+    if op == "update" or op == "delete":
         return _shape_write(shaper, ns, op, command)
-    return QueryShape(ns, op)
+    return (ns, op, (), (), (), (), (), None)
 
 
-def _shape_write(shaper: _Shaper, ns: str, op: str, command: dict[str, Any]) -> QueryShape:
+def _shape_write(shaper: _Shaper, ns: str, op: str, command: dict[str, Any]) -> Components:
     statement = command
     if "q" not in command:  # a command entry with no statement logged before it
         listed = command.get("updates" if op == "update" else "deletes")
         if type(listed) is not list or len(listed) != 1 or type(listed[0]) is not dict:
-            return QueryShape(ns, op, unknown="statements not logged")
+            return (ns, op, (), (), (), (), (), "statements not logged")
         statement = listed[0]
     options: list[str] = []
     if op == "update":
@@ -382,12 +389,12 @@ def _shape_write(shaper: _Shaper, ns: str, op: str, command: dict[str, Any]) -> 
     options += _hint(statement)
     if type(statement.get("collation")) is dict:
         options.append("collation")
-    return QueryShape(ns, op, shaper.filter(statement.get("q", {})), options=tuple(options))
+    return (ns, op, shaper.filter(statement.get("q", {})), (), (), tuple(options), (), None)
 
 
-def _shape_pipeline(shaper: _Shaper, ns: str, pipeline: Any) -> QueryShape:
+def _shape_pipeline(shaper: _Shaper, ns: str, pipeline: Any) -> Components:
     if type(pipeline) is not list:
-        return QueryShape(ns, "aggregate", unknown="pipeline not logged")
+        return (ns, "aggregate", (), (), (), (), (), "pipeline not logged")
     matches: list[Any] = []
     sort: tuple[tuple[str, int], ...] = ()
     options: list[str] = []
@@ -405,7 +412,7 @@ def _shape_pipeline(shaper: _Shaper, ns: str, pipeline: Any) -> QueryShape:
             options.append(name[1:])
         stages.append(_stage_summary(shaper, name, body))
     combined = matches[0] if len(matches) == 1 else ({"$and": matches} if matches else {})
-    return QueryShape(ns, "aggregate", shaper.filter(combined), sort, (), tuple(dict.fromkeys(options)), tuple(stages))
+    return (ns, "aggregate", shaper.filter(combined), sort, (), tuple(dict.fromkeys(options)), tuple(stages), None)
 
 
 def _field_path(value: Any) -> str:

@@ -45,9 +45,12 @@ class DurationHistogram:
     maximum: float = 0.0
 
     def add(self, value: float) -> None:
-        if value != value or value < 0:  # NaN or negative: not a duration
+        if type(value) is int and 0 <= value < EXACT_LIMIT:
+            bucket = value  # the common case: a whole number of milliseconds
+        elif value != value or value < 0:  # NaN or negative: not a duration
             return
-        bucket = _bucket(value)
+        else:
+            bucket = _bucket(value)
         self.counts[bucket] = self.counts.get(bucket, 0) + 1
         self.n += 1
         self.total += value

@@ -1,0 +1,91 @@
+"""The command line: the JSON inputs contract, exit codes, and errors in one line."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from idxadvisor.cli import run
+from tests.helpers import json_line, slow_attr
+
+DEMO_LOG = Path(__file__).resolve().parents[1] / "fixtures" / "demo" / "shop.log"
+
+
+def analyze_json(capsys: pytest.CaptureFixture[str], *arguments: str) -> tuple[int, dict, str]:
+    code = run(["analyze", *arguments, "--format", "json"])
+    captured = capsys.readouterr()
+    return code, json.loads(captured.out), captured.err
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["version"]) == 0
+    assert capsys.readouterr().out.startswith("idxadvisor ")
+
+
+@pytest.mark.corpus
+def test_inputs_of_every_format_in_one_run(capsys: pytest.CaptureFixture[str], corpus_dir: Path) -> None:
+    atlas = next(corpus_dir.glob("mongo-log-parser/*00-00*.gz"))
+    inputs = [str(atlas), str(corpus_dir / "keyhole/mongod.log"), str(corpus_dir / "integrations-core/system.profile"),
+              str(corpus_dir / "mongodb-demo/count/single_value_count.json"), str(corpus_dir / "mtools/mongod_26_corrupt.log")]
+    code, report, err = analyze_json(capsys, *inputs)
+    assert code == 0 and err == ""
+    got = [(Path(item["path"]).name, item["format"], item["lines"], item["entries"], item["problems"],
+            item["truncated"]) for item in report["inputs"]]
+    assert got == [
+        (atlas.name, "json-log", 4411, 43, 0, 0),
+        ("mongod.log", "text-log", 2426, 2028, 0, 0),
+        ("system.profile", "profile", 542, 4, 0, 0),
+        ("single_value_count.json", "explain", 106, 1, 0, 0),
+        ("mongod_26_corrupt.log", "text-log", 681, 33, 2, 1),  # splitChunk { $msg: "query not recording" }
+    ]
+    assert report["schema_version"] == 1 and report["tool"]["name"] == "idxadvisor"
+    assert report["summary"]["entries"] == 43 + 2028 + 4 + 1 + 33
+
+
+def test_stdin_and_a_missing_file(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    missing = tmp_path / "nope.log"
+    code = run(["analyze", str(DEMO_LOG), str(missing), "--format", "json"])
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert code == 2  # an input could not be read: the exit code says so, the rest is still analysed
+    assert report["inputs"][0]["entries"] == 765 and report["inputs"][1]["error"] == "no such file or directory"
+    assert captured.err == f"idxadvisor: error: {missing}: no such file or directory\n"
+
+
+def test_a_corrupt_gzip_reports_what_it_read_and_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    lines = "\n".join(json_line(slow_attr({"find": "c", "filter": {"n": n}})) for n in range(3000)) + "\n"
+    compressed = gzip.compress(lines.encode())
+    path = tmp_path / "cut.log.gz"
+    path.write_bytes(compressed[: len(compressed) * 2 // 3])
+    code, report, err = analyze_json(capsys, str(path))
+    assert code == 2
+    entry = report["inputs"][0]
+    assert 0 < entry["entries"] < 3000 and entry["error"].startswith("stopped reading")
+    assert err.count("\n") == 1 and err.startswith("idxadvisor: error: ")
+
+
+def test_errors_are_one_line_without_a_traceback(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["analyze", str(DEMO_LOG), "--bogus"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("idxadvisor: error: ") and err.count("\n") == 1 and "Traceback" not in err
+    assert run(["analyze", str(DEMO_LOG), "--since", "yesterday"]) == 2
+    assert capsys.readouterr().err == ("idxadvisor: error: --since: 'yesterday' is not an ISO 8601 time "
+                                       "(for example 2025-08-18T19:00)\n")
+
+
+def test_output_file_gets_the_report_and_stdout_stays_empty(capsys: pytest.CaptureFixture[str],
+                                                             tmp_path: Path) -> None:
+    target = tmp_path / "report.json"
+    assert run(["analyze", str(DEMO_LOG), "--format", "json", "--output", str(target)]) in (0, 1)
+    assert capsys.readouterr().out == ""
+    assert json.loads(target.read_text())["inputs"][0]["lines"] == 3252
+
+
+def test_help_on_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    for command in ([], ["analyze"], ["version"]):
+        assert run([*command, "-h"]) == 0
+        assert "Usage" in capsys.readouterr().out
