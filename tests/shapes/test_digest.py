@@ -1,0 +1,154 @@
+"""Per-shape statistics against hand-counted workloads; merging partial digests changes nothing."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timezone
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from idxadvisor.models.events import Event
+from idxadvisor.parse.block import BlockOptions, BlockParser
+from idxadvisor.shapes.digest import SET_CAP, CappedSet, Digest, DigestOptions, Timeline
+from idxadvisor.shapes.sketch import EXACT_LIMIT, RELATIVE_ERROR, DurationHistogram
+from tests.helpers import REFERENCE_YEAR, digest_block, json_line, slow_attr
+
+
+def workload() -> str:
+    """20 runs of one find, durations 1..20 ms, at 10:00:00 + 4 s each (hand-counted expectations below)."""
+    lines = []
+    for n in range(1, 21):
+        attr = slow_attr({"find": "orders", "filter": {"status": "A", "n": n}}, durationMillis=n,
+                         keysExamined=10, docsExamined=20, nreturned=2, reslen=100,
+                         planSummary="COLLSCAN" if n % 4 == 0 else "IXSCAN { status: 1 }",
+                         appName="api" if n <= 15 else "batch", queryHash="ABCD0001")
+        if n in (3, 6, 9, 12):
+            attr["hasSortStage"] = True
+        if n == 7:
+            attr["usedDisk"] = True
+        seconds = 4 * (n - 1)
+        ts = f"2025-01-01T10:{seconds // 60:02d}:{seconds % 60:02d}.000+00:00"
+        lines.append(json_line(attr, ctx=f"conn{n % 3}", ts=ts))
+    return "\n".join(lines) + "\n"
+
+
+def only_shape(digest: Digest):
+    (stats,) = digest.shapes.values()
+    return stats
+
+
+def test_statistics_of_a_hand_counted_workload() -> None:
+    _, digest = digest_block(workload(), "json-log")
+    stats = only_shape(digest)
+    assert stats.count == 20
+    duration = stats.duration
+    assert (duration.total, duration.mean, duration.maximum) == (210, 10.5, 20)
+    # nearest rank: p50 is the 10th smallest, p95 the 19th, p99 the 20th
+    assert (duration.percentile(50), duration.percentile(95), duration.percentile(99)) == (10, 19, 20)
+    assert (stats.keys_examined, stats.docs_examined, stats.nreturned, stats.reslen) == (200, 400, 40, 2000)
+    assert (stats.per_returned(stats.keys_examined), stats.per_returned(stats.docs_examined)) == (5.0, 10.0)
+    assert stats.plans == {"IXSCAN { status: 1 }": 15, "COLLSCAN": 5}
+    assert (stats.blocking_sorts, stats.used_disk) == (4, 1)
+    assert stats.apps == {"api": 15, "batch": 5}
+    assert stats.connections.members == {"conn0", "conn1", "conn2"}
+    assert stats.server_hashes["queryHash"].members == {"ABCD0001"}
+    assert stats.first_seen == datetime(2025, 1, 1, 10, 0, tzinfo=timezone.utc)
+    assert stats.last_seen == datetime(2025, 1, 1, 10, 1, 16, tzinfo=timezone.utc)
+    minute = int(datetime(2025, 1, 1, 10, 0, tzinfo=timezone.utc).timestamp() // 60)
+    # 10:00:00 .. 10:00:56 are runs 1..15 (durations 1..15); 10:01:00 .. 10:01:16 are runs 16..20
+    assert stats.timeline.buckets == {minute: [15, 120], minute + 1: [5, 90]}
+    assert stats.representative.command["filter"] == {"status": "A", "n": 20}  # the latest run
+
+
+def test_merging_partial_digests_equals_digesting_the_whole() -> None:
+    text = workload()
+    lines = text.splitlines(keepends=True)
+    _, whole = digest_block(text, "json-log")
+    _, first = digest_block("".join(lines[:7]), "json-log")
+    _, second = digest_block("".join(lines[7:]), "json-log")
+    second.merge(first)  # out of order on purpose
+    a, b = only_shape(whole), only_shape(second)
+    for name in ("count", "keys_examined", "docs_examined", "nreturned", "blocking_sorts", "plans", "apps",
+                 "first_seen", "last_seen"):
+        assert getattr(a, name) == getattr(b, name), name
+    assert a.duration.counts == b.duration.counts and a.timeline.buckets == b.timeline.buckets
+    assert a.representative.command == b.representative.command
+
+
+def test_getmores_add_to_the_shape_of_their_command() -> None:
+    origin = {"find": "orders", "filter": {"status": "A"}}
+    digest = Digest()
+    digest.add(Event("shop.orders", "find", command=origin, duration_ms=100, docs_examined=101, nreturned=101))
+    digest.add(Event("shop.orders", "getMore", command={"getMore": 1}, originating_command=origin, duration_ms=50,
+                     docs_examined=400, nreturned=400))
+    stats = only_shape(digest)
+    assert (stats.count, stats.getmores, stats.docs_examined, stats.duration.total) == (2, 1, 501, 150)
+
+
+def test_options_leave_out_fast_and_out_of_range_operations() -> None:
+    options = DigestOptions(min_ms=5, since=datetime(2025, 1, 1, 10, 0, 20, tzinfo=timezone.utc),
+                            until=datetime(2025, 1, 1, 10, 1, 0, tzinfo=timezone.utc))
+    digest = Digest(options)
+    BlockParser("json-log", BlockOptions(REFERENCE_YEAR), digest).parse(workload().encode())
+    assert only_shape(digest).count == 10  # runs 6..15: at or after 10:00:20, before 10:01, at least 5 ms
+    assert digest.skipped == {"below --min-ms": 4, "before --since": 1, "after --until": 5}
+
+
+def test_a_timeline_coarsens_itself_and_keeps_every_total() -> None:
+    timeline = Timeline()
+    start = datetime(2025, 1, 1, tzinfo=timezone.utc).timestamp()
+    for minute in range(Timeline.MAX_BUCKETS * 3):
+        timeline.add(datetime.fromtimestamp(start + minute * 60, tz=timezone.utc), 2)
+    assert len(timeline.buckets) <= Timeline.MAX_BUCKETS and timeline.width_minutes == 4
+    assert sum(count for count, _ in timeline.buckets.values()) == Timeline.MAX_BUCKETS * 3
+    assert sum(total for _, total in timeline.buckets.values()) == Timeline.MAX_BUCKETS * 6
+
+
+def test_capped_sets_stop_growing_and_say_so() -> None:
+    connections = CappedSet()
+    for n in range(SET_CAP + 10):
+        connections.add(f"conn{n}")
+    assert len(connections) == SET_CAP and connections.capped
+
+
+def nearest_rank(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[max(1, math.ceil(p / 100 * len(ordered))) - 1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 3_000_000) | st.integers(0, 2000), min_size=1, max_size=400),
+       st.sampled_from([50, 90, 95, 99, 99.9, 100]))
+def test_percentiles_are_exact_below_the_limit_and_within_the_bound_above(values: list[int], p: float) -> None:
+    histogram = DurationHistogram()
+    for value in values:
+        histogram.add(value)
+    true = nearest_rank(values, p)
+    got = histogram.percentile(p)
+    if true < EXACT_LIMIT:
+        assert got == true
+    else:
+        assert true <= got <= true * (1 + RELATIVE_ERROR) + 1e-9
+    assert got <= max(values) and histogram.maximum == max(values) and histogram.n == len(values)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 10**7), max_size=200), st.lists(st.integers(0, 10**7), max_size=200))
+def test_merged_histograms_equal_one_histogram_of_everything(left: list[int], right: list[int]) -> None:
+    a, b, both = DurationHistogram(), DurationHistogram(), DurationHistogram()
+    for value in left:
+        a.add(value)
+        both.add(value)
+    for value in right:
+        b.add(value)
+        both.add(value)
+    a.merge(b)
+    assert (a.counts, a.n, a.total, a.maximum) == (both.counts, both.n, both.total, both.maximum)
+
+
+def test_memory_is_bounded_whatever_the_number_of_values() -> None:
+    histogram = DurationHistogram()
+    for value in range(0, 8_640_000_000, 97_001):  # up to 100 days, 89k values
+        histogram.add(value)
+    assert len(histogram.counts) < EXACT_LIMIT + 3300
