@@ -11,12 +11,19 @@ from functools import partial
 from typing import Protocol
 
 from idxadvisor.config import Settings
+from idxadvisor.ingest.datasets import resolve_data_arguments
+from idxadvisor.ingest.indexfile import IndexCatalog, load_index_file
+from idxadvisor.ingest.samples import load_sample
 from idxadvisor.ingest.sources import Source, expand_sources
+from idxadvisor.indexes.sampling import SampleStatistics
 from idxadvisor.models.inputs import InputSummary
 from idxadvisor.models.report import Report
 from idxadvisor.parse.block import BlockOptions
 from idxadvisor.parse.run import RunOptions, Runner, estimated_bytes
-from idxadvisor.report.build import build_report
+from idxadvisor.report.build import build_report, select_shapes
+from idxadvisor.rules import select_rules
+from idxadvisor.rules.base import RuleContext
+from idxadvisor.rules.engine import run_rules
 from idxadvisor.shapes.digest import Digest, DigestOptions
 
 
@@ -27,9 +34,24 @@ class Progress(Protocol):
 
 def analyze(paths: Sequence[str], settings: Settings, progress: Progress | None = None) -> Report:
     """Read the inputs, shape and digest their operations, run the rules, and return the report."""
+    rules = select_rules(settings.select, settings.ignore, settings.rules)
+    catalog: IndexCatalog = load_index_file(settings.indexes) if settings.indexes else {}
     sources = expand_sources(list(paths))
     digest, summaries = read_workload(sources, settings, progress)
-    return build_report(summaries, digest, settings)
+    selection = select_shapes(digest, settings)
+    samples = load_samples(settings, {stats.shape.ns for stats in digest.shapes.values()})
+    context = RuleContext(settings, catalog, samples)
+    findings, skips = run_rules(selection.shapes, context, rules)
+    return build_report(summaries, selection, settings, findings, selection.skips + skips)
+
+
+def load_samples(settings: Settings, namespaces: set[str]) -> dict[str, SampleStatistics]:
+    """The --data samples, by namespace."""
+    samples = {}
+    for ns, path in resolve_data_arguments(settings.data, namespaces).items():
+        sample = load_sample(path, sample_size=settings.sample_size)
+        samples[ns] = SampleStatistics(sample.documents, sample.average_document_size, sample.documents_seen)
+    return samples
 
 
 def read_workload(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import textwrap
 import traceback
 from contextlib import contextmanager
 from datetime import datetime
@@ -209,6 +210,34 @@ def analyze(
         if item.error:
             error_line(f"{item.path}: {item.error}")
     return exit_code_for(report, settings)
+
+
+@app.command("rules")
+def list_rules() -> int:
+    """List every rule: code, name, default severity and summary."""
+    from idxadvisor.rules import ALL_RULES
+
+    console = Console(highlight=False, markup=False, width=None if sys.stdout.isatty() else REPORT_WIDTH)
+    indent = 41
+    for rule in ALL_RULES:
+        summary = textwrap.wrap(rule.summary(), width=max(40, console.width - indent))
+        line = Text(f"{rule.code}  ", style="bold")
+        line.append(f"{rule.name:<24}")
+        line.append(f"{rule.severity:<9}", style=terminal_report.SEVERITY_STYLES.get(rule.severity, ""))
+        line.append("\n".join([summary[0], *(" " * indent + part for part in summary[1:])]))
+        console.print(line)
+    return ExitCode.OK
+
+
+@app.command("rule")
+def show_rule(code: Annotated[str, typer.Argument(help="A rule code (IX001) or name (missing-compound-index).")]) -> int:
+    """Print a rule's documentation."""
+    from idxadvisor.rules import rule_class
+
+    rule = rule_class(code)
+    print(f"{rule.code} {rule.name} (default severity: {rule.severity}, since {rule.since})\n")
+    print(rule.documentation())
+    return ExitCode.OK
 
 
 @app.command()

@@ -30,7 +30,7 @@ def test_inputs_of_every_format_in_one_run(capsys: pytest.CaptureFixture[str], c
     atlas = next(corpus_dir.glob("mongo-log-parser/*00-00*.gz"))
     inputs = [str(atlas), str(corpus_dir / "keyhole/mongod.log"), str(corpus_dir / "integrations-core/system.profile"),
               str(corpus_dir / "mongodb-demo/count/single_value_count.json"), str(corpus_dir / "mtools/mongod_26_corrupt.log")]
-    code, report, err = analyze_json(capsys, *inputs)
+    code, report, err = analyze_json(capsys, *inputs, "--fail-on", "never")
     assert code == 0 and err == ""
     got = [(Path(item["path"]).name, item["format"], item["lines"], item["entries"], item["problems"],
             item["truncated"]) for item in report["inputs"]]
@@ -89,3 +89,22 @@ def test_help_on_every_command(capsys: pytest.CaptureFixture[str]) -> None:
     for command in ([], ["analyze"], ["version"]):
         assert run([*command, "-h"]) == 0
         assert "Usage" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("fail_on", "expected"), [("warning", 1), ("error", 1), ("info", 1), ("never", 0)])
+def test_exit_codes_follow_fail_on(capsys: pytest.CaptureFixture[str], fail_on: str, expected: int) -> None:
+    demo = str(DEMO_LOG.parent)
+    code = run(["analyze", str(DEMO_LOG), "--data", f"{demo}/data", "--format", "json", "--fail-on", fail_on])
+    report = json.loads(capsys.readouterr().out)
+    assert code == expected
+    assert {finding["severity"] for finding in report["findings"]} == {"warning", "error"}
+
+
+def test_only_warnings_pass_fail_on_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    log = tmp_path / "one.log"
+    log.write_text("\n".join(json_line(slow_attr({"find": "orders", "filter": {"sku": n}}, docsExamined=90000,
+                                                  nreturned=1)) for n in range(5)) + "\n")
+    assert run(["analyze", str(log), "--fail-on", "error", "--format", "json"]) == 0
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    assert [(f["rule"], f["severity"]) for f in findings] == [("IX004", "warning")]
+    assert run(["analyze", str(log), "--fail-on", "warning", "--format", "json"]) == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections import Counter
+from dataclasses import dataclass
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 
@@ -56,20 +57,37 @@ def shape_is_selected(stats: ShapeStats, settings: Settings) -> str | None:
     return None
 
 
-def select_shapes(digest: Digest, settings: Settings) -> tuple[list[ShapeStats], Counter[str]]:
-    """Shapes in scope, most important first by ``--sort-by``, and how many operations each filter left out."""
+@dataclass
+class Selection:
+    """The shapes in scope, most important first; operations left out, by reason; shapes with no execution left."""
+
+    shapes: list[ShapeStats]
+    excluded: Counter[str]
+    skips: list[Skip]
+    total: int
+
+
+def select_shapes(digest: Digest, settings: Settings) -> Selection:
     selected: list[ShapeStats] = []
     excluded: Counter[str] = Counter()
+    skips: list[Skip] = []
     for stats in digest.shapes.values():
         reason = shape_is_selected(stats, settings)
-        if reason is None:
+        if reason is not None:
+            excluded[reason] += stats.count + stats.fast
+            continue
+        if stats.fast:
+            excluded[f"faster than --min-ms {settings.min_ms:g}"] += stats.fast
+        if stats.count:
             selected.append(stats)
         else:
-            excluded[reason] += stats.count
+            skips.append(Skip(fingerprint=stats.shape.fingerprint, ns=stats.shape.ns, shape=stats.shape.text,
+                              reason=f"below --min-ms: all {stats.fast} executions took at most "
+                                     f"{stats.fast_max_ms:g} ms"))
     key = SORT_KEYS[settings.sort_by]
     selected.sort(key=lambda s: (-key(s), -s.count, s.shape.fingerprint))
     excluded.update(digest.skipped)
-    return selected, excluded
+    return Selection(selected, excluded, skips, len(digest.shapes))
 
 
 def shape_report(stats: ShapeStats, show_values: bool) -> ShapeReport:
@@ -145,12 +163,12 @@ def _span(summaries: Iterable[InputSummary]) -> tuple[datetime | None, datetime 
 
 def build_report(
     summaries: list[InputSummary],
-    digest: Digest,
+    selection: Selection,
     settings: Settings,
     findings: list[Finding] | None = None,
     skipped: list[Skip] | None = None,
 ) -> Report:
-    selected, excluded = select_shapes(digest, settings)
+    selected, excluded = selection.shapes, selection.excluded
     limit = settings.top
     if limit is None and settings.format in ("text", "markdown"):
         limit = DEFAULT_TOP_FOR_PEOPLE

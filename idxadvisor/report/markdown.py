@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from idxadvisor.models.report import Finding, Report, ShapeReport
-from idxadvisor.report.terminal import human_count, human_ms
+from idxadvisor.units import human_count, human_ms
 
 
 def _cell(text: str) -> str:

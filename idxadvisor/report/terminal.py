@@ -15,30 +15,9 @@ from rich.table import Table
 from rich.text import Text
 
 from idxadvisor.models.report import Finding, InputReport, Report, ShapeReport
+from idxadvisor.units import human_count, human_ms
 
 SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
-
-
-def human_ms(value: float) -> str:
-    """412 ms, 2.1 s, 3m 12s, 1h 02m."""
-    if value < 1000:
-        return f"{value:.0f} ms"
-    seconds = value / 1000
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    minutes, seconds = divmod(int(seconds), 60)
-    if minutes < 60:
-        return f"{minutes}m {seconds:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h {minutes:02d}m"
-
-
-def human_count(value: float) -> str:
-    if value >= 10_000_000:
-        return f"{value / 1_000_000:.0f}M"
-    if value >= 100_000:
-        return f"{value / 1000:.0f}k"
-    return f"{value:,.0f}"
 
 
 def _time(value: datetime | None) -> str:
@@ -63,7 +42,7 @@ def render(report: Report, console: Console, verbose: bool = False) -> None:
     _print_shapes(report, console, width)
     _print_findings(report.findings, console, width)
     if verbose:
-        _print_skipped(report, console)
+        _print_skipped(report, console, width)
 
 
 def _header(report: Report) -> Text:
@@ -198,13 +177,11 @@ def _number(value: object) -> str:
     return f"{value:,}" if isinstance(value, (int, float)) else "?"
 
 
-def _print_skipped(report: Report, console: Console) -> None:
+def _print_skipped(report: Report, console: Console, width: int) -> None:
     if not report.skipped:
         return
     console.print()
     console.print(Text("No suggestion for these shapes:", style="bold"))
     for skip in report.skipped:
-        line = Text(f"  {skip.fingerprint}  ", style="dim")
-        line.append(Text(skip.shape))
-        line.append(Text(f"\n      {skip.reason}", style="dim"))
-        console.print(line)
+        console.print(Group(*_indented(f"{skip.fingerprint}  {skip.shape}", 2, width),
+                            *_indented(skip.reason, 6, width, "dim")))

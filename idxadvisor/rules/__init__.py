@@ -1,0 +1,60 @@
+"""The rule registry: every rule, sorted by code. A new rule is one module here and one line below."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from idxadvisor.errors import UsageError
+from idxadvisor.rules.ag001_repeated_aggregation import RepeatedAggregation
+from idxadvisor.rules.base import Rule
+from idxadvisor.rules.ix001_missing_compound_index import MissingCompoundIndex
+from idxadvisor.rules.ix002_esr_order import EsrOrder
+from idxadvisor.rules.ix003_parallel_array_index import ParallelArrayIndex
+from idxadvisor.rules.ix004_missing_index import MissingIndex
+from idxadvisor.rules.qy001_count_slower_than_find import CountSlowerThanFind
+
+ALL_RULES: tuple[type[Rule], ...] = (
+    RepeatedAggregation,
+    MissingCompoundIndex,
+    EsrOrder,
+    ParallelArrayIndex,
+    MissingIndex,
+    CountSlowerThanFind,
+)
+
+
+def rule_class(code_or_name: str) -> type[Rule]:
+    """A rule by its code, a former code (alias) or its name; UsageError when there is none."""
+    wanted = code_or_name.strip()
+    for rule in ALL_RULES:
+        if wanted.upper() in (rule.code, *rule.aliases) or wanted.lower() == rule.name:
+            return rule
+    raise UsageError(f"no rule '{code_or_name}' (see 'idxadvisor rules')")
+
+
+def _matches(rule: type[Rule], selector: str) -> bool:
+    selector = selector.strip()
+    return rule.code.startswith(selector.upper()) or selector.lower() == rule.name or selector.upper() in rule.aliases
+
+
+def select_rules(select: Iterable[str] = (), ignore: Iterable[str] = (),
+                 options: Mapping[str, Mapping[str, Any]] | None = None) -> list[Rule]:
+    """The rules to run: all, or those ``select`` names (codes, code prefixes or names), less those ``ignore`` names."""
+    select, ignore = list(select), list(ignore)
+    for selector in select + ignore:
+        if not any(_matches(rule, selector) for rule in ALL_RULES):
+            raise UsageError(f"--select/--ignore: '{selector}' names no rule (see 'idxadvisor rules')")
+    chosen = [rule for rule in ALL_RULES
+              if (not select or any(_matches(rule, s) for s in select)) and not any(_matches(rule, s) for s in ignore)]
+    options = dict(options or {})
+    for key in options:
+        rule_class(key)
+    instances = []
+    for rule in chosen:
+        settings = next((value for key, value in options.items() if rule_class(key) is rule), {})
+        try:
+            instances.append(rule(settings))
+        except ValueError as exc:
+            raise UsageError(f"settings for {rule.code}: {exc}") from None
+    return instances

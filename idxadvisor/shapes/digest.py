@@ -110,7 +110,7 @@ class ShapeStats:
     keys_examined: int = 0
     docs_examined: int = 0
     nreturned: int = 0
-    measured: int = 0  # executions that logged keys examined, docs examined and nreturned
+    measured: int = 0  # executions that logged what they returned (or matched) and what they examined
     reslen: int = 0
     plans: Counter[str] = field(default_factory=Counter)
     blocking_sorts: int = 0
@@ -128,6 +128,10 @@ class ShapeStats:
     last_seen: datetime | None = None
     timeline: Timeline = field(default_factory=Timeline)
     representative: Representative | None = None
+    intervals: DurationHistogram = field(default_factory=DurationHistogram)  # ms between starts (aggregations)
+    fast: int = 0  # executions left out by --min-ms
+    fast_max_ms: float = 0.0
+    _last_start: float | None = field(default=None, repr=False, compare=False)  # block-local: the previous start
 
     def add(self, event: Event, observation: ShapeObservation) -> None:
         self.count += 1
@@ -138,9 +142,11 @@ class ShapeStats:
             self.keys_examined += keys
         if docs is not None:
             self.docs_examined += docs
+        if returned is None and event.statement:  # a write returns nothing: what it matched is what it wanted
+            returned = event.n_matched if event.op == "update" else event.n_deleted
         if returned is not None:
             self.nreturned += returned
-            if keys is not None and docs is not None:
+            if keys is not None or docs is not None:
                 self.measured += 1
         if event.reslen is not None:
             self.reslen += event.reslen
@@ -185,8 +191,22 @@ class ShapeStats:
             elif self.representative is None:
                 self._offer_representative(event)
             self.timeline.add(ts, duration)
+            if self.shape.op == "aggregate" and event.op != "getMore":
+                self._record_start(ts.timestamp() * 1000 - duration)
         elif self.representative is None:
             self._offer_representative(event)
+
+    def _record_start(self, start_ms: float) -> None:
+        """The interval since the previous start of this shape in the same block (log order is time order)."""
+        if self._last_start is not None and start_ms >= self._last_start:
+            self.intervals.add(start_ms - self._last_start)
+        self._last_start = start_ms
+
+    def add_fast(self, event: Event) -> None:
+        """An execution faster than --min-ms: counted, not analysed."""
+        self.fast += 1
+        if event.duration_ms > self.fast_max_ms:
+            self.fast_max_ms = event.duration_ms
 
     def _offer_representative(self, event: Event) -> None:
         """Keep the latest execution whose command is complete (called for executions at or after the last seen)."""
@@ -198,9 +218,11 @@ class ShapeStats:
 
     def merge(self, other: ShapeStats) -> None:
         for name in ("count", "getmores", "working_ms", "keys_examined", "docs_examined", "nreturned", "measured",
-                     "reslen", "blocking_sorts", "used_disk", "errors", "truncated", "internal"):
+                     "reslen", "blocking_sorts", "used_disk", "errors", "truncated", "internal", "fast"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.fast_max_ms = max(self.fast_max_ms, other.fast_max_ms)
         self.duration.merge(other.duration)
+        self.intervals.merge(other.intervals)
         self.plans.update(other.plans)
         self.apps.update(other.apps)
         self.formats.update(other.formats)
@@ -242,7 +264,7 @@ class Digest:
 
     def __post_init__(self) -> None:
         options = self.options
-        self._filtering = bool(options.min_ms or options.since or options.until)
+        self._filtering = bool(options.since or options.until)
 
     def add(self, event: Event) -> None:
         if self._filtering:
@@ -254,12 +276,13 @@ class Digest:
         stats = self.shapes.get(shape.fingerprint)
         if stats is None:
             stats = self.shapes[shape.fingerprint] = ShapeStats(shape)
-        stats.add(event, observation)
+        if event.duration_ms < self.options.min_ms:
+            stats.add_fast(event)
+        else:
+            stats.add(event, observation)
 
     def _excluded(self, event: Event) -> str | None:
         options = self.options
-        if event.duration_ms < options.min_ms:
-            return "below --min-ms"
         if options.since is not None or options.until is not None:
             if event.ts is None:
                 return "no timestamp (with --since/--until)"
@@ -281,3 +304,7 @@ class Digest:
     @property
     def operations(self) -> int:
         return sum(stats.count for stats in self.shapes.values())
+
+    @property
+    def fast_operations(self) -> int:
+        return sum(stats.fast for stats in self.shapes.values())

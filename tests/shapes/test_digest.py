@@ -91,8 +91,13 @@ def test_options_leave_out_fast_and_out_of_range_operations() -> None:
                             until=datetime(2025, 1, 1, 10, 1, 0, tzinfo=timezone.utc))
     digest = Digest(options)
     BlockParser("json-log", BlockOptions(REFERENCE_YEAR), digest).parse(workload().encode())
-    assert only_shape(digest).count == 10  # runs 6..15: at or after 10:00:20, before 10:01, at least 5 ms
-    assert digest.skipped == {"below --min-ms": 4, "before --since": 1, "after --until": 5}
+    stats = only_shape(digest)
+    assert stats.count == 10  # runs 6..15: at or after 10:00:20, before 10:01, at least 5 ms
+    assert (stats.fast, stats.fast_max_ms) == (0, 0)  # runs 1..4 are also before --since
+    assert digest.skipped == {"before --since": 5, "after --until": 5}
+    fast_only = Digest(DigestOptions(min_ms=5))
+    BlockParser("json-log", BlockOptions(REFERENCE_YEAR), fast_only).parse(workload().encode())
+    assert (only_shape(fast_only).count, only_shape(fast_only).fast, only_shape(fast_only).fast_max_ms) == (16, 4, 4)
 
 
 def test_a_timeline_coarsens_itself_and_keeps_every_total() -> None:

@@ -1,0 +1,210 @@
+"""Index candidates in equality → sort → range order, and whether an index serves a shape.
+
+Roles of a shape's predicates (planner-semantics.md §6, the ESR guideline):
+
+* **equality**: ``eq``, and an ``$in`` of at most ``IN_EQUALITY_LIMIT`` values (the planner explodes a small ``$in``
+  into one scan per value merged in sort order, so it behaves like an equality even under a sort);
+* **sort**: the sort fields in order with their directions, less any field fixed by an equality;
+* **range**: ``$gt``/``$lt`` ranges, anchored regexes, a larger ``$in``; then the range-like predicates that may follow
+  but never lead an index: negations (``$ne``, ``$nin``, ``$not``), ``$exists`` and unanchored regexes;
+* ``$elemMatch`` on sub-documents contributes its inner fields as dotted paths;
+* text, geo, ``$expr``, ``$where``, ``$type``, ``$size``, ``$all``, ``$mod`` predicates are left to a residual filter.
+
+The candidate is equality fields (in a caller-given order that lets shapes share indexes), then sort fields, then
+range fields. An index *serves* a shape when the candidate is, up to the order of the equality fields and the
+direction of range fields, a prefix of it: the index then bounds the scan as tightly and gives the sort.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from idxadvisor.indexes.model import IndexSpec, KeyPattern
+from idxadvisor.shapes.shape import (
+    ALL,
+    BITS,
+    ELEM_MATCH,
+    EQ,
+    EXISTS,
+    EXPR,
+    GEO,
+    IN,
+    MOD,
+    NE,
+    NIN,
+    NOT,
+    OTHER,
+    RANGE,
+    REGEX_PREFIX,
+    REGEX_UNANCHORED,
+    SIZE,
+    TEXT,
+    TYPE,
+    UNKNOWN_VALUE,
+    WHERE,
+    Branches,
+    ElemMatch,
+    Filter,
+    QueryShape,
+)
+
+IN_EQUALITY_LIMIT = 200
+_NEVER_LEADING = frozenset({NE, NIN, NOT, EXISTS, REGEX_UNANCHORED})
+_NOT_INDEXABLE = {TEXT: "a $text search needs a text index", GEO: "a geo query needs a 2dsphere or 2d index",
+                  EXPR: "$expr is evaluated per document", WHERE: "$where runs JavaScript per document",
+                  TYPE: "$type", SIZE: "$size", ALL: "$all", MOD: "$mod", BITS: "bitwise operators",
+                  OTHER: "an operator the advisor does not model", UNKNOWN_VALUE: "a value the log did not show"}
+
+
+@dataclass(frozen=True)
+class Roles:
+    equality: tuple[str, ...] = ()
+    sort: tuple[tuple[str, int], ...] = ()
+    range: tuple[str, ...] = ()  # ranges that may lead, then the never-leading ones
+    never_leading: frozenset[str] = frozenset()
+    residual: dict[str, str] = field(default_factory=dict)  # field -> why no index can use its predicate
+    has_or: bool = False
+
+    @property
+    def fields(self) -> set[str]:
+        return set(self.equality) | {name for name, _ in self.sort} | set(self.range)
+
+    @property
+    def leading_fields(self) -> int:
+        """How many fields could start an index scan (never-leading predicates do not count)."""
+        return len(self.equality) + len(self.sort) + len([f for f in self.range if f not in self.never_leading])
+
+
+def roles_of(shape: QueryShape, max_in_length: int = 0) -> Roles:
+    equality: list[str] = []
+    ranges: list[str] = []
+    never_leading: set[str] = set()
+    residual: dict[str, str] = {}
+    _collect(shape.filter, "", max_in_length, equality, ranges, never_leading, residual)
+    fixed = set(equality)
+    sort = tuple((name, direction) for name, direction in shape.sort
+                 if name not in fixed and isinstance(direction, int))
+    sorted_fields = {name for name, _ in sort}
+    leading_ranges = [f for f in ranges if f not in never_leading and f not in sorted_fields and f not in fixed]
+    trailing = [f for f in ranges if f in never_leading and f not in sorted_fields and f not in fixed]
+    return Roles(
+        equality=tuple(dict.fromkeys(equality)),
+        sort=sort,
+        range=tuple(dict.fromkeys(leading_ranges + trailing)),
+        never_leading=frozenset(never_leading),
+        residual=residual,
+        has_or=any(key in ("$or", "$nor") for key, _ in shape.filter),
+    )
+
+
+def _collect(shaped: Filter, prefix: str, max_in: int, equality: list[str], ranges: list[str],
+             never_leading: set[str], residual: dict[str, str]) -> None:
+    for key, node in shaped:
+        path = prefix + key
+        if isinstance(node, Branches):
+            if key == "$and":
+                for branch in node.filters:
+                    _collect(branch, prefix, max_in, equality, ranges, never_leading, residual)
+            continue
+        if key.startswith("$"):
+            residual[key] = _NOT_INDEXABLE.get(node if isinstance(node, str) else OTHER, "an operator")
+            continue
+        if isinstance(node, ElemMatch):
+            inner = node.inner
+            if inner and isinstance(inner[0], str):
+                _classify(path, tuple(inner), max_in, equality, ranges, never_leading, residual)  # type: ignore[arg-type]
+            else:
+                _collect(inner, path + ".", max_in, equality, ranges, never_leading, residual)  # type: ignore[arg-type]
+            continue
+        classes = (node,) if isinstance(node, str) else node
+        _classify(path, classes, max_in, equality, ranges, never_leading, residual)  # type: ignore[arg-type]
+
+
+def _classify(path: str, classes: tuple[str, ...], max_in: int, equality: list[str], ranges: list[str],
+              never_leading: set[str], residual: dict[str, str]) -> None:
+    if EQ in classes or (IN in classes and max_in <= IN_EQUALITY_LIMIT):
+        equality.append(path)
+    elif RANGE in classes or REGEX_PREFIX in classes or IN in classes:
+        ranges.append(path)
+    elif any(name in _NEVER_LEADING for name in classes):
+        ranges.append(path)
+        never_leading.add(path)
+    else:
+        unsupported = next((name for name in classes if name in _NOT_INDEXABLE), classes[0] if classes else OTHER)
+        residual[path] = _NOT_INDEXABLE.get(unsupported, unsupported)
+
+
+def candidate_key(roles: Roles, equality_order: Callable[[str], tuple] | None = None) -> KeyPattern:
+    """Equality, then sort, then range fields; () when nothing could lead an index."""
+    if roles.leading_fields == 0:
+        return ()
+    equality = sorted(roles.equality, key=equality_order) if equality_order else list(roles.equality)
+    key: list[tuple[str, int | str]] = [(name, 1) for name in equality]
+    key += list(roles.sort)
+    taken = {name for name, _ in key}
+    key += [(name, 1) for name in roles.range if name not in taken]
+    return tuple(key)
+
+
+def ers_key(roles: Roles, equality_order: Callable[[str], tuple] | None = None) -> KeyPattern:
+    """Equality, then the first range field, then sort: fewer keys when the range is very selective."""
+    leading = [name for name in roles.range if name not in roles.never_leading]
+    if not leading or not roles.sort:
+        return candidate_key(roles, equality_order)
+    equality = sorted(roles.equality, key=equality_order) if equality_order else list(roles.equality)
+    key: list[tuple[str, int | str]] = [(name, 1) for name in equality] + [(leading[0], 1)] + list(roles.sort)
+    taken = {name for name, _ in key}
+    return tuple(key + [(name, 1) for name in roles.range if name not in taken])
+
+
+def serves(key: KeyPattern, roles: Roles) -> bool:
+    """True when an index on ``key`` bounds the shape's scan as the ESR candidate would, and provides its sort."""
+    fields = [name for name, _ in key]
+    equality = set(roles.equality)
+    if set(fields[: len(equality)]) != equality:
+        return False
+    position = len(equality)
+    if roles.sort:
+        block = key[position: position + len(roles.sort)]
+        if [name for name, _ in block] != [name for name, _ in roles.sort]:
+            return False
+        same = all(direction == wanted for (_, direction), (_, wanted) in zip(block, roles.sort))
+        reverse = all(direction == -wanted for (_, direction), (_, wanted) in zip(block, roles.sort)
+                      if isinstance(direction, int))
+        if not (same or reverse):
+            return False
+        position += len(roles.sort)
+    leading_ranges = [name for name in roles.range if name not in roles.never_leading]
+    if leading_ranges and (position >= len(fields) or fields[position] not in leading_ranges):
+        return False
+    return position > 0 or bool(leading_ranges)
+
+
+def first_misplaced(key: KeyPattern, roles: Roles) -> tuple[str, str] | None:
+    """A sort or range field that comes before an equality field in ``key``: (that field, the equality field)."""
+    equality = set(roles.equality)
+    later = {name for name, _ in roles.sort} | set(roles.range)
+    seen: list[str] = []
+    for name, _ in key:
+        if name in equality:
+            for earlier in seen:
+                return earlier, name
+        elif name in later:
+            seen.append(name)
+        else:
+            break
+    return None
+
+
+def replaceable(existing: Iterable[IndexSpec], key: KeyPattern) -> IndexSpec | None:
+    """The longest existing index whose key is a strict prefix of ``key`` and that does nothing else than speed up
+    queries (not unique, sparse, partial, hidden or on ``_id``): the candidate makes it redundant."""
+    best = None
+    for index in existing:
+        if index.unique or index.sparse or index.partial_filter is not None or index.hidden or index.is_id_index:
+            continue
+        if len(index.key) < len(key) and key[: len(index.key)] == index.key:
+            if best is None or len(index.key) > len(best.key):
+                best = index
+    return best

@@ -1,0 +1,91 @@
+"""What a data sample tells about a collection's fields: which paths hold arrays, and how selective they are."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from functools import cached_property
+from typing import Any
+
+
+def path_values(document: Mapping[str, Any], path: str) -> tuple[list[Any], bool]:
+    """The values a dotted path reaches in a document, as an index would key them, and whether an array was crossed."""
+    values: list[Any] = [document]
+    through_array = False
+    for part in path.split("."):
+        reached: list[Any] = []
+        for value in values:
+            if isinstance(value, list):
+                through_array = True
+                for element in value:
+                    if isinstance(element, Mapping) and part in element:
+                        reached.append(element[part])
+                    elif part.isdigit() and int(part) < len(value):
+                        reached.append(value[int(part)])
+            elif isinstance(value, Mapping) and part in value:
+                reached.append(value[part])
+        values = reached
+    flattened: list[Any] = []
+    for value in values:
+        if isinstance(value, list):
+            through_array = True
+            flattened.extend(value)
+        else:
+            flattened.append(value)
+    return flattened, through_array
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, (dict, list)):
+        return repr(value)
+    try:
+        hash(value)
+    except TypeError:
+        return repr(value)
+    return value
+
+
+class SampleStatistics:
+    """Field facts from sample documents; computed per path on first use."""
+
+    def __init__(self, documents: Sequence[Mapping[str, Any]], average_document_size: float | None = None,
+                 documents_seen: int | None = None) -> None:
+        self.documents = documents
+        self.average_document_size = average_document_size
+        self.documents_seen = documents_seen if documents_seen is not None else len(documents)
+        self._arrays: dict[str, bool] = {}
+        self._selectivity: dict[str, float | None] = {}
+
+    def __len__(self) -> int:
+        return len(self.documents)
+
+    def is_array(self, path: str) -> bool:
+        """True when the path is multikey in at least one sampled document."""
+        if path not in self._arrays:
+            self._arrays[path] = any(path_values(document, path)[1] for document in self.documents)
+        return self._arrays[path]
+
+    def array_fields(self, paths: Iterator[str] | Sequence[str]) -> list[str]:
+        return [path for path in paths if self.is_array(path)]
+
+    def selectivity(self, path: str) -> float | None:
+        """The expected share of documents an equality on ``path`` matches, for a value drawn as queries draw it
+        (in proportion to how often it occurs); None for an empty sample."""
+        if path not in self._selectivity:
+            self._selectivity[path] = self._measure(path)
+        return self._selectivity[path]
+
+    def _measure(self, path: str) -> float | None:
+        if not self.documents:
+            return None
+        frequency: Counter[Any] = Counter()
+        for document in self.documents:
+            values, _ = path_values(document, path)
+            keys = {_hashable(value) for value in values} or {None}  # a missing field is keyed as null
+            frequency.update(keys)
+        total = sum(frequency.values())
+        return sum(count * count for count in frequency.values()) / (len(self.documents) * total)
+
+    @cached_property
+    def size(self) -> int:
+        return len(self.documents)

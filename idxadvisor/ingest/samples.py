@@ -1,0 +1,312 @@
+"""Data samples for the what-if estimator (DESIGN.md "Data sample").
+
+A sample is Extended JSON (relaxed or canonical) written as one array or as one document per line
+(``mongoexport``'s default), or a ``mongodump`` ``.bson`` file; each may be gzip-compressed. Documents are
+decoded by ``bson`` (``json_util`` hooks, ``decode_file_iter``), never by hand, and large files are
+reservoir-sampled while streaming, so memory holds the sample, not the file.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import random
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import bson
+from bson import json_util
+from bson.errors import BSONError, InvalidBSON
+from bson.json_util import JSONOptions
+
+from idxadvisor.errors import InputError, UsageError
+
+_JSON_OPTIONS: JSONOptions = json_util.RELAXED_JSON_OPTIONS
+_CHUNK = 1 << 16
+_MAX_DOCUMENT_TEXT = 64 << 20   # a single document larger than this is not a sample
+
+
+class Undefined:
+    """BSON ``undefined`` (deprecated type 6), which ``bson`` would decode as ``None``."""
+
+    _instance: Undefined | None = None
+
+    def __new__(cls) -> Undefined:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "undefined"
+
+    def __reduce__(self) -> str:
+        return "UNDEFINED"
+
+
+UNDEFINED = Undefined()
+
+
+def _object_pairs_hook(pairs: list[tuple[str, Any]]) -> Any:
+    keys = [key for key, _ in pairs]
+    if keys == ["$undefined"]:
+        return UNDEFINED
+    if "$regex" in keys and not set(keys) <= {"$regex", "$options"}:
+        # {"$gt": "a", "$regex": "^e"} is the query operator, not the legacy regex type.
+        return dict(pairs)
+    return json_util.object_pairs_hook(pairs, _JSON_OPTIONS)
+
+
+def decode_extended_json(text: str) -> Any:
+    """Extended JSON (relaxed or canonical) to BSON-typed Python values, keeping key order."""
+    return json.loads(text, object_pairs_hook=_object_pairs_hook)
+
+
+@dataclass
+class Sample:
+    path: Path
+    documents: list[dict[str, Any]]
+    documents_seen: int
+    sampled: bool
+    average_document_size: float | None
+    problems: int = 0
+
+
+class _Reservoir:
+    """Algorithm R with a seeded generator: a uniform, reproducible subset of a stream."""
+
+    def __init__(self, size: int, seed: int) -> None:
+        self.size = size
+        self.random = random.Random(seed)
+        self.items: list[dict[str, Any]] = []
+        self.seen = 0
+
+    def offer(self, item: dict[str, Any]) -> None:
+        self.seen += 1
+        if len(self.items) < self.size:
+            self.items.append(item)
+            return
+        slot = self.random.randrange(self.seen)
+        if slot < self.size:
+            self.items[slot] = item
+
+
+def load_sample(path: Path, *, sample_size: int = 10_000, seed: int = 0) -> Sample:
+    """Read a data sample, keeping at most ``sample_size`` documents (reservoir sampling)."""
+    if not isinstance(sample_size, int) or isinstance(sample_size, bool) or sample_size <= 0:
+        raise UsageError(f"--sample-size must be a positive integer, not {sample_size!r}")
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: no such file")
+    reservoir = _Reservoir(sample_size, seed)
+    problems = 0
+    try:
+        with _open(path) as stream:
+            if _is_bson(path, stream):
+                problems = _read_bson(stream, reservoir, path)
+            else:
+                problems = _read_json(io.TextIOWrapper(stream, encoding="utf-8", errors="strict"), reservoir, path)
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise InputError(f"{path}: cannot read the sample: {exc}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not a data sample (not UTF-8 Extended JSON nor BSON)") from None
+    if reservoir.seen == 0:
+        raise InputError(f"{path}: not a data sample (no documents found)")
+    documents = reservoir.items
+    sizes = []
+    for doc in documents:
+        try:
+            sizes.append(len(bson.encode(doc)))
+        except (BSONError, TypeError, ValueError, OverflowError):
+            continue
+    average = sum(sizes) / len(sizes) if sizes else None
+    return Sample(path, documents, reservoir.seen, reservoir.seen > len(documents), average, problems)
+
+
+def _open(path: Path) -> IO[bytes]:
+    raw = path.open("rb")
+    head = raw.read(2)
+    raw.seek(0)
+    if head == b"\x1f\x8b":
+        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+    return raw
+
+
+def _is_bson(path: Path, stream: IO[bytes]) -> bool:
+    name = path.name[:-3] if path.name.endswith(".gz") else path.name
+    if name.endswith(".bson"):
+        return True
+    peek = _peek(stream, 5)
+    if len(peek) < 5:
+        return False
+    size = int.from_bytes(peek[:4], "little")
+    return 5 <= size <= 16 * 1024 * 1024 + 16 * 1024 and peek[4] in range(1, 20) and not peek[:1].isspace() \
+        and peek[:1] not in (b"[", b"{")
+
+
+def _peek(stream: IO[bytes], count: int) -> bytes:
+    if hasattr(stream, "peek"):
+        return stream.peek(count)[:count]  # type: ignore[attr-defined]
+    position = stream.tell()
+    data = stream.read(count)
+    stream.seek(position)
+    return data
+
+
+def _read_bson(stream: IO[bytes], reservoir: _Reservoir, path: Path) -> int:
+    try:
+        for doc in bson.decode_file_iter(stream):
+            reservoir.offer(doc)
+    except (InvalidBSON, BSONError) as exc:
+        if reservoir.seen == 0:
+            raise InputError(f"{path}: not a data sample (invalid BSON: {exc})") from None
+        return 1
+    return 0
+
+
+def _read_json(text: IO[str], reservoir: _Reservoir, path: Path) -> int:
+    first = _first_significant_char(text)
+    if first == "":
+        return 0
+    if first == "[":
+        return _read_json_array(text, reservoir, path)
+    if first != "{":
+        raise InputError(f"{path}: not a data sample (expected a JSON array or one document per line)")
+    return _read_json_lines(text, reservoir, path, first)
+
+
+def _first_significant_char(text: IO[str]) -> str:
+    """Skip a byte-order mark and leading whitespace; return (and consume) the first other character."""
+    char = text.read(1)
+    while char and (char.isspace() or char == "\ufeff"):
+        char = text.read(1)
+    return char
+
+
+def _read_json_lines(text: IO[str], reservoir: _Reservoir, path: Path, first: str) -> int:
+    problems = 0
+    for line in _lines_with_prefix(text, first):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        try:
+            doc = decode_extended_json(stripped)
+        except (ValueError, TypeError, BSONError):
+            problems += 1
+            continue
+        if not isinstance(doc, Mapping):
+            problems += 1
+            continue
+        reservoir.offer(dict(doc))
+    if reservoir.seen == 0 and problems:
+        raise InputError(f"{path}: not a data sample (no line is a JSON document)")
+    return problems
+
+
+def _lines_with_prefix(text: IO[str], prefix: str) -> Iterator[str]:
+    first_line = True
+    for line in text:
+        if first_line:
+            first_line = False
+            yield prefix + line
+        else:
+            yield line
+    if first_line and prefix:
+        yield prefix
+
+
+def _read_json_array(text: IO[str], reservoir: _Reservoir, path: Path) -> int:
+    """Stream ``[doc, doc, ...]`` with ``raw_decode`` over a sliding buffer (never one giant ``loads``)."""
+    decoder = json.JSONDecoder(object_pairs_hook=_object_pairs_hook)
+    buffer = ""
+    position = 0
+    problems = 0
+    expect_value = True
+    done = False
+    eof = False
+    while not done:
+        while True:
+            while position < len(buffer) and buffer[position] in " \t\r\n":
+                position += 1
+            if position < len(buffer) or eof:
+                break
+            chunk = text.read(_CHUNK)
+            if not chunk:
+                eof = True
+            buffer = buffer[position:] + chunk
+            position = 0
+        if position >= len(buffer):
+            raise InputError(f"{path}: not a data sample (the JSON array is not closed)")
+        char = buffer[position]
+        if char == "]":
+            done = True
+            break
+        if not expect_value:
+            if char != ",":
+                raise InputError(f"{path}: not a data sample (malformed JSON array near offset {position})")
+            position += 1
+            expect_value = True
+            continue
+        try:
+            value, end = decoder.raw_decode(buffer, position)
+        except json.JSONDecodeError:
+            if eof:
+                raise InputError(f"{path}: not a data sample (malformed JSON array)") from None
+            if len(buffer) - position > _MAX_DOCUMENT_TEXT:
+                raise InputError(f"{path}: a document is larger than {_MAX_DOCUMENT_TEXT} bytes") from None
+            chunk = text.read(_CHUNK)
+            if not chunk:
+                eof = True
+            buffer = buffer[position:] + chunk
+            position = 0
+            continue
+        except (ValueError, TypeError, BSONError):
+            problems += 1
+            end = _skip_value(buffer, position)
+            value = None
+        if end >= len(buffer) and not eof:
+            # A number at the very end of the buffer may continue in the next chunk.
+            chunk = text.read(_CHUNK)
+            if chunk:
+                buffer = buffer[position:] + chunk
+                position = 0
+                continue
+            eof = True
+        if value is not None:
+            if isinstance(value, Mapping):
+                reservoir.offer(dict(value))
+            else:
+                problems += 1
+        position = end
+        expect_value = False
+        if position > _CHUNK:
+            buffer = buffer[position:]
+            position = 0
+    return problems
+
+
+def _skip_value(buffer: str, position: int) -> int:
+    """End of the JSON value at ``position`` (for an element whose Extended JSON is invalid)."""
+    depth = 0
+    in_string = False
+    escaped = False
+    for index in range(position, len(buffer)):
+        char = buffer[index]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+    return len(buffer)

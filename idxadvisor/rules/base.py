@@ -1,0 +1,170 @@
+"""The rule framework: one class per rule, pure functions of a shape's statistics and its context.
+
+A rule has a permanent ``code`` (two letters and three digits), a kebab-case ``name``, a default ``severity`` and a
+docstring that is its user documentation, with the sections ``## What it does``, ``## Why is this bad?``,
+``## Example`` and ``## Fix`` (and optionally ``## Options`` and ``## References``). Its first line is the summary.
+
+``check`` returns a ``Verdict`` (the rule fires), a ``Quiet`` (it does not, and why: shown with ``--verbose``), or
+None (the shape is not its kind). Rules never print, never do I/O, and never touch a server.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from idxadvisor.config import Settings
+from idxadvisor.indexes.candidates import Roles, candidate_key, roles_of, serves
+from idxadvisor.indexes.model import IndexSpec, KeyPattern
+from idxadvisor.indexes.plans import PlanSummary, parse_plan_summary
+from idxadvisor.indexes.sampling import SampleStatistics
+from idxadvisor.shapes.digest import ShapeStats
+
+REQUIRED_SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "## Fix")
+CODE_PATTERN = re.compile(r"^[A-Z]{2}\d{3}$")
+NAME_PATTERN = re.compile(r"^[a-z]+(?:-[a-z]+)*$")
+QUERY_OPS = frozenset({"find", "count", "distinct", "aggregate", "update", "delete", "findAndModify"})
+
+
+@dataclass
+class Verdict:
+    """A rule fired. ``index`` is the key it proposes, if any; the engine may share one index between shapes."""
+
+    message: str
+    severity: str | None = None  # None: the rule's default
+    details: list[str] = field(default_factory=list)
+    index: KeyPattern | None = None
+    existing_index: IndexSpec | None = None  # a finding about an index that exists already
+    impact: float | None = None  # wasted documents, when the rule counts them its own way (None: the standard formula)
+
+
+@dataclass
+class Quiet:
+    """A rule looked and stayed silent: why (shown with --verbose, asserted by tests)."""
+
+    reason: str
+
+
+@dataclass
+class ShapeAnalysis:
+    """What every rule wants to know about one shape, worked out once."""
+
+    stats: ShapeStats
+    roles: Roles
+    candidate: KeyPattern
+    plan: PlanSummary | None
+    plan_share: float
+    existing: list[IndexSpec] | None  # None: no --indexes file names this namespace
+    sample: SampleStatistics | None
+
+    @property
+    def shape(self):  # noqa: ANN201 - QueryShape
+        return self.stats.shape
+
+    @property
+    def ns(self) -> str:
+        return self.stats.shape.ns
+
+    @property
+    def executions(self) -> int:
+        return max(self.stats.count, 1)
+
+    @property
+    def used_index(self) -> KeyPattern | None:
+        return self.plan.indexes[0] if self.plan is not None and self.plan.indexes else None
+
+    @property
+    def docs_per_returned(self) -> float | None:
+        return self.stats.per_returned(self.stats.docs_examined)
+
+    @property
+    def keys_per_returned(self) -> float | None:
+        return self.stats.per_returned(self.stats.keys_examined)
+
+    @property
+    def wasted_per_execution(self) -> float:
+        """Documents (or index keys, if more) examined beyond those returned, per execution."""
+        examined = max(self.stats.docs_examined, self.stats.keys_examined)
+        return max(0, examined - self.stats.nreturned) / self.executions
+
+    @property
+    def collection_scan(self) -> bool:
+        return self.plan is not None and self.plan.is_collection_scan
+
+    def served_by(self, indexes: Iterable[IndexSpec]) -> IndexSpec | None:
+        return next((index for index in indexes if serves(index.key, self.roles)), None)
+
+
+@dataclass
+class RuleContext:
+    """Everything outside the shape itself that rules may consult."""
+
+    settings: Settings
+    indexes: Mapping[str, list[IndexSpec]] = field(default_factory=dict)
+    samples: Mapping[str, SampleStatistics] = field(default_factory=dict)
+    shapes: list[ShapeStats] = field(default_factory=list)
+
+    def shapes_of(self, ns: str) -> list[ShapeStats]:
+        return [stats for stats in self.shapes if stats.shape.ns == ns]
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    severity: ClassVar[str] = "warning"
+    category: ClassVar[str] = "index"
+    since: ClassVar[str] = "0.1.0"
+    status: ClassVar[str] = "stable"
+    aliases: ClassVar[tuple[str, ...]] = ()
+    applies_to: ClassVar[frozenset[str]] = QUERY_OPS
+    proposes_index: ClassVar[bool] = False
+    #: Among rules that propose an index for the same shape, the highest owns the finding.
+    priority: ClassVar[int] = 0
+    defaults: ClassVar[dict[str, Any]] = {}
+
+    def __init__(self, options: Mapping[str, Any] | None = None) -> None:
+        unknown = set(options or {}) - set(self.defaults)
+        if unknown:
+            raise ValueError(f"unknown option(s) for {self.code}: {', '.join(sorted(unknown))}")
+        self.options = {**self.defaults, **(options or {})}
+
+    @classmethod
+    def summary(cls) -> str:
+        return (cls.__doc__ or "").strip().splitlines()[0]
+
+    @classmethod
+    def documentation(cls) -> str:
+        lines = (cls.__doc__ or "").strip().splitlines()
+        body = "\n".join(line[4:] if line.startswith("    ") else line for line in lines[1:])
+        return lines[0] + "\n" + body
+
+    def check(self, analysis: ShapeAnalysis, context: RuleContext) -> Verdict | Quiet | None:
+        raise NotImplementedError
+
+    def check_collection(self, ns: str, context: RuleContext) -> Iterable[Verdict]:
+        """Findings about a collection as a whole (its existing indexes); most rules have none."""
+        return ()
+
+    def review(self, analysis: ShapeAnalysis, proposal: Verdict, context: RuleContext) -> Verdict | Quiet | None:
+        """A rule that vets other rules' index proposals returns its own verdict to replace one (None: fine)."""
+        return None
+
+
+def analyze_shape(stats: ShapeStats, context: RuleContext, equality_order: Any = None) -> ShapeAnalysis:
+    roles = roles_of(stats.shape, stats.max_in_length)
+    plan_text, plan_count = (stats.plans.most_common(1)[0] if stats.plans else (None, 0))
+    return ShapeAnalysis(
+        stats=stats,
+        roles=roles,
+        candidate=candidate_key(roles, equality_order),
+        plan=parse_plan_summary(plan_text) if plan_text else None,
+        plan_share=plan_count / max(stats.count, 1),
+        existing=list(context.indexes[stats.shape.ns]) if stats.shape.ns in context.indexes else None,
+        sample=context.samples.get(stats.shape.ns),
+    )
+
+
+def render_fields(key: KeyPattern) -> str:
+    return "{ " + ", ".join(f"{name}: {direction}" for name, direction in key) + " }"

@@ -1,0 +1,211 @@
+"""Run the rules over a workload's shapes: findings, ranked by impact, and a reason for every shape left without.
+
+Index advice is coordinated. For each shape, the index-proposing rules that fire compete and the one with the
+highest ``priority`` owns the finding; reviewing rules (IX003) may replace its proposal. Then shapes of one
+collection share indexes: each finding proposes, among all the indexes proposed for its collection, the one that
+serves the most of them. An existing index that already serves a shape suppresses the suggestion, and one that is a
+strict prefix of a proposal is named as the index it replaces.
+
+**Impact** ranks findings: for each execution, the documents examined beyond those returned (or index keys, when
+more keys than documents were examined, as with an index in the wrong order), summed over executions, and
+multiplied by the average document size in bytes when a ``--data`` sample gives it (so it reads as bytes read for
+nothing). A rule may count the wasted documents its own way (AG001: every document its runs read); the size
+applies to that count too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+from idxadvisor.indexes.candidates import replaceable, roles_of, serves
+from idxadvisor.indexes.model import IndexSpec, KeyPattern
+from idxadvisor.models.report import Finding, IndexProposal, Skip
+from idxadvisor.rules.base import QUERY_OPS, Quiet, Rule, RuleContext, ShapeAnalysis, Verdict, analyze_shape
+from idxadvisor.shapes.digest import ShapeStats
+
+
+@dataclass
+class _Proposal:
+    rule: Rule
+    analysis: ShapeAnalysis
+    verdict: Verdict
+
+
+def run_rules(shapes: list[ShapeStats], context: RuleContext, rules: list[Rule]) -> tuple[list[Finding], list[Skip]]:
+    context.shapes = shapes
+    orders = _equality_orders(shapes, context)
+    reviewers = [rule for rule in rules if type(rule).review is not Rule.review]
+    findings: list[Finding] = []
+    proposals: list[_Proposal] = []
+    skips: list[Skip] = []
+    for stats in shapes:
+        analysis = analyze_shape(stats, context, orders.get(stats.shape.ns))
+        blocked = _blocking_reason(analysis, context)
+        fired: list[tuple[Rule, Verdict]] = []
+        quiet: list[str] = []
+        for rule in rules:
+            if stats.shape.op not in rule.applies_to or (blocked and rule.proposes_index) or not stats.shape.known:
+                continue
+            result = rule.check(analysis, context)
+            if isinstance(result, Verdict):
+                if rule.proposes_index and result.index:
+                    fired.append((rule, result))
+                else:
+                    findings.append(_finding(rule, analysis, result, None, context))
+            elif isinstance(result, Quiet):
+                quiet.append(f"{rule.code}: {result.reason}")
+        if not fired:
+            reason = blocked or _served_by_plan(analysis) or "; ".join(dict.fromkeys(quiet))
+            skips.append(_skip(stats, reason or "no rule applies to this shape"))
+            continue
+        rule, verdict = max(fired, key=lambda item: item[0].priority)
+        served = analysis.served_by(analysis.existing or [])
+        if served is not None:
+            skips.append(_skip(stats, _served_reason(served, analysis)))
+            continue
+        for reviewer in reviewers:
+            reviewed = reviewer.review(analysis, verdict, context)
+            if isinstance(reviewed, Verdict):
+                rule, verdict = reviewer, reviewed
+            elif isinstance(reviewed, Quiet):
+                verdict.details.append(f"{reviewer.code}: {reviewed.reason}")
+        proposals.append(_Proposal(rule, analysis, verdict))
+    findings += _share_indexes(proposals, context)
+    for ns in sorted({stats.shape.ns for stats in shapes} | set(context.indexes)):
+        for rule in rules:
+            for verdict in rule.check_collection(ns, context):
+                findings.append(_collection_finding(rule, ns, verdict))
+    findings.sort(key=lambda finding: (-finding.impact, finding.rule, finding.ns, finding.fingerprint))
+    return findings, skips
+
+
+def _blocking_reason(analysis: ShapeAnalysis, context: RuleContext) -> str | None:
+    """Why no index can be advised for this shape at all, whatever the rules say."""
+    stats, shape, roles = analysis.stats, analysis.shape, analysis.roles
+    if not shape.known:
+        return f"shape unknown: {shape.unknown}"
+    if shape.op not in QUERY_OPS:
+        return f"{shape.op} has no query an index could serve"
+    if stats.count < context.settings.min_count:
+        return f"too few executions ({stats.count} < --min-count {context.settings.min_count})"
+    if "_id" in roles.equality:
+        return "equality on _id: the _id index serves it"
+    if roles.leading_fields == 0:
+        if roles.residual:
+            why = "; ".join(f"{name}: {reason}" for name, reason in sorted(roles.residual.items()))
+            return f"no predicate an index can use ({why})"
+        if roles.has_or:
+            return "an $or needs one index per branch: not advised yet"
+        if roles.range:
+            return "only negations, $exists or unanchored regexes, which cannot lead an index"
+        return "no filter or sort for an index to serve"
+    return None
+
+
+def _served_by_plan(analysis: ShapeAnalysis) -> str | None:
+    """When the log's own plan already uses an index that serves the shape: the reason there is nothing to add."""
+    used = analysis.used_index
+    if used is None or not serves(used, analysis.roles) or analysis.stats.blocking_sorts or analysis.plan_share < 0.5:
+        return None
+    ratio = analysis.docs_per_returned
+    measured = f": {ratio:,.1f} documents examined per document returned" if ratio is not None else ""
+    return f"served by the index its plan uses, {_fields(used)}{measured}"
+
+
+def _fields(key: KeyPattern) -> str:
+    return "{ " + ", ".join(f"{name}: {direction}" for name, direction in key) + " }"
+
+
+def _served_reason(index: IndexSpec, analysis: ShapeAnalysis) -> str:
+    reason = f"already served by index {index.name} {index}"
+    if analysis.collection_scan:
+        reason += " (yet the log shows collection scans: was it built after these operations, or is it hidden?)"
+    return reason
+
+
+def _equality_orders(shapes: list[ShapeStats], context: RuleContext) -> dict:
+    """Per collection, order equality fields by how many executions use them, then by selectivity, then by name:
+    fields most queries share come first, so that one index serves several shapes."""
+    popularity: dict[str, Counter[str]] = defaultdict(Counter)
+    for stats in shapes:
+        if stats.shape.known:
+            for name in roles_of(stats.shape, stats.max_in_length).equality:
+                popularity[stats.shape.ns][name] += stats.count
+    orders = {}
+    for ns, counts in popularity.items():
+        sample = context.samples.get(ns)
+
+        def order(name: str, counts: Counter[str] = counts, sample=sample) -> tuple:  # noqa: ANN001
+            selectivity = sample.selectivity(name) if sample is not None else None
+            return (-counts[name], selectivity if selectivity is not None else 1.0, name)
+
+        orders[ns] = order
+    return orders
+
+
+def _share_indexes(proposals: list[_Proposal], context: RuleContext) -> list[Finding]:
+    by_ns: dict[str, list[_Proposal]] = defaultdict(list)
+    for proposal in proposals:
+        by_ns[proposal.analysis.ns].append(proposal)
+    findings = []
+    for ns, group in by_ns.items():
+        keys = list(dict.fromkeys(p.verdict.index for p in group if p.verdict.index))
+        served = {key: [p for p in group if serves(key, p.analysis.roles)] for key in keys}
+        for proposal in group:
+            own = proposal.verdict.index
+            if own is None or proposal.rule.code == "IX003":  # a reviewed key is the only one that can work
+                findings.append(_finding(proposal.rule, proposal.analysis, proposal.verdict, own, context))
+                continue
+            sharing = [key for key in keys if proposal in served[key]] or [own]
+            # the same choice for every shape: most shapes served, then the longest key, then the candidate of the
+            # most important shape (proposals come in report order)
+            best = max(sharing, key=lambda key: (len(served.get(key, [])), len(key), -keys.index(key)))
+            others = len(served.get(best, [])) - 1
+            if others > 0:
+                proposal.verdict.details.append(f"the same index serves {others} other shape"
+                                                f"{'s' if others > 1 else ''} of {ns}")
+            findings.append(_finding(proposal.rule, proposal.analysis, proposal.verdict, best, context))
+    return findings
+
+
+def _finding(rule: Rule, analysis: ShapeAnalysis, verdict: Verdict, key: KeyPattern | None,
+             context: RuleContext) -> Finding:
+    index = None
+    if key:
+        spec = IndexSpec(key=key)
+        replaced = replaceable(analysis.existing or [], key)
+        if replaced is not None:
+            verdict.details.append(f"it makes {replaced.name} redundant: drop that index once this one is built")
+        index = IndexProposal(ns=analysis.ns, key=list(key), command=spec.create_index_command(analysis.ns),
+                              replaces=replaced.name if replaced is not None else None)
+    return Finding(rule=rule.code, name=rule.name, severity=verdict.severity or rule.severity,  # type: ignore[arg-type]
+                   fingerprint=analysis.shape.fingerprint, ns=analysis.ns, message=verdict.message,
+                   impact=round(_impact(analysis, verdict.impact), 1),
+                   details=verdict.details, index=index)
+
+
+def _impact(analysis: ShapeAnalysis, documents: float | None = None) -> float:
+    """Wasted documents (the rule's own count, or the standard formula) times the average document size."""
+    if documents is None:
+        stats = analysis.stats
+        documents = max(0, max(stats.docs_examined, stats.keys_examined) - stats.nreturned)
+    size = analysis.sample.average_document_size if analysis.sample is not None else None
+    return float(documents * (size or 1))
+
+
+def _collection_finding(rule: Rule, ns: str, verdict: Verdict) -> Finding:
+    existing = verdict.existing_index
+    fingerprint = hashlib.sha256(f"{ns} {existing.name if existing else ''}".encode()).hexdigest()[:16]
+    index = None
+    if existing is not None:
+        index = IndexProposal(ns=ns, key=list(existing.key), command=existing.create_index_command(ns),
+                              name=existing.name)
+    return Finding(rule=rule.code, name=rule.name, severity=verdict.severity or rule.severity,  # type: ignore[arg-type]
+                   fingerprint=fingerprint, ns=ns, message=verdict.message, impact=0.0, details=verdict.details,
+                   index=index)
+
+
+def _skip(stats: ShapeStats, reason: str) -> Skip:
+    return Skip(fingerprint=stats.shape.fingerprint, ns=stats.shape.ns, shape=stats.shape.text, reason=reason)

@@ -1,0 +1,84 @@
+from __future__ import annotations
+
+from idxadvisor.indexes.candidates import serves
+from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict, render_fields
+
+
+class MissingCompoundIndex(Rule):
+    """A query on several fields reads far more documents than it returns, for want of a compound index.
+
+    ## What it does
+    Flags a query shape that filters on two or more fields when its plan is a collection scan, or an index scan on
+    an index that holds only some of its equality fields (or all of them but not the range that would narrow the
+    scan), and it examines many documents for each one it returns.
+    It proposes the compound index, fields in equality → sort → range order, and names an existing index that the
+    new one makes redundant.
+
+    ## Why is this bad?
+    Without an index on every equality field, the server reads each document that matches the indexed part of
+    the filter and discards the rest. The cost grows with the collection, not with the result: a lookup that
+    returns one document can read hundreds of thousands.
+
+    ## Example
+    ```js
+    // shop.customers has only { email: 1 }
+    db.customers.find({ lastName: "Silva", city: "Porto" })   // COLLSCAN, 120,000 documents for 2
+    ```
+
+    ## Fix
+    ```js
+    db.customers.createIndex({ city: 1, lastName: 1 })
+    ```
+    Equality fields may come in any order; put first the one other queries on the collection share, so that one
+    index serves several of them.
+
+    ## Options
+    - `min_docs_per_returned` (10): documents examined per document returned before the rule fires.
+    - `min_wasted_per_execution` (500): documents examined beyond those returned, per execution.
+
+    ## References
+    - https://www.mongodb.com/docs/manual/core/indexes/index-types/index-compound/
+    - https://www.mongodb.com/docs/manual/tutorial/equality-sort-range-guideline/
+    """
+
+    code = "IX001"
+    name = "missing-compound-index"
+    severity = "warning"
+    proposes_index = True
+    priority = 20
+    defaults = {"min_docs_per_returned": 10.0, "min_wasted_per_execution": 500.0}
+
+    def check(self, analysis: ShapeAnalysis, context: RuleContext) -> Verdict | Quiet | None:
+        roles = analysis.roles
+        filtered = len(roles.equality) + len([f for f in roles.range if f not in roles.never_leading])
+        if filtered < 2:
+            return None
+        used = analysis.used_index
+        if not analysis.collection_scan:
+            if used is None:
+                return Quiet("the log shows no plan for this shape")
+            if serves(used, roles):
+                return Quiet(f"the index it uses, {render_fields(used)}, bounds the scan on every field it can")
+        if not wasteful(analysis, self.options["min_docs_per_returned"], self.options["min_wasted_per_execution"]):
+            return Quiet(efficiency_reason(analysis))
+        plan = "a collection scan" if analysis.collection_scan else f"{render_fields(used)}"  # type: ignore[arg-type]
+        ratio = analysis.docs_per_returned or 0
+        message = (f"{analysis.shape.op} filtering on {', '.join(sorted(roles.fields - {n for n, _ in roles.sort}))} "
+                   f"uses {plan} and examines {ratio:,.0f} documents per document returned "
+                   f"({analysis.wasted_per_execution:,.0f} wasted per execution, {analysis.stats.count:,} executions).")
+        return Verdict(message, index=analysis.candidate)
+
+
+def wasteful(analysis: ShapeAnalysis, min_ratio: float, min_waste: float) -> bool:
+    ratio = analysis.docs_per_returned
+    if ratio is None:
+        ratio = analysis.keys_per_returned
+    return ratio is not None and ratio >= min_ratio and analysis.wasted_per_execution >= min_waste
+
+
+def efficiency_reason(analysis: ShapeAnalysis) -> str:
+    ratio = analysis.docs_per_returned
+    if ratio is None:
+        return "the log does not show documents examined and returned"
+    return (f"examines {ratio:,.1f} documents per document returned and wastes "
+            f"{analysis.wasted_per_execution:,.0f} per execution: below the thresholds")

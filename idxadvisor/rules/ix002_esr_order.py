@@ -1,0 +1,79 @@
+from __future__ import annotations
+
+from idxadvisor.indexes.candidates import ers_key, first_misplaced
+from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict, render_fields
+
+
+class EsrOrder(Rule):
+    """A query sorts in memory, or uses an index whose keys are not in equality → sort → range order.
+
+    ## What it does
+    Flags a query shape with equality and sort (or range) predicates when the log shows a blocking in-memory sort,
+    or when the index it uses puts a sort or range key before an equality key, such as a filter on `status` sorted
+    by `createdAt` served by `{ createdAt: -1, status: 1 }`. It proposes the index in equality → sort → range order
+    and says when equality → range → sort is the better choice.
+
+    ## Why is this bad?
+    An index gives a sort for free only when the fields before the sort keys are fixed by equalities. A blocking
+    sort must read and hold every matching document before returning the first one, and fails past the memory
+    limit unless it spills to disk. An index that leads with the sort key instead walks the whole index in sort
+    order and filters the equality field key by key: it avoids the sort by examining many more keys.
+
+    ## Example
+    ```js
+    // index { createdAt: -1, status: 1 }
+    db.orders.find({ status: "pending" }).sort({ createdAt: -1 }).limit(50)   // 1,000 keys for 50 orders
+    ```
+
+    ## Fix
+    ```js
+    db.orders.createIndex({ status: 1, createdAt: -1 })   // equality, then sort: 50 keys for 50 orders
+    ```
+    With a very selective range (a few matching documents), equality → range → sort examines fewer keys and sorts
+    those few documents in memory; the finding names that alternative when the query has both.
+
+    ## References
+    - https://www.mongodb.com/docs/manual/tutorial/equality-sort-range-guideline/
+    - https://www.mongodb.com/docs/manual/tutorial/sort-results-with-indexes/
+    """
+
+    code = "IX002"
+    name = "esr-order"
+    severity = "warning"
+    proposes_index = True
+    priority = 30
+
+    def check(self, analysis: ShapeAnalysis, context: RuleContext) -> Verdict | Quiet | None:
+        roles = analysis.roles
+        if not roles.sort and not (roles.equality and roles.range):
+            return None
+        stats = analysis.stats
+        used = analysis.used_index
+        misplaced = first_misplaced(used, roles) if used else None
+        if stats.blocking_sorts and roles.sort:
+            share = stats.blocking_sorts * 100 // max(stats.count, 1)
+            sort = ", ".join(f"{name}: {direction}" for name, direction in roles.sort)
+            problem = f"sorts {{ {sort} }} in memory in {share}% of {stats.count:,} executions"
+            if used:
+                problem += f" after scanning {render_fields(used)}"
+        elif misplaced is not None and roles.equality:
+            later, equality = misplaced
+            problem = (f"uses {render_fields(used)}, which puts {later} before the equality field {equality}: "  # type: ignore[arg-type]
+                       f"{analysis.keys_per_returned or 0:,.0f} keys examined per document returned")
+        else:
+            return Quiet("no blocking sort, and its index keeps equality fields first")
+        message = f"{stats.shape.op} {problem}."
+        details = []
+        leading_ranges = [name for name in roles.range if name not in roles.never_leading]
+        alternative = ers_key(roles, _order_of(analysis.candidate))
+        if roles.sort and leading_ranges and alternative != analysis.candidate:
+            details.append(f"when the range on {alternative[len(roles.equality)][0]} is very selective, "
+                           f"{render_fields(alternative)} (equality, range, sort) examines fewer keys and sorts the "
+                           "few matching documents in memory")
+        return Verdict(message, details=details, index=analysis.candidate)
+
+
+def _order_of(key: tuple) -> object:
+    """Keep the candidate's own equality order in the alternative."""
+    position = {name: index for index, (name, _) in enumerate(key)}
+    return lambda name: (position.get(name, len(position)), name)

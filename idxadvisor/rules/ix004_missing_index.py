@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict
+from idxadvisor.rules.ix001_missing_compound_index import efficiency_reason, wasteful
+
+
+class MissingIndex(Rule):
+    """A query on one field scans the whole collection.
+
+    ## What it does
+    Flags a query shape whose filter has a single field an index could use, when its plan is a collection scan and
+    it examines many documents for each one it returns. It proposes the single-field index (with the query's sort
+    appended when it has one).
+
+    ## Why is this bad?
+    A collection scan reads every document to find the few that match: its cost grows with the collection while the
+    result stays the same size. It also evicts useful data from the cache.
+
+    ## Example
+    ```js
+    db.orders.find({ trackingNumber: "1Z999AA10123456784" })   // COLLSCAN over 2 million orders
+    ```
+
+    ## Fix
+    ```js
+    db.orders.createIndex({ trackingNumber: 1 })
+    ```
+
+    ## Options
+    - `min_docs_per_returned` (10): documents examined per document returned before the rule fires.
+    - `min_wasted_per_execution` (500): documents examined beyond those returned, per execution.
+
+    ## References
+    - https://www.mongodb.com/docs/manual/core/indexes/index-types/index-single/
+    """
+
+    code = "IX004"
+    name = "missing-index"
+    severity = "warning"
+    proposes_index = True
+    priority = 10
+    defaults = {"min_docs_per_returned": 10.0, "min_wasted_per_execution": 500.0}
+
+    def check(self, analysis: ShapeAnalysis, context: RuleContext) -> Verdict | Quiet | None:
+        roles = analysis.roles
+        leading = roles.equality + tuple(f for f in roles.range if f not in roles.never_leading)
+        if len(leading) != 1:
+            return None
+        if not analysis.collection_scan:
+            return Quiet("its plan is not a collection scan")
+        if not wasteful(analysis, self.options["min_docs_per_returned"], self.options["min_wasted_per_execution"]):
+            return Quiet(efficiency_reason(analysis))
+        message = (f"{analysis.shape.op} filtering on {leading[0]} scans the collection: "
+                   f"{analysis.docs_per_returned or 0:,.0f} documents examined per document returned, "
+                   f"{analysis.stats.count:,} executions.")
+        return Verdict(message, index=analysis.candidate)

@@ -1,0 +1,186 @@
+"""Rule cases: ``rules/<CODE>.yaml``, loaded and run the same way for every rule (and for plugin authors).
+
+A case file::
+
+    rule: IX001
+    config: {min_count: 1}          # optional settings for every case of the file
+    cases:
+      collscan_on_two_fields:
+        operations:                 # slow-query entries to generate (or `log:` raw lines, or `fixture:` a path)
+          - ns: shop.customers
+            command: {find: customers, filter: {lastName: Silva, city: Porto}}
+            plan: COLLSCAN
+            docsExamined: 120000
+            nreturned: 1
+            durationMillis: 150
+            repeat: 20              # 20 executions starting `every` seconds apart (default 10), each logged when
+                                    # it ends; `durations: [..]` cycles through several durations
+        indexes: {shop.customers: [{key: {_id: 1}, name: _id_}]}   # optional: the --indexes file
+        data: {shop.products: [{tags: [a, b]}]}                      # optional: --data samples
+        expect:                     # the findings of this file's rule, each matched by the keys it gives
+          - ns: shop.customers
+            index: {key: [[city, 1], [lastName, 1]]}
+        skipped:                    # optional: reasons for shapes left without a suggestion
+          - shape: "find shop.customers"
+            reason: "served by"
+      healthy:
+        operations: [...]
+        expect: []                  # the rule must stay silent
+      later:
+        todo: "why this case is expected to fail for now"
+
+Finding keys: ``rule`` (default the file's), ``ns``, ``severity``, ``message`` (a substring), ``details`` (a
+substring of one of them), ``index`` (``key``, ``replaces``, ``name``). Every expected finding must match a distinct
+finding of the rule, and the rule must report no other.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from idxadvisor.api import analyze
+from idxadvisor.config import Settings
+from idxadvisor.models.report import Finding, Report
+
+OPERATION_COUNTERS = ("keysExamined", "docsExamined", "nreturned", "nMatched", "nModified", "ndeleted",
+                      "hasSortStage", "usedDisk", "appName", "queryHash", "planCacheShapeHash", "queryShapeHash",
+                      "originatingCommand", "workingMillis", "cursorExhausted", "fromMultiPlanner")
+_START = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
+
+
+@dataclass
+class RuleCase:
+    rule: str
+    name: str
+    spec: dict[str, Any]
+    config: dict[str, Any] = field(default_factory=dict)
+    source: Path | None = None
+
+    @property
+    def id(self) -> str:
+        return f"{self.rule}-{self.name}"
+
+    @property
+    def todo(self) -> str | None:
+        return self.spec.get("todo")
+
+
+def load_rule_cases(directory: Path) -> list[RuleCase]:
+    cases = []
+    for path in sorted(directory.glob("*.yaml")):
+        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        rule = document["rule"]
+        for name, spec in (document.get("cases") or {}).items():
+            cases.append(RuleCase(rule, name, spec, dict(document.get("config") or {}), path))
+    return cases
+
+
+def iso(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}+00:00"
+
+
+def operation_lines(operations: list[dict[str, Any]]) -> list[str]:
+    """Server-format 8.0 slow-query lines for a case's ``operations``."""
+    lines = []
+    for number, operation in enumerate(operations):
+        start = _START + timedelta(seconds=float(operation.get("at", number * 3600)))
+        every = float(operation.get("every", 10))
+        durations = operation.get("durations") or [operation.get("durationMillis", 150)]
+        for run in range(int(operation.get("repeat", 1))):
+            duration = durations[run % len(durations)]
+            moment = start + timedelta(seconds=run * every, milliseconds=duration)  # logged when it ends
+            attr: dict[str, Any] = {"type": operation.get("type", "command"), "ns": operation["ns"],
+                                    "command": operation["command"]}
+            if "plan" in operation:
+                attr["planSummary"] = operation["plan"]
+            attr.update({key: operation[key] for key in OPERATION_COUNTERS if key in operation})
+            attr["durationMillis"] = duration
+            entry = {"t": {"$date": iso(moment)}, "s": "I", "c": "WRITE" if attr["type"] != "command" else "COMMAND",
+                     "id": 51803, "ctx": operation.get("ctx", f"conn{run % 7 + 1}"), "msg": "Slow query",
+                     "attr": attr}
+            lines.append(json.dumps(entry, separators=(",", ":")))
+    return lines
+
+
+def case_inputs(case: RuleCase, workdir: Path, repository: Path) -> tuple[list[str], dict[str, Any]]:
+    """The input paths and the settings overrides a case stands for (files written into ``workdir``)."""
+    spec = case.spec
+    inputs = []
+    if "fixture" in spec:
+        inputs.append(str(repository / spec["fixture"]))
+    lines = []
+    if "log" in spec:
+        lines += [line for line in spec["log"].splitlines() if line.strip()]
+    if "operations" in spec:
+        lines += operation_lines(spec["operations"])
+    if lines:
+        log = workdir / "case.log"
+        log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        inputs.append(str(log))
+    overrides: dict[str, Any] = {"format": "json", **case.config, **spec.get("config", {})}
+    if "indexes" in spec:
+        path = workdir / "indexes.json"
+        path.write_text(json.dumps(spec["indexes"]), encoding="utf-8")
+        overrides["indexes"] = path
+    if "data" in spec:
+        data_files = []
+        for ns, documents in spec["data"].items():
+            path = workdir / f"{ns}.json"
+            path.write_text("\n".join(json.dumps(document) for document in documents) + "\n", encoding="utf-8")
+            data_files.append(f"{ns}={path}")
+        overrides["data"] = data_files
+    return inputs, overrides
+
+
+def run_case(case: RuleCase, workdir: Path, repository: Path) -> Report:
+    inputs, overrides = case_inputs(case, workdir, repository)
+    return analyze(inputs, Settings.model_validate(overrides))
+
+
+def _matches(finding: Finding, expected: dict[str, Any], rule: str) -> bool:
+    if finding.rule != expected.get("rule", rule):
+        return False
+    for key in ("ns", "severity"):
+        if key in expected and getattr(finding, key) != expected[key]:
+            return False
+    if "message" in expected and expected["message"] not in finding.message:
+        return False
+    if "details" in expected and not any(expected["details"] in detail for detail in finding.details):
+        return False
+    if "index" in expected:
+        index = finding.index
+        if index is None:
+            return False
+        wanted = expected["index"]
+        if "key" in wanted and [list(pair) for pair in index.key] != [list(pair) for pair in wanted["key"]]:
+            return False
+        for key in ("replaces", "name"):
+            if key in wanted and getattr(index, key) != wanted[key]:
+                return False
+    return True
+
+
+def check_case(case: RuleCase, report: Report) -> list[str]:
+    """What is wrong with the report for this case (an empty list when it is right)."""
+    rule = case.rule
+    found = [finding for finding in report.findings if finding.rule == rule]
+    problems = []
+    unmatched = list(found)
+    for expected in case.spec.get("expect") or []:
+        match = next((finding for finding in unmatched if _matches(finding, expected, rule)), None)
+        if match is None:
+            problems.append(f"no {rule} finding matches {expected}")
+        else:
+            unmatched.remove(match)
+    problems += [f"unexpected {rule} finding: {finding.ns}: {finding.message} {finding.index}" for finding in unmatched]
+    for expected in case.spec.get("skipped") or []:
+        if not any(expected["shape"] in skip.shape and expected["reason"] in skip.reason for skip in report.skipped):
+            reasons = [f"{skip.shape}: {skip.reason}" for skip in report.skipped]
+            problems.append(f"no skipped shape like {expected}; skipped: {reasons}")
+    return problems

@@ -1,0 +1,76 @@
+"""The registry holds every rule once, in code order, and every rule documents itself and has cases."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import pytest
+
+import idxadvisor.rules
+from idxadvisor.errors import UsageError
+from idxadvisor.rules import ALL_RULES, rule_class, select_rules
+from idxadvisor.rules.base import CODE_PATTERN, NAME_PATTERN, REQUIRED_SECTIONS, Rule
+from idxadvisor.testing import load_rule_cases
+from tests.conftest import REPO_ROOT
+
+MISSION_RULES = {"IX001": "missing-compound-index", "IX002": "esr-order", "IX003": "parallel-array-index",
+                 "QY001": "count-slower-than-find", "AG001": "repeated-aggregation"}
+
+
+def rule_modules() -> list[type[Rule]]:
+    found = []
+    for module in pkgutil.iter_modules(idxadvisor.rules.__path__):
+        if CODE_PATTERN.match(module.name.split("_")[0].upper()):
+            loaded = importlib.import_module(f"idxadvisor.rules.{module.name}")
+            found += [value for value in vars(loaded).values()
+                      if isinstance(value, type) and issubclass(value, Rule) and value is not Rule
+                      and value.__module__ == loaded.__name__]
+    return found
+
+
+def test_every_rule_module_is_registered_once_in_code_order() -> None:
+    assert sorted(rule_modules(), key=lambda rule: rule.code) == list(ALL_RULES)
+    codes = [rule.code for rule in ALL_RULES]
+    assert codes == sorted(codes) and len(set(codes)) == len(codes)
+
+
+def test_the_mission_rules_keep_their_public_codes_and_names() -> None:
+    assert {code: rule_class(code).name for code in MISSION_RULES} == MISSION_RULES
+
+
+@pytest.mark.parametrize("rule", ALL_RULES, ids=[rule.code for rule in ALL_RULES])
+def test_rule_identity_and_documentation(rule: type[Rule]) -> None:
+    assert CODE_PATTERN.match(rule.code) and NAME_PATTERN.match(rule.name)
+    assert rule.__module__.split(".")[-1].startswith(rule.code.lower() + "_" + rule.name.replace("-", "_"))
+    assert rule.severity in ("info", "warning", "error")
+    doc = rule.documentation()
+    assert rule.summary() and rule.summary().endswith(".")
+    for section in REQUIRED_SECTIONS:
+        assert section in doc, f"{rule.code} lacks '{section}'"
+    for option in rule.defaults:
+        assert f"`{option}`" in doc, f"{rule.code} does not document its option {option}"
+
+
+@pytest.mark.parametrize("rule", ALL_RULES, ids=[rule.code for rule in ALL_RULES])
+def test_every_rule_has_cases_that_fire_and_cases_that_stay_silent(rule: type[Rule]) -> None:
+    cases = [case for case in load_rule_cases(REPO_ROOT / "rules") if case.rule == rule.code]
+    assert any(case.spec.get("expect") for case in cases), f"{rule.code} has no case where it fires"
+    assert any(case.spec.get("expect") == [] for case in cases), f"{rule.code} has no case where it stays silent"
+
+
+def test_selection_by_code_prefix_name_and_ignore() -> None:
+    assert [r.code for r in select_rules(["IX"])] == ["IX001", "IX002", "IX003", "IX004"]
+    assert [r.code for r in select_rules(["repeated-aggregation", "QY001"])] == ["AG001", "QY001"]
+    assert [r.code for r in select_rules([], ["IX"])] == ["AG001", "QY001"]
+    assert select_rules([], [], {"IX001": {"min_docs_per_returned": 50}})[1].options["min_docs_per_returned"] == 50
+
+
+@pytest.mark.parametrize(("select", "ignore", "options", "message"), [
+    (["ZZ9"], [], {}, "--select/--ignore: 'ZZ9' names no rule"),
+    ([], [], {"IX001": {"min_ratio": 3}}, "settings for IX001: unknown option(s) for IX001: min_ratio"),
+    ([], [], {"NOPE1": {}}, "no rule 'NOPE1'"),
+])
+def test_bad_selections_are_usage_errors(select: list, ignore: list, options: dict, message: str) -> None:
+    with pytest.raises(UsageError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        select_rules(select, ignore, options)
