@@ -28,6 +28,7 @@ from idxadvisor.exitcodes import ExitCode
 from idxadvisor.models.report import SEVERITY_ORDER, Report
 from idxadvisor.report import json as json_report
 from idxadvisor.report import markdown as markdown_report
+from idxadvisor.report import sarif as sarif_report
 from idxadvisor.report import terminal as terminal_report
 
 REPORT_WIDTH = 100
@@ -84,9 +85,7 @@ def render(report: Report, settings: Settings, out: TextIO) -> None:
     elif settings.format == "markdown":
         markdown_report.render(report, out, verbose=settings.verbose)
     elif settings.format == "sarif":
-        from idxadvisor.report import sarif
-
-        sarif.render(report, out)
+        sarif_report.render(report, out, str(settings.indexes) if settings.indexes else None)
     else:
         terminal = out.isatty()
         console = Console(file=out, width=None if terminal else REPORT_WIDTH, highlight=False, markup=False,

@@ -1,0 +1,71 @@
+"""SARIF 2.1.0, for code-scanning dashboards (GitHub, GitLab) and CI annotations.
+
+Rules come from the registry, with their documentation as ``fullDescription``. Findings are about query shapes, not
+lines of source: each result's location is the file the advice is about (the ``--indexes`` file when one was given,
+since that is what a pull request changes; otherwise the first input), its logical location is the namespace, and
+the shape fingerprint is its partial fingerprint, so a dashboard tracks one finding across runs.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TextIO
+
+from idxadvisor.models.report import Finding, Report
+from idxadvisor.rules import ALL_RULES
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def render(report: Report, out: TextIO, artifact: str | None = None) -> None:
+    json.dump(document(report, artifact), out, indent=2)
+    out.write("\n")
+
+
+def document(report: Report, artifact: str | None = None) -> dict[str, Any]:
+    location = artifact or (report.inputs[0].path if report.inputs else "mongod.log")
+    return {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": report.tool.name,
+                "version": report.tool.version,
+                "rules": [_rule(rule) for rule in ALL_RULES],
+            }},
+            "results": [_result(finding, location) for finding in report.findings],
+        }],
+    }
+
+
+def _rule(rule: Any) -> dict[str, Any]:
+    return {
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary()},
+        "fullDescription": {"text": rule.documentation()},
+        "help": {"text": rule.documentation(), "markdown": rule.documentation()},
+        "defaultConfiguration": {"level": LEVELS[rule.severity]},
+        "properties": {"category": rule.category, "status": rule.status},
+    }
+
+
+def _result(finding: Finding, location: str) -> dict[str, Any]:
+    text = finding.message
+    if finding.index is not None:
+        text += f" Suggested: {finding.index.command}"
+    result: dict[str, Any] = {
+        "ruleId": finding.rule,
+        "level": LEVELS[finding.severity],
+        "message": {"text": text},
+        "locations": [{
+            "physicalLocation": {"artifactLocation": {"uri": location}},
+            "logicalLocations": [{"name": finding.ns, "kind": "namespace"}],
+        }],
+        "partialFingerprints": {"idxadvisor/shape/v1": finding.fingerprint},
+        "properties": {"impact": finding.impact, "details": finding.details},
+    }
+    if finding.index is not None:
+        result["properties"]["index"] = finding.index.model_dump(mode="json")
+    return result

@@ -1,0 +1,76 @@
+"""Settings from pyproject.toml or .idxadvisor.toml, overridden by the command line; bad ones are one error line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from idxadvisor.cli import run
+from idxadvisor.config import Settings, load_settings
+from idxadvisor.errors import UsageError
+
+DEMO_LOG = Path(__file__).resolve().parents[1] / "fixtures" / "demo" / "shop.log"
+
+
+def test_pyproject_table_with_kebab_names(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.idxadvisor]\nmin-ms = 250\n'
+                                             'exclude-ns = ["shop.events"]\nfail-on = "error"\n'
+                                             '[tool.idxadvisor.rules.IX001]\nmin_docs_per_returned = 40\n')
+    settings = load_settings({}, directory=tmp_path)
+    assert (settings.min_ms, settings.exclude_ns, settings.fail_on) == (250, ["shop.events"], "error")
+    assert settings.rules == {"IX001": {"min_docs_per_returned": 40}}
+
+
+def test_dot_file_wins_over_pyproject_and_the_command_line_wins_over_both(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.idxadvisor]\ntop = 3\n")
+    (tmp_path / ".idxadvisor.toml").write_text("top = 5\nsort_by = 'count'\n")
+    assert load_settings({}, directory=tmp_path).top == 5
+    settings = load_settings({"top": 9, "sort_by": None}, directory=tmp_path)
+    assert (settings.top, settings.sort_by) == (9, "count")
+
+
+def test_no_config_file_gives_the_defaults(tmp_path: Path) -> None:
+    assert load_settings({}, directory=tmp_path) == Settings()
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ("top = 0", "setting 'top' (from {path}): Input should be greater than or equal to 1"),
+    ("sort-by = 'speed'", "setting 'sort-by' (from {path}): Input should be 'total', 'count', 'mean', 'p95', 'max', "
+                          "'docs-examined' or 'ratio'"),
+    ("colour = true", "setting 'colour' (from {path}): unknown setting"),
+    ("top = [", "config file {path} is not valid TOML: "),
+])
+def test_bad_settings_name_the_setting(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / ".idxadvisor.toml"
+    path.write_text(content + "\n")
+    with pytest.raises(UsageError) as info:
+        load_settings({}, directory=tmp_path)
+    assert str(info.value).startswith(message.format(path=path))
+
+
+def test_a_bad_setting_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    config = tmp_path / "settings.toml"
+    config.write_text("min-ms = -5\n")
+    assert run(["analyze", str(DEMO_LOG), "--config", str(config)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (f"idxadvisor: error: setting 'min-ms' (from {config}): Input should be greater than or "
+                            "equal to 0\n")
+
+
+def test_a_bad_rule_option_in_the_config_is_a_usage_error(capsys: pytest.CaptureFixture[str],
+                                                            tmp_path: Path) -> None:
+    config = tmp_path / "settings.toml"
+    config.write_text("[rules.IX001]\nthreshold = 5\n")
+    assert run(["analyze", str(DEMO_LOG), "--config", str(config)]) == 2
+    assert capsys.readouterr().err == ("idxadvisor: error: settings for IX001: unknown option(s) for IX001: "
+                                       "threshold\n")
+
+
+def test_settings_change_the_report(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    config = tmp_path / "settings.toml"
+    config.write_text('select = ["AG"]\nfail-on = "never"\n')
+    assert run(["analyze", str(DEMO_LOG), "--config", str(config), "--format", "json"]) == 0
+    assert {finding["rule"] for finding in json.loads(capsys.readouterr().out)["findings"]} == {"AG001"}
