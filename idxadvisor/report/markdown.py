@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TextIO
 
 from idxadvisor.models.report import Finding, Report, ShapeReport
@@ -19,22 +20,26 @@ def _code(text: str) -> str:
     return f"{fence}{padding}{_cell(text)}{padding}{fence}"
 
 
+def _time(value: datetime | None) -> str:
+    return value.isoformat(sep=" ", timespec="seconds") if value else "?"
+
+
 def render(report: Report, out: TextIO, verbose: bool = False) -> None:
     out.write("\n".join(_lines(report, verbose)) + "\n")
 
 
 def _lines(report: Report, verbose: bool) -> list[str]:
     summary = report.summary
-    lines = [f"## idxadvisor report", ""]
+    lines = ["## idxadvisor report", ""]
     lines.append(f"{summary.inputs} input(s), {summary.lines:,} lines, {summary.entries:,} slow-operation entries, "
                  f"{summary.operations:,} operations, {summary.shapes:,} shapes; problems {summary.problems:,}, "
                  f"truncated {summary.truncated:,}.")
     if summary.first_seen or summary.last_seen:
-        lines.append(f"Time span: {summary.first_seen} → {summary.last_seen}.")
+        lines.append(f"Time span: {_time(summary.first_seen)} → {_time(summary.last_seen)}.")
     if summary.versions:
         lines.append(f"Server versions: {', '.join(summary.versions)}.")
     for reason, count in summary.excluded.items():
-        lines.append(f"Left out: {count:,} operations ({reason}).")
+        lines.append(f"Left out: {reason}: {count:,} operations.")
     lines += ["", "| input | format | lines | entries | problems | truncated |", "|---|---|--:|--:|--:|--:|"]
     for item in report.inputs:
         path = _code(item.path) + (f" (error: {_cell(item.error)})" if item.error else "")

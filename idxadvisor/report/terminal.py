@@ -118,7 +118,7 @@ def _shape_block(rank: int, shape: ShapeReport, width: int) -> Group:
         details.append(f"plan {plan}" + (f" ({share}%)" if len(shape.plans) > 1 else ""))
     if shape.docs_examined_per_returned is not None:
         details.append(f" · docs examined/returned {_ratio(shape.docs_examined_per_returned)}")
-    if shape.keys_examined_per_returned is not None:
+    if shape.keys_examined_per_returned is not None and shape.keys_examined:
         details.append(f" · keys/returned {_ratio(shape.keys_examined_per_returned)}")
     if shape.blocking_sorts:
         details.append(f" · blocking sort {shape.blocking_sorts * 100 // max(shape.count, 1)}%", style="yellow")
