@@ -12,7 +12,7 @@ from typing import Protocol
 
 from idxadvisor.config import Settings
 from idxadvisor.ingest.datasets import resolve_data_arguments
-from idxadvisor.ingest.indexfile import IndexCatalog, load_index_file
+from idxadvisor.indexes.catalog import IndexCatalog, load_index_file
 from idxadvisor.ingest.samples import load_sample
 from idxadvisor.ingest.sources import Source, expand_sources
 from idxadvisor.indexes.sampling import SampleStatistics
