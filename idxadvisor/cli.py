@@ -49,12 +49,18 @@ app = typer.Typer(
 INPUT, FILTERING, OUTPUT, RULES, EVIDENCE = "Input", "Filtering", "Output", "Rules", "Evidence"
 
 
+def wants_colour(stream: TextIO) -> bool:
+    """Colour (any escape code) only on a terminal, and only when NO_COLOR is unset."""
+    return stream.isatty() and "NO_COLOR" not in os.environ
+
+
 def _stderr() -> Console:
-    return Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
+    return Console(stderr=True, highlight=False, markup=False, soft_wrap=True,
+                   color_system="auto" if wants_colour(sys.stderr) else None)
 
 
 def error_line(message: str) -> None:
-    _stderr().print(Text(f"idxadvisor: error: {message}"), style="red" if sys.stderr.isatty() else None)
+    _stderr().print(Text(f"idxadvisor: error: {message}"), style="red")
 
 
 def _parse_time(value: str | None, option: str) -> datetime | None:
@@ -87,9 +93,8 @@ def render(report: Report, settings: Settings, out: TextIO) -> None:
     elif settings.format == "sarif":
         sarif_report.render(report, out, str(settings.indexes) if settings.indexes else None)
     else:
-        terminal = out.isatty()
-        console = Console(file=out, width=None if terminal else REPORT_WIDTH, highlight=False, markup=False,
-                          emoji=False, soft_wrap=False)
+        console = Console(file=out, width=None if out.isatty() else REPORT_WIDTH, highlight=False, markup=False,
+                          emoji=False, soft_wrap=False, color_system="auto" if wants_colour(out) else None)
         terminal_report.render(report, console, verbose=settings.verbose)
 
 
@@ -216,7 +221,8 @@ def list_rules() -> int:
     """List every rule: code, name, default severity and summary."""
     from idxadvisor.rules import ALL_RULES
 
-    console = Console(highlight=False, markup=False, width=None if sys.stdout.isatty() else REPORT_WIDTH)
+    console = Console(highlight=False, markup=False, width=None if sys.stdout.isatty() else REPORT_WIDTH,
+                      color_system="auto" if wants_colour(sys.stdout) else None)
     indent = 41
     for rule in ALL_RULES:
         summary = textwrap.wrap(rule.summary(), width=max(40, console.width - indent))

@@ -1,0 +1,141 @@
+"""The ``idxadvisor whatif`` entry points: parse the options, run the estimator, render text.
+
+``run_whatif`` takes the option values as the CLI receives them (JSON text, Extended JSON allowed) and
+returns the explain-style dict plus ``query``, ``sample`` and ``serverVersion``; ``render_text`` turns that
+dict into a short human-readable explanation. Bad option values raise :class:`UsageError` naming the
+option; unreadable data raises :class:`InputError` (from the sample loader).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from idxadvisor.errors import UsageError
+from idxadvisor.indexes.model import IndexSpec, IndexSpecError, key_pattern
+from idxadvisor.ingest.samples import decode_extended_json, load_sample
+from idxadvisor.whatif.estimator import Estimator, WhatIfQuery
+
+_VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)?$")
+
+
+def parse_server_version(text: str) -> tuple[int, int]:
+    match = _VERSION.match(str(text).strip())
+    if not match:
+        raise UsageError(f"--server-version must look like 8.0, not {text!r}")
+    return int(match.group(1)), int(match.group(2))
+
+
+def _decode_option(option: str, text: str) -> Any:
+    try:
+        return decode_extended_json(text)
+    except (ValueError, TypeError) as exc:
+        first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise UsageError(f"{option} is not valid (Extended) JSON: {first_line}") from None
+
+
+def parse_index_option(text: str) -> IndexSpec:
+    value = _decode_option("--index", text)
+    if not isinstance(value, Mapping):
+        raise UsageError(f"--index must be a JSON object (a key pattern or an index document), not {text!r}")
+    try:
+        return IndexSpec.parse(value)
+    except IndexSpecError as exc:
+        raise UsageError(f"--index {text}: {exc}") from None
+
+
+def parse_hint_option(text: str) -> tuple[tuple[str, Any], ...]:
+    value = _decode_option("--hint", text)
+    if not isinstance(value, Mapping):
+        raise UsageError(f"--hint must be a key pattern object, not {text!r}")
+    try:
+        return key_pattern(value)
+    except IndexSpecError as exc:
+        raise UsageError(f"--hint {text}: {exc}") from None
+
+
+def parse_query_option(text: str) -> WhatIfQuery:
+    value = _decode_option("--query", text)
+    if not isinstance(value, Mapping):
+        raise UsageError("--query must be a JSON object with command, filter, sort, projection, limit, skip")
+    try:
+        return WhatIfQuery.from_json(value)
+    except UsageError as exc:
+        raise UsageError(f"--query: {exc}") from None
+
+
+def run_whatif(*, data: Path, query: str, indexes: Sequence[str], hint: str | None,
+               server_version: str = "8.0", sample_size: int = 10_000) -> dict[str, Any]:
+    """Load the sample, explain the query with the given indexes, and describe the inputs."""
+    version = parse_server_version(server_version)
+    what_if = parse_query_option(query)
+    specs = [parse_index_option(text) for text in indexes]
+    hint_key = parse_hint_option(hint) if hint is not None else None
+    sample = load_sample(Path(data), sample_size=sample_size)
+    estimator = Estimator(sample.documents, server_version=version)
+    result = estimator.explain(what_if, specs, hint_key)
+    out: dict[str, Any] = dict(result)
+    out["query"] = {
+        "command": what_if.command,
+        "filter": dict(what_if.filter),
+        "sort": dict(what_if.sort) if what_if.sort else None,
+        "projection": dict(what_if.projection) if what_if.projection else None,
+        "limit": what_if.limit,
+        "skip": what_if.skip,
+    }
+    out["sample"] = {
+        "path": str(sample.path),
+        "documents": len(sample.documents),
+        "documentsSeen": sample.documents_seen,
+        "sampled": sample.sampled,
+        "problems": sample.problems,
+    }
+    out["serverVersion"] = f"{version[0]}.{version[1]}"
+    return out
+
+
+def render_text(result: Mapping[str, Any]) -> str:
+    """A compact explanation: plan, stages, bounds, counters, covered/blocking sort, the winning index."""
+    lines: list[str] = []
+    sample = result.get("sample")
+    if isinstance(sample, Mapping):
+        sampled = " (reservoir sample)" if sample.get("sampled") else ""
+        lines.append(f"sample: {sample.get('documents')} of {sample.get('documentsSeen')} documents{sampled}"
+                     f" from {sample.get('path')}")
+    if "serverVersion" in result:
+        lines.append(f"server version modelled: {result['serverVersion']} (classic engine)")
+    if "unsupported" in result:
+        lines.append(f"not estimated: {result['unsupported']}")
+        return "\n".join(lines)
+    if "error" in result:
+        error = result["error"]
+        lines.append(f"index {result.get('index', '?')} cannot be built on this sample: "
+                     f"{error.get('message')} (code {error.get('code')}, {error.get('codeName')})")
+        return "\n".join(lines)
+    lines.append(f"plan: {result.get('planSummary')}")
+    lines.append("stages: " + " -> ".join(result.get("stages", [])))
+    bounds = result.get("indexBounds")
+    if bounds:
+        lines.append("bounds: " + ", ".join(f"{name} {' U '.join(intervals) or '(empty)'}"
+                                            for name, intervals in bounds.items()))
+    counted = " counted: {}".format(result["nCounted"]) if "nCounted" in result else ""
+    lines.append(f"keys examined: {result.get('totalKeysExamined')}  documents examined: "
+                 f"{result.get('totalDocsExamined')}  returned: {result.get('nReturned')}{counted}")
+    flags = [f"covered: {'yes' if result.get('covered') else 'no'}",
+             f"blocking sort: {'yes' if result.get('blockingSort') else 'no'}"]
+    if result.get("isMultiKey"):
+        flags.append("multikey index")
+    lines.append("  ".join(flags))
+    candidates = result.get("candidates") or []
+    if candidates:
+        lines.append("candidates (trial until 101 results or EOF, most results per work unit wins):")
+        for item in candidates:
+            mark = "won: " if item.get("won") else "lost:"
+            eof = ", reached the end" if item.get("reachedEOF") else ""
+            lines.append(f"  {mark} {item['plan']} ({item['advancedInTrial']} results in "
+                         f"{item['trialWorks']} work units{eof})")
+    for note in result.get("notes", []):
+        lines.append(f"note: {note}")
+    return "\n".join(lines)

@@ -1,0 +1,67 @@
+"""Terminal output: colour only on a terminal without NO_COLOR, query text never read as markup, no wider than 100."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from idxadvisor import cli
+from idxadvisor.api import analyze
+from idxadvisor.config import Settings
+from tests.helpers import json_line, slow_attr
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.fixture
+def tricky_log(tmp_path: Path) -> Path:
+    """A collection and fields whose names look like Rich markup."""
+    lines = [json_line(slow_attr({"find": "[bold]x[/bold]", "filter": {"[red]name": "[/]", "b": {"$gt": 1}}},
+                                 ns="shop.[bold]x[/bold]", docsExamined=50000, nreturned=1)) for _ in range(5)]
+    path = tmp_path / "tricky.log"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def render(path: Path, out: io.StringIO) -> str:
+    settings = Settings(verbose=True)
+    cli.render(analyze([str(path)], settings), settings, out)
+    return out.getvalue()
+
+
+def test_markup_in_query_text_is_printed_literally(tricky_log: Path) -> None:
+    text = render(tricky_log, io.StringIO())
+    assert "find shop.[bold]x[/bold]" in text and '"[red]name": eq' in text
+    assert 'createIndex({ "[red]name": 1, b: 1 })' in " ".join(text.split())
+
+
+def test_colour_on_a_terminal_and_not_elsewhere(tricky_log: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
+    assert "\x1b[" in render(tricky_log, FakeTerminal())
+    assert "\x1b[" not in render(tricky_log, io.StringIO())
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert "\x1b[" not in render(tricky_log, FakeTerminal())
+
+
+def test_lines_fit_in_100_columns_when_not_a_terminal(tricky_log: Path) -> None:
+    lines = render(tricky_log, io.StringIO()).splitlines()
+    assert lines and max(map(len, lines)) <= 100
+
+
+def test_no_progress_bar_when_stderr_is_not_a_terminal_or_the_input_is_small(monkeypatch: pytest.MonkeyPatch) -> None:
+    bar = cli._ProgressBar()
+    bar.start(10 * cli.PROGRESS_THRESHOLD)  # pytest's stderr is not a terminal
+    assert bar._progress is None
+    monkeypatch.setattr("sys.stderr", FakeTerminal())
+    bar.start(cli.PROGRESS_THRESHOLD - 1)
+    assert bar._progress is None
+    bar.start(cli.PROGRESS_THRESHOLD)
+    assert bar._progress is not None
+    bar.advance(1000)
+    bar.stop()

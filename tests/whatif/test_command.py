@@ -1,0 +1,93 @@
+"""``run_whatif`` and ``render_text``: option parsing, the result envelope, the text rendering."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from idxadvisor.errors import UsageError
+from idxadvisor.indexes.model import IndexSpec
+from idxadvisor.whatif import Estimator, WhatIfQuery, render_text, run_whatif
+
+
+@pytest.fixture()
+def sample(tmp_path: Path) -> Path:
+    path = tmp_path / "orders.json"
+    rows = [{"_id": i, "status": ["new", "paid", "shipped"][i % 3], "amount": i * 10,
+             "at": {"$date": f"2024-01-{i % 28 + 1:02d}T00:00:00Z"}} for i in range(60)]
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    return path
+
+
+def test_run_whatif_explains_and_describes_the_inputs(sample: Path) -> None:
+    result = run_whatif(data=sample, query='{"filter": {"status": "paid", "amount": {"$gte": 100}}, '
+                                           '"sort": {"amount": -1}, "limit": 5}',
+                        indexes=['{"status": 1, "amount": -1}', '{"key": {"at": 1}, "sparse": true}'], hint=None)
+    assert result["planSummary"] == "IXSCAN { status: 1, amount: -1 }"
+    assert (result["nReturned"], result["totalKeysExamined"], result["totalDocsExamined"]) == (5, 5, 5)
+    assert result["blockingSort"] is False
+    assert result["indexBounds"] == {"status": ['["paid", "paid"]'], "amount": ["[inf.0, 100]"]}
+    assert result["sample"] == {"path": str(sample), "documents": 60, "documentsSeen": 60, "sampled": False,
+                                "problems": 0}
+    assert result["serverVersion"] == "8.0"
+    assert result["query"]["limit"] == 5
+    text = render_text(result)
+    assert "IXSCAN { status: 1, amount: -1 }" in text and "keys examined: 5" in text
+
+
+def test_extended_json_in_the_query_and_hint(sample: Path) -> None:
+    result = run_whatif(data=sample, query='{"filter": {"at": {"$gte": {"$date": "2024-01-20T00:00:00Z"}}}}',
+                        indexes=['{"at": 1}', '{"status": 1}'], hint='{"at": 1}', server_version="7.0")
+    assert result["stages"] == ["FETCH", "IXSCAN"]
+    assert result["indexBounds"]["at"] == ["[new Date(1705708800000), new Date(9223372036854775807)]"]
+    assert result["serverVersion"] == "7.0"
+
+
+@pytest.mark.parametrize(("kwargs", "option"), [
+    ({"query": "{not json"}, "--query"),
+    ({"query": "[]"}, "--query"),
+    ({"query": '{"command": "aggregate"}'}, "--query"),
+    ({"query": '{"filter": {}, "limit": "five"}'}, "--query"),
+    ({"indexes": ["{bad"]}, "--index"),
+    ({"indexes": ['{"a": 0}']}, "--index"),
+    ({"hint": "{oops"}, "--hint"),
+    ({"hint": '{"zzz": 1}'}, "hint"),
+    ({"server_version": "eight"}, "--server-version"),
+])
+def test_bad_options_are_usage_errors_naming_the_option(sample: Path, kwargs: dict, option: str) -> None:
+    arguments = {"data": sample, "query": '{"filter": {}}', "indexes": [], "hint": None}
+    arguments.update(kwargs)
+    with pytest.raises(UsageError) as caught:
+        run_whatif(**arguments)
+    assert option in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_unsupported_and_error_results_render_one_line() -> None:
+    assert "not estimated: $where" in render_text({"unsupported": "$where (server-side JavaScript)"})
+    error = {"error": {"code": 171, "codeName": "CannotIndexParallelArrays", "message": "cannot index parallel arrays [b] [a]"},
+             "index": "a_1_b_1"}
+    assert "cannot be built" in render_text(error)
+
+
+def test_candidates_are_reported_with_the_winner() -> None:
+    docs = [{"a": i % 50, "b": i % 7} for i in range(700)]
+    estimator = Estimator(docs)
+    result = estimator.explain(WhatIfQuery(filter={"a": 3, "b": 3}),
+                               [IndexSpec.from_key({"a": 1}), IndexSpec.from_key({"b": 1})])
+    winners = [c for c in result["candidates"] if c["won"]]
+    assert len(winners) == 1 and winners[0]["plan"] == "IXSCAN { a: 1 }" == result["planSummary"]
+    assert "won:  IXSCAN { a: 1 }" in render_text(result)
+
+
+def test_query_from_json_validates_shape() -> None:
+    query = WhatIfQuery.from_json({"command": "count", "filter": {"a": {"$date": "2024-01-01T00:00:00Z"}}, "skip": 2})
+    assert query.command == "count" and query.skip == 2
+    with pytest.raises(UsageError):
+        WhatIfQuery.from_json({"filter": [], "command": "find"})
+    with pytest.raises(UsageError):
+        WhatIfQuery.from_json({"filter": {}, "hint": {"a": 1}})
+    with pytest.raises(UsageError):
+        WhatIfQuery.from_json({"skip": -1})
