@@ -25,6 +25,8 @@ from idxadvisor.rules import select_rules
 from idxadvisor.rules.base import RuleContext
 from idxadvisor.rules.engine import run_rules
 from idxadvisor.shapes.digest import Digest, DigestOptions
+from idxadvisor.whatif.command import parse_server_version
+from idxadvisor.whatif.evidence import EvidenceOptions, gather_evidence
 
 
 class Progress(Protocol):
@@ -42,6 +44,12 @@ def analyze(paths: Sequence[str], settings: Settings, progress: Progress | None 
     samples = load_samples(settings, {stats.shape.ns for stats in digest.shapes.values()})
     context = RuleContext(settings, catalog, samples)
     findings, skips = run_rules(selection.shapes, context, rules)
+    if samples:
+        shapes = {stats.shape.fingerprint: stats for stats in selection.shapes}
+        options = EvidenceOptions(settings.min_savings_pct, parse_server_version(settings.server_version),
+                                  settings.show_values)
+        findings, dropped = gather_evidence(findings, shapes, samples, catalog, options)
+        skips += dropped
     return build_report(summaries, selection, settings, findings, selection.skips + skips)
 
 

@@ -216,6 +216,38 @@ def analyze(
     return exit_code_for(report, settings)
 
 
+@app.command()
+def whatif(
+    data: Annotated[Path, typer.Option(help="A sample of the collection: Extended JSON (array or one document per "
+                                       "line) or a mongodump .bson file, optionally gzipped.", show_default=False)],
+    query: Annotated[str, typer.Option(help='The query: {"command": "find"|"count", "filter": {...}, "sort": {...}, '
+                                       '"projection": {...}, "limit": N, "skip": N} (Extended JSON).',
+                                       show_default=False)],
+    index: Annotated[Optional[list[str]], typer.Option(
+        help='An index: a key pattern {"a": 1, "b": -1} or an index document {"key": {...}, "sparse": true} '
+             "(repeatable). The _id index always exists.")] = None,
+    hint: Annotated[Optional[str], typer.Option(help="Force this index's key pattern, as hint() does.")] = None,
+    format: Annotated[str, typer.Option("--format", "-f", help="text or json.")] = "text",
+    server_version: Annotated[str, typer.Option(help="The server behaviour to model (8.0, 8.1, 7.0 ...).")] = "8.0",
+    sample_size: Annotated[int, typer.Option(help="Documents kept from the data file (reservoir sample).")] = 10_000,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+) -> int:
+    """Predict explain("executionStats") for a query over a data sample, with the indexes you give: no server."""
+    from idxadvisor.whatif import render_text, run_whatif
+
+    if format not in ("text", "json"):
+        raise UsageError(f"--format must be text or json, not {format!r}")
+    result = run_whatif(data=data, query=query, indexes=index or [], hint=hint, server_version=server_version,
+                        sample_size=sample_size)
+    if format == "json":
+        from bson import json_util
+
+        print(json_util.dumps(result, json_options=json_util.RELAXED_JSON_OPTIONS, indent=2))
+    else:
+        print(render_text(result))
+    return ExitCode.OK
+
+
 @app.command("rules")
 def list_rules() -> int:
     """List every rule: code, name, default severity and summary."""

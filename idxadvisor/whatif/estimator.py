@@ -195,7 +195,7 @@ class Estimator:
             if model.build_error is None and spec.unique:
                 model.build_error = self._duplicate_key_error(model)
             self._models[cache_key] = model
-        if model.spec.name != spec.name:
+        if model.spec is not spec:  # plans compare specs by identity: hand back this call's spec
             model = IndexModel(spec, model.columns, model.multikey_paths, model.full_keys, model.build_error)
         return model
 

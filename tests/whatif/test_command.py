@@ -91,3 +91,16 @@ def test_query_from_json_validates_shape() -> None:
         WhatIfQuery.from_json({"filter": {}, "hint": {"a": 1}})
     with pytest.raises(UsageError):
         WhatIfQuery.from_json({"skip": -1})
+
+
+def test_a_hint_works_across_calls_with_equal_but_distinct_index_specs() -> None:
+    """Regression: cached index models kept the first call's spec, so a later hint matched no model."""
+    from idxadvisor.indexes.model import IndexSpec
+    from idxadvisor.whatif import Estimator, WhatIfQuery
+
+    estimator = Estimator([{"_id": n, "a": n % 5, "b": n} for n in range(50)])
+    query = WhatIfQuery(filter={"a": 2}, sort={"b": -1})
+    for _ in range(2):
+        spec = IndexSpec.from_key({"a": 1, "b": -1})
+        result = estimator.explain(query, [spec], spec)
+        assert (result["planSummary"], result["totalKeysExamined"], result["nReturned"]) == ("IXSCAN { a: 1, b: -1 }", 10, 10)

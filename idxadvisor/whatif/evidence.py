@@ -1,0 +1,385 @@
+"""Evidence for index suggestions: each finding's query, estimated as it runs today and with the proposed index.
+
+The query is the shape's representative: its most recent complete execution; values the server redacted (``"###"``)
+are drawn from the data sample. *Today* is the indexes of ``--indexes`` (or the one the log's plan names), held to
+the plan the log shows the server using when that index is among them. *After* hints the proposed index, as a
+what-if for one candidate must (planner-semantics.md §11).
+
+A sample is smaller than its collection, so both plans are estimated without the query's limit and scaled up:
+
+* by **calibration**: the factor that makes today's plan examine, per execution, what the log shows it examining
+  (possible when the log's plan is the estimated one and no limit stopped it early);
+* else by the median calibration of the other findings on the same collection;
+* else by the collection's size, where a collection scan in the log (or the sample file's length) shows it.
+
+The limit is then applied: a plan that gives the sort stops after skip + limit results, a blocking sort reads every
+match first. A suggestion that does not cut keys plus documents examined by ``min_savings_pct`` is dropped, with that
+reason; an estimate the model cannot make says so (``unsupported``) and keeps the finding.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from bson import json_util
+
+from idxadvisor.indexes.candidates import ers_key, roles_of
+from idxadvisor.indexes.model import IndexSpec, KeyPattern
+from idxadvisor.indexes.plans import parse_plan_summary
+from idxadvisor.indexes.sampling import SampleStatistics, path_values
+from idxadvisor.models.report import Evidence, Finding, Skip
+from idxadvisor.models.values import decode_extended_json
+from idxadvisor.shapes.digest import ShapeStats
+from idxadvisor.whatif.estimator import Estimator, WhatIfQuery
+
+REDACTED = "###"
+_KEPT = ("planSummary", "nReturned", "nCounted", "totalKeysExamined", "totalDocsExamined", "blockingSort",
+         "covered", "unsupported", "error")
+_SCALED = ("nReturned", "nCounted", "totalKeysExamined", "totalDocsExamined")
+
+
+@dataclass(frozen=True)
+class EvidenceOptions:
+    min_savings_pct: float = 50.0
+    server_version: tuple[int, int] = (8, 0)
+    show_values: bool = False
+
+
+@dataclass
+class _Estimate:
+    finding: Finding
+    stats: ShapeStats
+    sample: SampleStatistics
+    estimator: Estimator
+    query: WhatIfQuery | None
+    before: dict[str, Any]
+    after: dict[str, Any]
+    factor: float | None = None  # calibrated against the log, when the log allows it
+    how: str = ""
+
+
+def gather_evidence(findings: list[Finding], shapes: Mapping[str, ShapeStats], samples: Mapping[str, SampleStatistics],
+                    catalog: Mapping[str, list[IndexSpec]], options: EvidenceOptions) -> tuple[list[Finding], list[Skip]]:
+    """The findings with evidence attached, and the ones dropped for too small a saving (as skips)."""
+    estimators: dict[str, Estimator] = {}
+    estimates: dict[int, _Estimate] = {}
+    for position, finding in enumerate(findings):
+        stats = shapes.get(finding.fingerprint)
+        sample = samples.get(finding.ns)
+        if finding.index is None or finding.index.name or stats is None or sample is None or not len(sample):
+            continue
+        estimator = estimators.get(finding.ns)
+        if estimator is None:
+            estimator = estimators[finding.ns] = Estimator(sample.documents, server_version=options.server_version)
+        estimates[position] = _estimate(finding, stats, sample, estimator, catalog.get(finding.ns))
+    factors = _collection_factors(estimates.values(), shapes.values(), samples)
+    kept: list[Finding] = []
+    dropped: list[Skip] = []
+    for position, finding in enumerate(findings):
+        estimate = estimates.get(position)
+        if estimate is None:
+            kept.append(finding)
+            continue
+        finding.evidence = _evidence(estimate, factors.get(finding.ns), options)
+        saving = _saving(finding.evidence.before, finding.evidence.after)
+        if saving is not None and saving < options.min_savings_pct:
+            dropped.append(Skip(fingerprint=finding.fingerprint, ns=finding.ns, shape=estimate.stats.shape.text,
+                                reason=f"{finding.rule}: by the estimate, {_key(finding)} cuts keys plus documents "
+                                       f"examined by {saving:.0f}% only (--min-savings-pct {options.min_savings_pct:g})"))
+            continue
+        if finding.rule == "IX002":
+            _compare_with_ers(finding, estimate.stats, estimate.sample, estimate.estimator, finding.evidence)
+        kept.append(finding)
+    return kept, dropped
+
+
+def _collection_factors(estimates: Iterable[_Estimate], shapes: Iterable[ShapeStats],
+                        samples: Mapping[str, SampleStatistics]) -> dict[str, tuple[float, str]]:
+    """Per collection, how many times it exceeds its sample: the median of its shapes' calibrations against the
+    log, else the size a collection scan in the log (or the sample file's length) shows."""
+    calibrated: dict[str, list[float]] = {}
+    for estimate in estimates:
+        if estimate.factor is not None:
+            calibrated.setdefault(estimate.finding.ns, []).append(estimate.factor)
+    factors: dict[str, tuple[float, str]] = {}
+    for ns, values in calibrated.items():
+        factor = statistics.median(values)
+        factors[ns] = (factor, f"scaled x{factor:,.1f}, as the other queries on this collection calibrate against "
+                               "the log")
+    for ns, size in collection_sizes(shapes).items():
+        sample = samples.get(ns)
+        if ns not in factors and sample is not None and size > len(sample):
+            factors[ns] = (size / len(sample), f"scaled x{size / len(sample):,.1f} to the collection's {size:,} "
+                                               "documents (a collection scan in the log)")
+    for ns, sample in samples.items():
+        if ns not in factors and sample.documents_seen > len(sample):
+            factor = sample.documents_seen / len(sample)
+            factors[ns] = (factor, f"scaled x{factor:,.1f} to the {sample.documents_seen:,} documents of the sample file")
+    return factors
+
+
+def _key(finding: Finding) -> str:
+    assert finding.index is not None
+    return "{ " + ", ".join(f"{name}: {direction}" for name, direction in finding.index.key) + " }"
+
+
+def _estimate(finding: Finding, stats: ShapeStats, sample: SampleStatistics, estimator: Estimator,
+              existing: list[IndexSpec] | None) -> _Estimate:
+    query = representative_query(stats, sample)
+    if isinstance(query, str):
+        unsupported = {"unsupported": query}
+        return _Estimate(finding, stats, sample, estimator, None, unsupported, unsupported)
+    today, hint = todays_indexes(stats, existing)
+    assert finding.index is not None
+    candidate = IndexSpec(key=tuple((name, direction) for name, direction in finding.index.key))
+    unlimited = replace(query, limit=None, skip=None)
+    estimate = _Estimate(finding, stats, sample, estimator, query, estimator.explain(unlimited, today, hint),
+                         estimator.explain(unlimited, [*today, candidate], candidate))
+    estimate.factor, estimate.how = _calibration(stats, estimate.before, query)
+    return estimate
+
+
+def _evidence(estimate: _Estimate, collection: tuple[float, str] | None, options: EvidenceOptions) -> Evidence:
+    query = estimate.query
+    if query is None:
+        return Evidence(evaluator="estimator", before=estimate.before, after=estimate.after)
+    factor, how = (estimate.factor, estimate.how) if estimate.factor is not None else (collection or (1.0, ""))
+    notes = [f"estimated over {len(estimate.sample):,} sampled documents"] + ([how] if how else [])
+    window = (query.skip or 0) + abs(query.limit) if query.limit else None
+    if window:
+        notes.append(f"the limit of {abs(query.limit)} applied to the estimate: a plan that gives the sort stops "  # type: ignore[arg-type]
+                     "after the results it needs, a blocking sort reads every match first")
+    before = _summary(estimate.before, factor, window, query.limit)
+    if "totalKeysExamined" in before:
+        before["logged"] = _logged(estimate.stats)
+    return Evidence(evaluator="estimator", query=_query_document(query) if options.show_values else None,
+                    before=before, after=_summary(estimate.after, factor, window, query.limit), notes=notes)
+
+
+def _logged(stats: ShapeStats) -> dict[str, float]:
+    """What the log measured, per execution: the ground truth the estimate of today's plan should come close to."""
+    count = max(stats.count, 1)
+    return {"totalKeysExamined": round(stats.keys_examined / count, 1),
+            "totalDocsExamined": round(stats.docs_examined / count, 1), "nReturned": round(stats.nreturned / count, 1)}
+
+
+def _calibration(stats: ShapeStats, before: Mapping[str, Any], query: WhatIfQuery) -> tuple[float | None, str]:
+    """How many times the collection exceeds the sample for this query, from the log: today's plan, estimated over
+    the sample, against what the log shows it examining. None when the log cannot tell (another plan, or a plan a
+    limit stopped early, which says nothing about how many documents match)."""
+    examined = before.get("totalKeysExamined", 0) + before.get("totalDocsExamined", 0)
+    logged_plan = parse_plan_summary(stats.plans.most_common(1)[0][0]) if stats.plans else None
+    estimated_plan = parse_plan_summary(before["planSummary"]) if "planSummary" in before else None
+    reads_everything = not query.limit or bool(stats.blocking_sorts) or bool(before.get("blockingSort"))
+    same_plan = (logged_plan is not None and estimated_plan is not None
+                 and logged_plan.indexes == estimated_plan.indexes
+                 and logged_plan.is_collection_scan == estimated_plan.is_collection_scan)
+    if not (stats.measured and examined > 0 and same_plan and reads_everything):
+        return None, ""
+    logged = (stats.keys_examined + stats.docs_examined) / max(stats.count, 1)
+    factor = max(1.0, logged / examined)
+    return factor, (f"scaled x{factor:,.1f} so that today's plan examines what the log shows "
+                    f"({logged:,.0f} keys and documents per execution)")
+
+
+def _summary(result: Mapping[str, Any], factor: float, window: int | None, limit: int | None) -> dict[str, Any]:
+    summary = {key: result[key] for key in _KEPT if key in result}
+    if "totalKeysExamined" not in summary:
+        return summary
+    summary["sample"] = {key: result[key] for key in _SCALED if key in result}
+    for key in _SCALED:
+        if isinstance(summary.get(key), (int, float)):
+            summary[key] = summary[key] * factor
+    if window and "nCounted" not in summary:
+        matches = summary["nReturned"]
+        if not summary.get("blockingSort") and matches > window:
+            share = window / matches
+            summary["totalKeysExamined"] *= share
+            summary["totalDocsExamined"] *= share
+        summary["nReturned"] = min(matches, abs(limit or matches))
+    for key in _SCALED:
+        if isinstance(summary.get(key), float):
+            summary[key] = round(summary[key])
+    return summary
+
+
+def _saving(before: Mapping[str, Any], after: Mapping[str, Any]) -> float | None:
+    """The share of keys plus documents examined that the candidate saves, by the estimate."""
+    if "totalKeysExamined" not in before or "totalKeysExamined" not in after:
+        return None
+    cost_before = before["totalKeysExamined"] + before["totalDocsExamined"]
+    cost_after = after["totalKeysExamined"] + after["totalDocsExamined"]
+    if cost_before <= 0:
+        return None
+    return (cost_before - cost_after) * 100 / cost_before
+
+
+def _compare_with_ers(finding: Finding, stats: ShapeStats, sample: SampleStatistics, estimator: Estimator,
+                      evidence: Evidence) -> None:
+    """Say when equality → range → sort examines much less than the proposed equality → sort → range index."""
+    roles = roles_of(stats.shape, stats.max_in_length)
+    assert finding.index is not None
+    proposed: KeyPattern = tuple((name, direction) for name, direction in finding.index.key)
+    position = {name: index for index, (name, _) in enumerate(proposed)}
+    alternative = ers_key(roles, lambda name: (position.get(name, len(position)), name))
+    if alternative == proposed or not roles.sort:
+        return
+    query = representative_query(stats, sample)
+    if isinstance(query, str):
+        return
+    spec = IndexSpec(key=alternative)
+    result = estimator.explain(replace(query, limit=None, skip=None), [spec], spec)
+    after = evidence.after
+    if "totalKeysExamined" not in result or "totalKeysExamined" not in after:
+        return
+    ers_cost = result["totalKeysExamined"] + result["totalDocsExamined"]
+    sample_after = after.get("sample", after)
+    esr_cost = sample_after["totalKeysExamined"] + sample_after["totalDocsExamined"]
+    if ers_cost * 2 <= esr_cost:
+        finding.details.append(
+            f"by the estimate, the range is selective here: {spec} examines {ers_cost:,} keys and documents on "
+            f"the sample against {esr_cost:,}, and sorts only {result.get('nReturned', 0):,} documents in memory: "
+            "equality → range → sort is the better choice")
+
+
+def todays_indexes(stats: ShapeStats, existing: list[IndexSpec] | None) -> tuple[list[IndexSpec], IndexSpec | None]:
+    """Today's indexes (--indexes, else the one the log's plan names) and the plan to hold them to: the index the
+    log shows the server using, when it is one of them, so that the estimate of today is the server's own plan."""
+    plan_text = stats.plans.most_common(1)[0][0] if stats.plans else ""
+    used = parse_plan_summary(plan_text).indexes
+    logged = used[0] if used and used[0] != (("_id", 1),) else None
+    if existing is not None:
+        today = [index for index in existing if index.is_btree and not index.is_id_index]
+        return today, next((index for index in today if index.key == logged), None)
+    if logged is not None:
+        spec = IndexSpec(key=logged)
+        return [spec], spec
+    return [], None
+
+
+def collection_sizes(shapes: Sequence[ShapeStats] | Any) -> dict[str, int]:
+    """Documents per collection, where the log shows it: a collection scan without a limit reads them all."""
+    sizes: dict[str, int] = {}
+    for stats in shapes:
+        if not stats.count or stats.shape.has_option("limit") or stats.shape.op not in ("find", "count", "update",
+                                                                                        "delete", "aggregate"):
+            continue
+        plans = [parse_plan_summary(text) for text in stats.plans]
+        if plans and all(plan.is_collection_scan for plan in plans):
+            per_execution = stats.docs_examined // stats.count
+            sizes[stats.shape.ns] = max(sizes.get(stats.shape.ns, 0), per_execution)
+    return sizes
+
+
+def representative_query(stats: ShapeStats, sample: SampleStatistics) -> WhatIfQuery | str:
+    """The what-if query for a shape's latest complete execution, or why there is none."""
+    representative = stats.representative
+    if representative is None:
+        return "no complete execution of this shape in the log"
+    command = representative.command
+    op = stats.shape.op
+    rng = random.Random(stats.shape.fingerprint)
+    if op == "find":
+        body = {"filter": command.get("filter", {}), "sort": command.get("sort"),
+                "projection": command.get("projection"), "limit": command.get("limit"), "skip": command.get("skip")}
+    elif op == "count":
+        body = {"command": "count", "filter": command.get("query", {}), "limit": command.get("limit"),
+                "skip": command.get("skip")}
+    elif op in ("update", "delete"):
+        single = (op == "update" and not command.get("multi")) or (op == "delete" and command.get("limit") in (1, 1.0))
+        body = {"filter": command.get("q", {}), "limit": 1 if single else None}
+    elif op == "findAndModify":
+        body = {"filter": command.get("query", {}), "sort": command.get("sort"), "limit": 1}
+    elif op == "distinct":
+        body = {"filter": command.get("query", {})}
+    elif op == "aggregate":
+        body = _leading_pipeline(command.get("pipeline"), stats)
+        if isinstance(body, str):
+            return body
+    else:
+        return f"{op} is not a query the estimator models"
+    body["filter"] = _fill_redacted(body.get("filter") or {}, sample, rng, "")
+    try:
+        decoded = {key: decode_extended_json(value) for key, value in body.items() if value is not None}
+        return WhatIfQuery.from_json(_numbers(decoded))
+    except Exception as exc:  # noqa: BLE001 - any odd logged value: no estimate, with the reason
+        return f"the logged query cannot be replayed ({type(exc).__name__}: {exc})"
+
+
+def _numbers(body: dict[str, Any]) -> dict[str, Any]:
+    for key in ("limit", "skip"):
+        value = body.get(key)
+        if isinstance(value, float) and value == int(value):
+            body[key] = int(value)
+        if key == "limit" and body.get(key) == 0:
+            del body[key]
+    return body
+
+
+def _leading_pipeline(pipeline: Any, stats: ShapeStats) -> dict[str, Any] | str:
+    if type(pipeline) is not list or not pipeline:
+        return "no pipeline logged"
+    body: dict[str, Any] = {"filter": {}}
+    matches = []
+    for stage in pipeline:
+        name = next(iter(stage), None) if isinstance(stage, dict) else None
+        if name == "$match":
+            matches.append(stage["$match"])
+        elif name == "$sort" and "sort" not in body:
+            body["sort"] = stage["$sort"]
+        elif name == "$limit" and "limit" not in body:
+            body["limit"] = stage["$limit"]
+        else:
+            break
+    if not matches:
+        return "the pipeline does not start with $match"
+    body["filter"] = matches[0] if len(matches) == 1 else {"$and": matches}
+    counting = stats.shape.stages and stats.shape.stages[-1] in ("$count", "$group(_id=const; count)")
+    if counting and len(stats.shape.stages) <= 4:
+        return {"command": "count", "filter": body["filter"]}
+    return body
+
+
+def _fill_redacted(value: Any, sample: SampleStatistics, rng: random.Random, path: str) -> Any:
+    """Replace the server's "###" placeholders with values of the same field drawn from the sample."""
+    if isinstance(value, dict):
+        filled = {}
+        for key, item in value.items():
+            child = path if key.startswith("$") else (f"{path}.{key}" if path else key)
+            if key in ("$and", "$or", "$nor") and isinstance(item, list):
+                filled[key] = [_fill_redacted(branch, sample, rng, path) for branch in item]
+            elif key in ("$in", "$nin", "$all") and item == REDACTED:
+                filled[key] = [_draw(sample, rng, path)]
+            else:
+                filled[key] = _fill_redacted(item, sample, rng, child)
+        return filled
+    if isinstance(value, list):
+        return [_fill_redacted(item, sample, rng, path) for item in value]
+    if value == REDACTED and path:
+        return _draw(sample, rng, path)
+    return value
+
+
+def _draw(sample: SampleStatistics, rng: random.Random, path: str) -> Any:
+    """A value of ``path`` from a random sampled document (BSON-typed: decoding leaves it as it is)."""
+    documents = sample.documents
+    for _ in range(min(50, len(documents))):
+        values, _ = path_values(documents[rng.randrange(len(documents))], path)
+        if values:
+            return values[0]
+    return None
+
+
+def _query_document(query: WhatIfQuery) -> dict[str, Any]:
+    """The estimated query as relaxed Extended JSON (shown only with --show-values: it holds literal values)."""
+    document: dict[str, Any] = {"command": query.command, "filter": dict(query.filter)}
+    for key in ("sort", "projection", "limit", "skip"):
+        value = getattr(query, key)
+        if value is not None:
+            document[key] = dict(value) if isinstance(value, Mapping) else value
+    return json.loads(json_util.dumps(document, json_options=json_util.RELAXED_JSON_OPTIONS))
