@@ -13,7 +13,6 @@ from typing import Protocol
 from idxadvisor.config import Settings
 from idxadvisor.ingest.datasets import resolve_data_arguments
 from idxadvisor.indexes.catalog import IndexCatalog, load_index_file
-from idxadvisor.ingest.samples import load_sample
 from idxadvisor.ingest.sources import Source, expand_sources
 from idxadvisor.indexes.sampling import SampleStatistics
 from idxadvisor.models.inputs import InputSummary
@@ -25,8 +24,6 @@ from idxadvisor.rules import select_rules
 from idxadvisor.rules.base import RuleContext
 from idxadvisor.rules.engine import run_rules
 from idxadvisor.shapes.digest import Digest, DigestOptions
-from idxadvisor.whatif.command import parse_server_version
-from idxadvisor.whatif.evidence import EvidenceOptions, gather_evidence
 
 
 class Progress(Protocol):
@@ -45,6 +42,10 @@ def analyze(paths: Sequence[str], settings: Settings, progress: Progress | None 
     context = RuleContext(settings, catalog, samples)
     findings, skips = run_rules(selection.shapes, context, rules)
     if samples:
+        # imported here: the estimator (mongomock, bson) is only needed with --data, and costs a tenth of a second
+        from idxadvisor.whatif.command import parse_server_version
+        from idxadvisor.whatif.evidence import EvidenceOptions, gather_evidence
+
         shapes = {stats.shape.fingerprint: stats for stats in selection.shapes}
         options = EvidenceOptions(settings.min_savings_pct, parse_server_version(settings.server_version),
                                   settings.show_values)
@@ -55,6 +56,10 @@ def analyze(paths: Sequence[str], settings: Settings, progress: Progress | None 
 
 def load_samples(settings: Settings, namespaces: set[str]) -> dict[str, SampleStatistics]:
     """The --data samples, by namespace."""
+    if not settings.data:
+        return {}
+    from idxadvisor.ingest.samples import load_sample  # bson: only with --data
+
     samples = {}
     for ns, path in resolve_data_arguments(settings.data, namespaces).items():
         sample = load_sample(path, sample_size=settings.sample_size)

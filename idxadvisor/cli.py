@@ -17,19 +17,15 @@ from pathlib import Path
 from typing import Annotated, Any, Iterator, Optional, TextIO
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
-from rich.text import Text
 
 from idxadvisor import __version__, api
 from idxadvisor.config import Settings, load_settings
 from idxadvisor.errors import IdxAdvisorError, UsageError
 from idxadvisor.exitcodes import ExitCode
 from idxadvisor.models.report import SEVERITY_ORDER, Report
-from idxadvisor.report import json as json_report
-from idxadvisor.report import markdown as markdown_report
-from idxadvisor.report import sarif as sarif_report
-from idxadvisor.report import terminal as terminal_report
+
+# Rich and the renderers are imported where they are used: a JSON report never needs Rich, and every import is
+# start-up time the user waits for before the first line is read.
 
 REPORT_WIDTH = 100
 PROGRESS_THRESHOLD = 64 * 1024 * 1024  # show a progress bar for inputs at least this large
@@ -54,13 +50,12 @@ def wants_colour(stream: TextIO) -> bool:
     return stream.isatty() and "NO_COLOR" not in os.environ
 
 
-def _stderr() -> Console:
-    return Console(stderr=True, highlight=False, markup=False, soft_wrap=True,
-                   color_system="auto" if wants_colour(sys.stderr) else None)
-
-
 def error_line(message: str) -> None:
-    _stderr().print(Text(f"idxadvisor: error: {message}"), style="red")
+    """One line on stderr (red on a terminal); never Rich markup, since messages quote queries."""
+    line = f"idxadvisor: error: {message}"
+    if wants_colour(sys.stderr):
+        line = f"\x1b[31m{line}\x1b[0m"
+    sys.stderr.write(line + "\n")
 
 
 def _parse_time(value: str | None, option: str) -> datetime | None:
@@ -87,12 +82,22 @@ def _output(path: Path | None) -> Iterator[TextIO]:
 
 def render(report: Report, settings: Settings, out: TextIO) -> None:
     if settings.format == "json":
+        from idxadvisor.report import json as json_report
+
         json_report.render(report, out)
     elif settings.format == "markdown":
+        from idxadvisor.report import markdown as markdown_report
+
         markdown_report.render(report, out, verbose=settings.verbose)
     elif settings.format == "sarif":
+        from idxadvisor.report import sarif as sarif_report
+
         sarif_report.render(report, out, str(settings.indexes) if settings.indexes else None)
     else:
+        from rich.console import Console
+
+        from idxadvisor.report import terminal as terminal_report
+
         console = Console(file=out, width=None if out.isatty() else REPORT_WIDTH, highlight=False, markup=False,
                           emoji=False, soft_wrap=False, color_system="auto" if wants_colour(out) else None)
         terminal_report.render(report, console, verbose=settings.verbose)
@@ -113,12 +118,22 @@ class _ProgressBar:
     """A Rich progress bar on stderr, shown only for large inputs when stderr is a terminal."""
 
     def __init__(self) -> None:
-        self._progress: Progress | None = None
+        self._progress: Any = None
         self._task: Any = None
 
     def start(self, total_bytes: float) -> None:
         if total_bytes < PROGRESS_THRESHOLD or not sys.stderr.isatty():
             return
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+            TransferSpeedColumn,
+        )
+
         total = None if total_bytes == float("inf") else total_bytes
         self._progress = Progress(TextColumn("reading"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                                   TimeRemainingColumn(), console=Console(stderr=True), transient=True)
@@ -251,6 +266,10 @@ def whatif(
 @app.command("rules")
 def list_rules() -> int:
     """List every rule: code, name, default severity and summary."""
+    from rich.console import Console
+    from rich.text import Text
+
+    from idxadvisor.report.terminal import SEVERITY_STYLES
     from idxadvisor.rules import ALL_RULES
 
     console = Console(highlight=False, markup=False, width=None if sys.stdout.isatty() else REPORT_WIDTH,
@@ -260,7 +279,7 @@ def list_rules() -> int:
         summary = textwrap.wrap(rule.summary(), width=max(40, console.width - indent))
         line = Text(f"{rule.code}  ", style="bold")
         line.append(f"{rule.name:<24}")
-        line.append(f"{rule.severity:<9}", style=terminal_report.SEVERITY_STYLES.get(rule.severity, ""))
+        line.append(f"{rule.severity:<9}", style=SEVERITY_STYLES.get(rule.severity, ""))
         line.append("\n".join([summary[0], *(" " * indent + part for part in summary[1:])]))
         console.print(line)
     return ExitCode.OK

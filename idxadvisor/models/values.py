@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
-from bson import json_util
-from bson.binary import UuidRepresentation
-from bson.json_util import JSONMode, JSONOptions
 
 #: The keys that make a one- or two-key dict an Extended JSON *value* rather than a sub-document or an operator.
 #: ``$regex``/``$options`` and ``$type`` are missing on purpose: in a filter they are query operators.
@@ -32,9 +30,6 @@ EXTENDED_JSON_MARKERS = frozenset(
     }
 )
 
-DECODE_OPTIONS = JSONOptions(
-    json_mode=JSONMode.RELAXED, tz_aware=True, uuid_representation=UuidRepresentation.STANDARD
-)
 
 
 def is_extended_json_value(value: Any) -> bool:
@@ -46,12 +41,27 @@ def is_extended_json_value(value: Any) -> bool:
 
 def decode_extended_json(value: Any) -> Any:
     """Turn relaxed or canonical Extended JSON structures into BSON types (ObjectId, datetime, Regex, Int64...)."""
+    hook, options = _decoder()
+    return _decode(value, hook, options)
+
+
+def _decode(value: Any, hook: Any, options: Any) -> Any:
     if isinstance(value, Mapping):
-        decoded = {key: decode_extended_json(item) for key, item in value.items()}
-        return json_util.object_hook(decoded, DECODE_OPTIONS)
+        return hook({key: _decode(item, hook, options) for key, item in value.items()}, options)
     if isinstance(value, list):
-        return [decode_extended_json(item) for item in value]
+        return [_decode(item, hook, options) for item in value]
     return value
+
+
+@functools.cache
+def _decoder() -> tuple[Any, Any]:
+    """bson's Extended JSON hook, imported on first use: reading logs never needs it."""
+    from bson import json_util
+    from bson.binary import UuidRepresentation
+
+    options = json_util.JSONOptions(json_mode=json_util.JSONMode.RELAXED, tz_aware=True,
+                                    uuid_representation=UuidRepresentation.STANDARD)
+    return json_util.object_hook, options
 
 
 def as_int(value: Any) -> int | None:

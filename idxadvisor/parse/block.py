@@ -27,12 +27,14 @@ from idxadvisor.parse.profile import NotAProfileDocument, event_from_profile
 
 _SLOW_NEEDLE = jsonlog.SLOW_QUERY_NEEDLES[0]
 _SPACED_SLOW_NEEDLE = jsonlog.SLOW_QUERY_NEEDLES[1]
+_BUILD_INFO_NEEDLE = jsonlog.BUILD_INFO_NEEDLES[0]
 _TEXT_CANDIDATE_END = re.compile(r"ms\r?$", re.M)
-_TEXT_LINE_START = re.compile(
-    r"^(?!\d{4}-\d\d-\d\dT|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) )"
-    r"(?=[ \t]*\S)",
-    re.M,
-)
+_TIMESTAMP_START = (r"(?:\d{4}-\d\d-\d\dT|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) "
+                    r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) )")
+# A line that does not start with a timestamp: anchored on the newline before it, so that the regex engine jumps from
+# newline to newline (a pattern starting with ^ under re.M is tried at every position, several times slower).
+_ODD_LINE = re.compile(r"\n(?!" + _TIMESTAMP_START + r")(?=[ \t]*\S)")
+_ODD_FIRST_LINE = re.compile(r"(?!" + _TIMESTAMP_START + r")(?=[ \t]*\S)")
 _VERSION_HINTS = ("db version", "MongoS version", "mongos version")
 EXCERPT_LIMIT = 200
 
@@ -107,34 +109,35 @@ class BlockParser:
     # -- JSON log fast path -------------------------------------------------------------------------------------
 
     def _parse_json_block(self, data: bytes) -> None:
-        position = data.find(_SLOW_NEEDLE)
+        find, rfind = data.find, data.rfind
+        json_line = self._json_line
+        position = find(_SLOW_NEEDLE)
         while position >= 0:
-            start = data.rfind(b"\n", 0, position) + 1
-            end = data.find(b"\n", position)
+            start = rfind(b"\n", 0, position) + 1
+            end = find(b"\n", position)
             if end < 0:
                 end = len(data)
-            self._json_line(data[start:end], lambda start=start: data.count(b"\n", 0, start) + 1)
-            position = data.find(_SLOW_NEEDLE, end)
-        for needle in jsonlog.BUILD_INFO_NEEDLES:
-            position = data.find(needle)
-            while position >= 0:
-                start = data.rfind(b"\n", 0, position) + 1
-                end = data.find(b"\n", position)
-                end = len(data) if end < 0 else end
-                self._build_info(data[start:end])
-                position = data.find(needle, end)
+            json_line(data[start:end], data, start)
+            position = find(_SLOW_NEEDLE, end)
+        position = find(_BUILD_INFO_NEEDLE)  # a plain block has only the server's own spelling
+        while position >= 0:
+            start = rfind(b"\n", 0, position) + 1
+            end = find(b"\n", position)
+            end = len(data) if end < 0 else end
+            self._build_info(data[start:end])
+            position = find(_BUILD_INFO_NEEDLE, end)
 
     # -- text log fast path -------------------------------------------------------------------------------------
 
     def _parse_text_block(self, text: str) -> None:
-        odd_line = _TEXT_LINE_START.search(text)
-        if odd_line is not None and _has_json_line(text, odd_line.start()):
+        odd_lines = [match.start() + 1 for match in _ODD_LINE.finditer(text)]
+        if _ODD_FIRST_LINE.match(text):
+            odd_lines.insert(0, 0)
+        if any(text.startswith("{", start) for start in odd_lines):
             self._parse_lines(text.split("\n"), first_line=1)  # JSON lines mixed in: keep strict log order
             return
-        if odd_line is not None:
-            for odd in _TEXT_LINE_START.finditer(text, odd_line.start()):
-                self.add_problem("no timestamp: not a log line", text.count("\n", 0, odd.start()) + 1,
-                                 _line_at(text, odd.start()))
+        for start in odd_lines:
+            self.add_problem("no timestamp: not a log line", text.count("\n", 0, start) + 1, _line_at(text, start))
         for candidate in _TEXT_CANDIDATE_END.finditer(text):
             start = text.rfind("\n", 0, candidate.start()) + 1
             line = text[start:candidate.end()].rstrip("\r")
@@ -167,7 +170,7 @@ class BlockParser:
     def _json_text_line(self, line: str, number: int) -> None:
         encoded = line.encode("utf-8", "surrogateescape")
         if _SLOW_NEEDLE in encoded or _SPACED_SLOW_NEEDLE in encoded:
-            self._json_line(encoded, lambda: number)
+            self._json_line(encoded, None, number)
         elif any(needle in encoded for needle in jsonlog.BUILD_INFO_NEEDLES):
             self._build_info(encoded)
         elif not (line.startswith('{"t"') and line.endswith("}")):
@@ -175,13 +178,14 @@ class BlockParser:
 
     # -- per-line handlers --------------------------------------------------------------------------------------
 
-    def _json_line(self, line: bytes, line_number: Callable[[], int]) -> None:
+    def _json_line(self, line: bytes, data: bytes | None = None, start: int = 0) -> None:
+        """A line holding the slow-query id; ``data``/``start`` locate it, for a problem's line number."""
         try:
             entry = jsonlog.parse_line(line)
         except jsonlog.NotAnEntry as exc:
             self.stats.entries += 1
             self.stats.json_entries += 1
-            self.add_problem(f"slow-query line: {exc}", line_number(), line.decode("utf-8", "replace"))
+            self.add_problem(f"slow-query line: {exc}", _line_number(data, start), line.decode("utf-8", "replace"))
             return
         if entry.get("id") != jsonlog.SLOW_QUERY_ID:
             return
@@ -190,7 +194,7 @@ class BlockParser:
         try:
             event = jsonlog.event_from_entry(entry)
         except jsonlog.NotAnEntry as exc:
-            self.add_problem(str(exc), line_number(), line.decode("utf-8", "replace"))
+            self.add_problem(str(exc), _line_number(data, start), line.decode("utf-8", "replace"))
             return
         self.emit(event)
 
@@ -209,13 +213,12 @@ class BlockParser:
             if not known_timestamped:
                 self.add_problem(str(exc), line_number(), line)
             return
-        found = textlog.slow_operation_match(parts.message)
-        if found is None:
+        operation = textlog.slow_operation_match(parts.message)
+        if operation is None:
             return
         self.stats.entries += 1
         self.stats.text_entries += 1
-        match, truncated = found
-        event, problem = textlog.event_from_line(parts, match, truncated)
+        event, problem = textlog.event_from_line(parts, operation)
         if problem is not None:
             self.add_problem(problem, line_number(), line)
         self.emit(event)
@@ -291,8 +294,9 @@ def _is_plain_json_block(data: bytes, lines: int) -> bool:
     return joins == lines - 1 and _SPACED_SLOW_NEEDLE not in data
 
 
-def _has_json_line(text: str, start: int) -> bool:
-    return "\n{" in text[start - 1:] if start > 0 else text.startswith("{") or "\n{" in text
+def _line_number(data: bytes | None, start: int) -> int:
+    """1-based: ``start`` is a byte offset into ``data``, or already the line number when there is no ``data``."""
+    return data.count(b"\n", 0, start) + 1 if data is not None else start
 
 
 def _line_at(text: str, start: int) -> str:

@@ -65,12 +65,12 @@ FIELD_ALIASES: dict[str, tuple[str, str]] = {
     "errName": ("error", STR),  # after errMsg: the name wins when both are logged
 }
 
-#: The spellings a 4.4+ JSON log (and the profiler, which shares them) uses: the hot path looks up only these.
+#: The fields the analysis uses, in the spellings a 4.4+ JSON log (and the profiler) writes them: the hot path looks
+#: up only these. Counters a report does not use (numYields, cpuNanos, planningTimeMicros ...) stay in the log.
 JSON_LOG_NAMES = frozenset({
-    "durationMillis", "workingMillis", "keysExamined", "docsExamined", "nreturned", "nMatched", "nModified",
-    "ndeleted", "ninserted", "nUpserted", "numYields", "reslen", "planSummary", "hasSortStage", "usedDisk",
-    "fromMultiPlanner", "fromPlanCache", "replanned", "planningTimeMicros", "cpuNanos", "appName", "remote",
-    "queryHash", "planCacheKey", "planCacheShapeHash", "queryShapeHash", "errName",
+    "durationMillis", "workingMillis", "keysExamined", "docsExamined", "nreturned", "nMatched", "nModified", "ndeleted",
+    "reslen", "planSummary", "hasSortStage", "usedDisk", "appName", "queryHash", "planCacheShapeHash",
+    "queryShapeHash", "errName",
 })
 
 

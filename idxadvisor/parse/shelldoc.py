@@ -238,8 +238,10 @@ def _grammar(escapes: bool) -> _Grammar:
     )
 
 
-_SHELL = _grammar(escapes=True)
-_RAW = _grammar(escapes=False)
+@functools.cache
+def _compiled(escapes: bool) -> _Grammar:
+    """The grammar, compiled on first use: a JSON-only run never pays for it."""
+    return _grammar(escapes)
 
 _ESCAPE = re.compile(
     r"\\(?:u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|([\"\\/bfnrt']))"
@@ -279,7 +281,7 @@ def parse_shell_value(text: str, pos: int = 0, *, raw_strings: bool = False) -> 
     if not 0 <= pos <= len(text):
         raise ShellSyntaxError("start position outside the text", max(0, min(pos, len(text))))
     try:
-        value, end, elided = _parse(text, pos, _RAW if raw_strings else _SHELL, MAX_DEPTH)
+        value, end, elided = _parse(text, pos, _compiled(not raw_strings), MAX_DEPTH)
     except RecursionError:  # only nested shell DBRef() recurse, and only a caller already deep in its stack gets here
         raise ShellSyntaxError("nesting too deep for the Python stack", pos) from None
     return ShellValue(value, end, elided)

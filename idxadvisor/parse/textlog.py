@@ -41,10 +41,7 @@ LINE = re.compile(
         \[(?P<context>[^\]]*)\]\ (?P<message>.*)""",
     re.X | re.S,
 )
-SLOW_OPERATION = re.compile(
-    r"(?P<op>query|getmore|update|remove|insert|command|killcursors) (?P<ns>\S+)(?P<body>.*?) (?P<duration>\d+)ms\s*$",
-    re.S,
-)
+SLOW_OPERATION = re.compile(r"(?P<op>query|getmore|update|remove|insert|command|killcursors) (?P<ns>\S+)")
 TRUNCATION_WARNING = re.compile(
     r"warning: log line attempted \(\d+k(?:B)?\) over max size ?\(\d+k(?:B)?\), printing beginning and end \.\.\. "
 )
@@ -54,8 +51,7 @@ SERVER_VERSION = re.compile(r"(?:db version|MongoS version|mongos version) v?(\d
 _APP_NAME = re.compile(r' appName: "((?:[^"\\]|\\.)*)"')
 _LABELLED_DOCUMENT = re.compile(r" (command|query|update|updateobj|originatingCommand): (?:([A-Za-z_$][\w$]*) )?(?=\{)")
 _PLAN_SUMMARY = re.compile(r" planSummary: ((?:[A-Z_]+(?: \{[^{}]*\})?)(?:, [A-Z_]+(?: \{[^{}]*\})?)*)")
-_NUMBER_FIELD = re.compile(r"(?<![\w$.])([A-Za-z]+):\s?(-?\d+(?:\.\d+)?)(?=[\s,}]|$)")
-_WORD_FIELD = re.compile(r"(?<![\w$.])(protocol|queryHash|planCacheKey|errName|errCode):\s?([\w.]+)")
+_FIELD = re.compile(r" ([A-Za-z]+):\s?(-?\d+(?:\.\d+)?(?![\w.])|[\w.]+)")
 _EXCEPTION = re.compile(r" exception: (.*?) code:(\d+)")
 
 _QUERY_WRAPPERS = ("$query", "query")
@@ -123,8 +119,22 @@ def server_version(message: str) -> str | None:
     return match[1] if match else None
 
 
-def slow_operation_match(message: str) -> tuple[re.Match[str], bool] | None:
-    """The slow-operation match of a message, and whether the server truncated the line; None otherwise."""
+@dataclass(slots=True)
+class SlowOperation:
+    """The parts of a slow-operation message: ``<op> <ns><body> <N>ms``."""
+
+    op: str
+    ns: str
+    body: str
+    duration: int
+    truncated: bool  # the server cut the line in the middle
+
+
+def slow_operation_match(message: str) -> SlowOperation | None:
+    """The slow-operation parts of a message, or None when it is not one.
+
+    The duration is the last token; finding it from the end (rather than with a lazy regex) keeps long lines cheap.
+    """
     truncated = False
     warning = TRUNCATION_WARNING.match(message)
     if warning is not None:
@@ -133,16 +143,18 @@ def slow_operation_match(message: str) -> tuple[re.Match[str], bool] | None:
     match = SLOW_OPERATION.match(message)
     if match is None:
         return None
-    return match, truncated
+    head, _, last = message.rstrip().rpartition(" ")
+    if not (last.endswith("ms") and last[:-2].isdigit() and last[:-2].isascii()) or len(head) < match.end():
+        return None
+    return SlowOperation(match["op"], match["ns"], head[match.end():], int(last[:-2]), truncated)
 
 
-def event_from_line(line: TextLine, match: re.Match[str], truncated: bool) -> tuple[Event, str | None]:
+def event_from_line(line: TextLine, operation: SlowOperation) -> tuple[Event, str | None]:
     """The event for one slow-operation line, and a problem reason when its documents could not be read."""
-    body = match["body"]
-    op_word = match["op"]
-    ns = match["ns"]
-    event = Event(ns=ns, op=canonical_op(op_word), ts=line.ts, connection=line.context, source_format=TEXT_LOG)
-    event.duration_ms = float(match["duration"])
+    body, op_word, truncated = operation.body, operation.op, operation.truncated
+    event = Event(ns=operation.ns, op=canonical_op(op_word), ts=line.ts, connection=line.context,
+                  source_format=TEXT_LOG)
+    event.duration_ms = operation.duration
     app = _APP_NAME.match(body)
     position = 0
     if app is not None:
@@ -182,13 +194,14 @@ def _read_documents(body: str, position: int) -> tuple[dict[str, tuple[str | Non
 
 
 def _read_counters(event: Event, text: str) -> None:
+    """``name:value`` pairs after the documents; the last of a name wins. The plan summary's key pattern is cut out
+    first, since its field names could be taken for counters."""
     plan = _PLAN_SUMMARY.search(text)
     if plan is not None:
         event.plan_summary = plan[1]
         text = text[: plan.start()] + text[plan.end():]
-    values: dict[str, Any] = dict(_NUMBER_FIELD.findall(text))
-    values.update(_WORD_FIELD.findall(text))
-    exception = _EXCEPTION.search(text)
+    values: dict[str, Any] = dict(_FIELD.findall(text))
+    exception = _EXCEPTION.search(text) if " exception: " in text else None
     if exception is not None:
         values["exception"] = exception[1]
         values["errCode"] = exception[2]

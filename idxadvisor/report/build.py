@@ -113,14 +113,14 @@ def shape_report(stats: ShapeStats, show_values: bool) -> ShapeReport:
         nreturned=stats.nreturned,
         keys_examined_per_returned=_rounded(stats.per_returned(stats.keys_examined)),
         docs_examined_per_returned=_rounded(stats.per_returned(stats.docs_examined)),
-        plans=dict(stats.plans.most_common()),
+        plans=_by_count(stats.plans),
         blocking_sorts=stats.blocking_sorts,
         used_disk=stats.used_disk,
         errors=stats.errors,
         truncated=stats.truncated,
         internal=stats.is_internal,
         max_in_length=stats.max_in_length,
-        apps=dict(stats.apps.most_common()),
+        apps=_by_count(stats.apps),
         connections=len(stats.connections),
         server_hashes={name: sorted(values.members) for name, values in sorted(stats.server_hashes.items())},
         first_seen=stats.first_seen,
@@ -129,6 +129,10 @@ def shape_report(stats: ShapeStats, show_values: bool) -> ShapeReport:
         timeline=timeline,
         example=example,
     )
+
+
+def _by_count(counts: dict[str, int]) -> dict[str, int]:
+    return dict(sorted(counts.items(), key=lambda item: -item[1]))
 
 
 def _rounded(value: float | None) -> float | None:

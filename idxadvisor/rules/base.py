@@ -154,13 +154,13 @@ class Rule:
 
 def analyze_shape(stats: ShapeStats, context: RuleContext, equality_order: Any = None) -> ShapeAnalysis:
     roles = roles_of(stats.shape, stats.max_in_length)
-    plan_text, plan_count = (stats.plans.most_common(1)[0] if stats.plans else (None, 0))
+    plan_text = stats.main_plan
     return ShapeAnalysis(
         stats=stats,
         roles=roles,
         candidate=candidate_key(roles, equality_order),
         plan=parse_plan_summary(plan_text) if plan_text else None,
-        plan_share=plan_count / max(stats.count, 1),
+        plan_share=stats.main_plan_share,
         existing=list(context.indexes[stats.shape.ns]) if stats.shape.ns in context.indexes else None,
         sample=context.samples.get(stats.shape.ns),
     )

@@ -112,7 +112,7 @@ class ShapeStats:
     nreturned: int = 0
     measured: int = 0  # executions that logged what they returned (or matched) and what they examined
     reslen: int = 0
-    plans: Counter[str] = field(default_factory=Counter)
+    plans: dict[str, int] = field(default_factory=dict)
     blocking_sorts: int = 0
     used_disk: int = 0
     errors: int = 0
@@ -120,80 +120,94 @@ class ShapeStats:
     internal: int = 0
     internal_reason: str | None = None
     max_in_length: int = 0
-    apps: Counter[str] = field(default_factory=Counter)
+    apps: dict[str, int] = field(default_factory=dict)
     connections: CappedSet = field(default_factory=CappedSet)
     server_hashes: dict[str, CappedSet] = field(default_factory=dict)
-    formats: Counter[str] = field(default_factory=Counter)
+    formats: dict[str, int] = field(default_factory=dict)
     first_seen: datetime | None = None
     last_seen: datetime | None = None
     timeline: Timeline = field(default_factory=Timeline)
-    representative: Representative | None = None
+    _latest: Event | None = field(default=None, repr=False)  # the latest execution with a complete command
     intervals: DurationHistogram = field(default_factory=DurationHistogram)  # ms between starts (aggregations)
     fast: int = 0  # executions left out by --min-ms
     fast_max_ms: float = 0.0
     _last_start: float | None = field(default=None, repr=False, compare=False)  # block-local: the previous start
 
     def add(self, event: Event, observation: ShapeObservation) -> None:
+        """Count one execution. The hot path of every run: it reads the event's own fields once (an Event holds
+        only what its line had; the rest are class defaults) and does as little as it can per field."""
+        fields = event.__dict__
+        get = fields.get
         self.count += 1
-        duration = event.duration_ms
+        duration = get("duration_ms", 0.0)
         self.duration.add(duration)
-        keys, docs, returned = event.keys_examined, event.docs_examined, event.nreturned
+        keys, docs, returned = get("keys_examined"), get("docs_examined"), get("nreturned")
         if keys is not None:
             self.keys_examined += keys
         if docs is not None:
             self.docs_examined += docs
-        if returned is None and event.statement:  # a write returns nothing: what it matched is what it wanted
-            returned = event.n_matched if event.op == "update" else event.n_deleted
+        if returned is None and get("statement"):  # a write returns nothing: what it matched is what it wanted
+            returned = get("n_matched") if event.op == "update" else get("n_deleted")
         if returned is not None:
             self.nreturned += returned
             if keys is not None or docs is not None:
                 self.measured += 1
-        if event.reslen is not None:
-            self.reslen += event.reslen
-        if event.working_ms is not None:
-            self.working_ms += event.working_ms
-        if event.plan_summary:
-            self.plans[event.plan_summary] += 1
+        value = get("reslen")
+        if value is not None:
+            self.reslen += value
+        value = get("working_ms")
+        if value is not None:
+            self.working_ms += value
+        plan = get("plan_summary")
+        if plan:
+            plans = self.plans
+            plans[plan] = plans.get(plan, 0) + 1
         if event.op == "getMore":
             self.getmores += 1
-        if event.has_sort_stage:
+        if get("has_sort_stage"):
             self.blocking_sorts += 1
-        if event.used_disk:
+        if get("used_disk"):
             self.used_disk += 1
-        if event.error is not None:
+        if get("error") is not None:
             self.errors += 1
-        if event.truncated:
+        if get("truncated"):
             self.truncated += 1
-        if event.internal is not None:
+        internal = get("internal")
+        if internal is not None:
             self.internal += 1
-            self.internal_reason = self.internal_reason or event.internal
+            self.internal_reason = self.internal_reason or internal
         if observation.in_length > self.max_in_length:
             self.max_in_length = observation.in_length
-        if event.app_name:
-            self.apps[event.app_name] += 1
-        if event.connection:
-            self.connections.add(event.connection)
+        app = get("app_name")
+        if app:
+            apps = self.apps
+            apps[app] = apps.get(app, 0) + 1
+        connection = get("connection")
+        if connection and connection not in self.connections.members:
+            self.connections.add(connection)
         for name, report_name in _HASH_FIELDS:
-            value = event.__dict__.get(name)
+            value = get(name)
             if value:
                 hashes = self.server_hashes.get(report_name)
                 if hashes is None:
                     hashes = self.server_hashes[report_name] = CappedSet()
-                hashes.add(value)
-        self.formats[event.source_format] += 1
-        ts = event.ts
+                if value not in hashes.members:
+                    hashes.add(value)
+        source = event.source_format
+        self.formats[source] = self.formats.get(source, 0) + 1
+        ts = get("ts")
         if ts is not None:
             if self.first_seen is None or ts < self.first_seen:
                 self.first_seen = ts
             if self.last_seen is None or ts >= self.last_seen:
                 self.last_seen = ts
                 self._offer_representative(event)
-            elif self.representative is None:
+            elif self._latest is None:
                 self._offer_representative(event)
             self.timeline.add(ts, duration)
             if self.shape.op == "aggregate" and event.op != "getMore":
                 self._record_start(ts.timestamp() * 1000 - duration)
-        elif self.representative is None:
+        elif self._latest is None:
             self._offer_representative(event)
 
     def _record_start(self, start_ms: float) -> None:
@@ -214,7 +228,15 @@ class ShapeStats:
             return
         command = event.originating_command if event.op == "getMore" else event.command
         if command is not None:
-            self.representative = Representative(event.ts, command, event.op)
+            self._latest = event
+
+    @property
+    def representative(self) -> Representative | None:
+        event = self._latest
+        if event is None:
+            return None
+        command = event.originating_command if event.op == "getMore" else event.command
+        return Representative(event.ts, command, event.op)  # type: ignore[arg-type]
 
     def merge(self, other: ShapeStats) -> None:
         for name in ("count", "getmores", "working_ms", "keys_examined", "docs_examined", "nreturned", "measured",
@@ -223,9 +245,10 @@ class ShapeStats:
         self.fast_max_ms = max(self.fast_max_ms, other.fast_max_ms)
         self.duration.merge(other.duration)
         self.intervals.merge(other.intervals)
-        self.plans.update(other.plans)
-        self.apps.update(other.apps)
-        self.formats.update(other.formats)
+        for mine, theirs_counts in ((self.plans, other.plans), (self.apps, other.apps),
+                                    (self.formats, other.formats)):
+            for key, count in theirs_counts.items():
+                mine[key] = mine.get(key, 0) + count
         self.connections.merge(other.connections)
         for name, values in other.server_hashes.items():
             self.server_hashes.setdefault(name, CappedSet()).merge(values)
@@ -236,11 +259,20 @@ class ShapeStats:
         if other.last_seen is not None and (self.last_seen is None or other.last_seen > self.last_seen):
             self.last_seen = other.last_seen
         self.timeline.merge(other.timeline)
-        theirs = other.representative
+        theirs = other._latest
         if theirs is not None:
-            mine = self.representative
+            mine = self._latest
             if mine is None or (theirs.ts is not None and (mine.ts is None or theirs.ts > mine.ts)):
-                self.representative = theirs
+                self._latest = theirs
+
+    @property
+    def main_plan(self) -> str | None:
+        """The plan summary the log shows most often for this shape."""
+        return max(self.plans.items(), key=lambda item: item[1])[0] if self.plans else None
+
+    @property
+    def main_plan_share(self) -> float:
+        return self.plans[self.main_plan] / max(self.count, 1) if self.plans else 0.0  # type: ignore[index]
 
     @property
     def is_internal(self) -> bool:

@@ -173,7 +173,7 @@ def _calibration(stats: ShapeStats, before: Mapping[str, Any], query: WhatIfQuer
     the sample, against what the log shows it examining. None when the log cannot tell (another plan, or a plan a
     limit stopped early, which says nothing about how many documents match)."""
     examined = before.get("totalKeysExamined", 0) + before.get("totalDocsExamined", 0)
-    logged_plan = parse_plan_summary(stats.plans.most_common(1)[0][0]) if stats.plans else None
+    logged_plan = parse_plan_summary(stats.main_plan) if stats.main_plan else None
     estimated_plan = parse_plan_summary(before["planSummary"]) if "planSummary" in before else None
     reads_everything = not query.limit or bool(stats.blocking_sorts) or bool(before.get("blockingSort"))
     same_plan = (logged_plan is not None and estimated_plan is not None
@@ -250,7 +250,7 @@ def _compare_with_ers(finding: Finding, stats: ShapeStats, sample: SampleStatist
 def todays_indexes(stats: ShapeStats, existing: list[IndexSpec] | None) -> tuple[list[IndexSpec], IndexSpec | None]:
     """Today's indexes (--indexes, else the one the log's plan names) and the plan to hold them to: the index the
     log shows the server using, when it is one of them, so that the estimate of today is the server's own plan."""
-    plan_text = stats.plans.most_common(1)[0][0] if stats.plans else ""
+    plan_text = stats.main_plan or ""
     used = parse_plan_summary(plan_text).indexes
     logged = used[0] if used and used[0] != (("_id", 1),) else None
     if existing is not None:

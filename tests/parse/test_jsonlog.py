@@ -35,11 +35,11 @@ def test_an_80_getmore_entry_carries_every_field() -> None:
     assert got.ts == datetime(2025, 8, 18, 19, 50, 42, 184000, tzinfo=timezone.utc)
     assert got.originating_command["aggregate"] == "grades"
     assert (got.keys_examined, got.docs_examined, got.nreturned, got.duration_ms, got.working_ms) == (0, 0, 5578, 30, 29)
-    assert got.plan_summary == "IXSCAN { studentId: 1 }"
-    assert got.from_multi_planner and not got.has_sort_stage
-    assert (got.query_hash, got.plan_cache_shape_hash, got.plan_cache_key) == ("0360C199", "0360C199", "DF9663DB")
-    assert (got.reslen, got.cpu_nanos, got.client) == (1070101, 7048056, "10.1.2.3:42774")
+    assert got.plan_summary == "IXSCAN { studentId: 1 }" and not got.has_sort_stage
+    assert (got.query_hash, got.plan_cache_shape_hash, got.reslen) == ("0360C199", "0360C199", 1070101)
     assert got.internal is None and not got.truncated and not got.statement
+    # counters the analysis does not use are left in the log rather than parsed on the hot path
+    assert got.cpu_nanos is None and got.client is None
 
 
 def test_a_write_statement_entry_is_a_statement_with_the_plan_counters() -> None:
