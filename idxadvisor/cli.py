@@ -28,6 +28,7 @@ from idxadvisor.models.report import SEVERITY_ORDER, Report
 # start-up time the user waits for before the first line is read.
 
 REPORT_WIDTH = 100
+DEFAULT_LIST = 20  # suggested indexes and findings a terminal or Markdown report lists (JSON lists them all)
 PROGRESS_THRESHOLD = 64 * 1024 * 1024  # show a progress bar for inputs at least this large
 
 app = typer.Typer(
@@ -88,7 +89,7 @@ def render(report: Report, settings: Settings, out: TextIO) -> None:
     elif settings.format == "markdown":
         from idxadvisor.report import markdown as markdown_report
 
-        markdown_report.render(report, out, verbose=settings.verbose)
+        markdown_report.render(report, out, verbose=settings.verbose, limit=settings.top or DEFAULT_LIST)
     elif settings.format == "sarif":
         from idxadvisor.report import sarif as sarif_report
 
@@ -100,7 +101,7 @@ def render(report: Report, settings: Settings, out: TextIO) -> None:
 
         console = Console(file=out, width=None if out.isatty() else REPORT_WIDTH, highlight=False, markup=False,
                           emoji=False, soft_wrap=False, color_system="auto" if wants_colour(out) else None)
-        terminal_report.render(report, console, verbose=settings.verbose)
+        terminal_report.render(report, console, verbose=settings.verbose, limit=settings.top or DEFAULT_LIST)
 
 
 def exit_code_for(report: Report, settings: Settings) -> ExitCode:
@@ -186,7 +187,7 @@ def analyze(
                                                         rich_help_panel=RULES)] = None,
     ignore: Annotated[Optional[list[str]], typer.Option(help="Skip these rule codes or prefixes.",
                                                         rich_help_panel=RULES)] = None,
-    min_count: Annotated[Optional[int], typer.Option(help="Ignore shapes seen fewer times than this.",
+    min_count: Annotated[Optional[int], typer.Option(help="Advise nothing for shapes seen fewer times than this [default: 3].",
                                                      rich_help_panel=RULES)] = None,
     indexes: Annotated[Optional[Path], typer.Option(help="Existing indexes: a JSON file of namespace -> "
                                                     "listIndexes output.", rich_help_panel=EVIDENCE)] = None,

@@ -45,7 +45,7 @@ class Settings(BaseModel):
     select: list[str] = Field(default_factory=list)
     ignore: list[str] = Field(default_factory=list)
     rules: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    min_count: int = Field(default=1, ge=1)
+    min_count: int = Field(default=3, ge=1)
     data: list[str] = Field(default_factory=list)
     indexes: Path | None = None
     min_savings_pct: float = Field(default=50.0, ge=0, le=100)

@@ -23,3 +23,16 @@ def human_count(value: float) -> str:
     if value >= 100_000:
         return f"{value / 1000:.0f}k"
     return f"{value:,.0f}"
+
+
+def human_bytes(value: float) -> str:
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if value < 1000 or unit == "TB":
+            return f"{value:,.0f} {unit}" if unit == "B" else f"{value:,.1f} {unit}"
+        value /= 1000
+    return f"{value:,.1f} TB"
+
+
+def human_impact(value: float, unit: str) -> str:
+    """An impact in its unit: bytes read beyond what was returned, or documents examined beyond it."""
+    return f"{human_bytes(value)} read for nothing" if unit == "bytes" else f"{human_count(value)} documents wasted"

@@ -118,9 +118,24 @@ class Finding(_Model):
     ns: str
     message: str
     impact: float = 0.0
+    impact_unit: Literal["documents", "bytes"] = "documents"  # bytes when a data sample gave the document size
     details: list[str] = Field(default_factory=list)
     index: IndexProposal | None = None
     evidence: Evidence | None = None
+
+
+class SuggestedIndex(_Model):
+    """One index to create, and every finding that proposes it (findings are per shape; indexes are shared)."""
+
+    ns: str
+    key: list[tuple[str, int | str]]
+    command: str
+    replaces: str | None = None
+    rules: list[str]
+    fingerprints: list[str]
+    impact: float
+    impact_unit: Literal["documents", "bytes"] = "documents"
+    severity: Severity
 
 
 class Skip(_Model):
@@ -154,6 +169,7 @@ class Report(_Model):
     inputs: list[InputReport]
     shapes: list[ShapeReport]
     findings: list[Finding] = Field(default_factory=list)
+    suggested_indexes: list[SuggestedIndex] = Field(default_factory=list)
     skipped: list[Skip] = Field(default_factory=list)
 
     def max_severity(self) -> str | None:

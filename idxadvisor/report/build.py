@@ -12,6 +12,7 @@ from idxadvisor import __version__
 from idxadvisor.config import Settings
 from idxadvisor.models.inputs import InputSummary
 from idxadvisor.models.report import (
+    SEVERITY_ORDER,
     DurationReport,
     Finding,
     InputReport,
@@ -19,6 +20,7 @@ from idxadvisor.models.report import (
     Report,
     ShapeReport,
     Skip,
+    SuggestedIndex,
     Summary,
     TimelinePoint,
     ToolInfo,
@@ -165,6 +167,25 @@ def _span(summaries: Iterable[InputSummary]) -> tuple[datetime | None, datetime 
     return (min(firsts) if firsts else None), (max(lasts) if lasts else None)
 
 
+def suggested_indexes(findings: list[Finding]) -> list[SuggestedIndex]:
+    """The distinct indexes the findings propose (not those about existing indexes), by total impact."""
+    grouped: dict[tuple[str, tuple], list[Finding]] = {}
+    for finding in findings:
+        if finding.index is not None and not finding.index.name:
+            key = (finding.index.ns, tuple(tuple(pair) for pair in finding.index.key))
+            grouped.setdefault(key, []).append(finding)
+    suggestions = []
+    for (ns, _), group in grouped.items():
+        index = group[0].index
+        assert index is not None
+        suggestions.append(SuggestedIndex(
+            ns=ns, key=index.key, command=index.command, replaces=index.replaces,
+            rules=sorted({finding.rule for finding in group}), fingerprints=[finding.fingerprint for finding in group],
+            impact=round(sum(finding.impact for finding in group), 1), impact_unit=group[0].impact_unit,
+            severity=max((finding.severity for finding in group), key=SEVERITY_ORDER.__getitem__)))
+    return sorted(suggestions, key=lambda suggestion: (-suggestion.impact, suggestion.ns, suggestion.command))
+
+
 def build_report(
     summaries: list[InputSummary],
     selection: Selection,
@@ -199,5 +220,6 @@ def build_report(
         inputs=[input_report(s) for s in summaries],
         shapes=[shape_report(stats, settings.show_values) for stats in shown],
         findings=findings or [],
+        suggested_indexes=suggested_indexes(findings or []),
         skipped=skipped or [],
     )

@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import TextIO
 
 from idxadvisor.models.report import Finding, Report, ShapeReport
-from idxadvisor.units import human_count, human_ms
+from idxadvisor.units import human_count, human_impact, human_ms
 
 
 def _cell(text: str) -> str:
@@ -24,11 +24,11 @@ def _time(value: datetime | None) -> str:
     return value.isoformat(sep=" ", timespec="seconds") if value else "?"
 
 
-def render(report: Report, out: TextIO, verbose: bool = False) -> None:
-    out.write("\n".join(_lines(report, verbose)) + "\n")
+def render(report: Report, out: TextIO, verbose: bool = False, limit: int | None = 20) -> None:
+    out.write("\n".join(_lines(report, verbose, limit)) + "\n")
 
 
-def _lines(report: Report, verbose: bool) -> list[str]:
+def _lines(report: Report, verbose: bool, limit: int | None) -> list[str]:
     summary = report.summary
     lines = ["## idxadvisor report", ""]
     lines.append(f"{summary.inputs} input(s), {summary.lines:,} lines, {summary.entries:,} slow-operation entries, "
@@ -52,10 +52,19 @@ def _lines(report: Report, verbose: bool) -> list[str]:
         lines += [_shape_row(rank, shape) for rank, shape in enumerate(report.shapes, start=1)]
     else:
         lines.append("No slow operations in scope.")
-    lines += ["", f"### Findings ({len(report.findings)})", ""]
+    if report.suggested_indexes:
+        suggestions = report.suggested_indexes[:limit] if limit else report.suggested_indexes
+        lines += ["", f"### Suggested indexes ({len(report.suggested_indexes)})", "",
+                  "| # | index | shapes | rules | impact | makes redundant |", "|--:|---|--:|---|--:|---|"]
+        lines += [f"| {rank} | {_code(item.command)} | {len(item.fingerprints)} | {', '.join(item.rules)} | "
+                  f"{human_impact(item.impact, item.impact_unit)} | {_code(item.replaces) if item.replaces else ''} |"
+                  for rank, item in enumerate(suggestions, start=1)]
+    findings = report.findings[:limit] if limit else report.findings
+    more = f", top {len(findings)} by impact" if len(findings) < len(report.findings) else ""
+    lines += ["", f"### Findings ({len(report.findings)}{more})", ""]
     if not report.findings:
         lines.append("No findings.")
-    for finding in report.findings:
+    for finding in findings:
         lines += _finding(finding)
     if verbose and report.skipped:
         lines += ["", "### No suggestion", "", "| fingerprint | shape | reason |", "|---|---|---|"]

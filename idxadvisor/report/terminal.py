@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from idxadvisor.models.report import Finding, InputReport, Report, ShapeReport
-from idxadvisor.units import human_count, human_ms
+from idxadvisor.units import human_count, human_impact, human_ms
 
 SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -32,7 +32,8 @@ def _indented(text: str, indent: int, width: int, style: str = "") -> list[Text]
     return [Text(line, style=style) for line in lines]
 
 
-def render(report: Report, console: Console, verbose: bool = False) -> None:
+def render(report: Report, console: Console, verbose: bool = False, limit: int | None = 20) -> None:
+    """The report; ``limit`` bounds the suggested indexes and findings listed (the JSON report holds them all)."""
     width = console.width
     console.print(_header(report))
     console.print(_inputs(report.inputs, verbose))
@@ -40,7 +41,8 @@ def render(report: Report, console: Console, verbose: bool = False) -> None:
         _print_problems(report.inputs, console)
     console.print()
     _print_shapes(report, console, width)
-    _print_findings(report.findings, console, width)
+    _print_suggestions(report, console, width, limit)
+    _print_findings(report.findings, console, width, limit)
     if verbose:
         _print_skipped(report, console, width)
 
@@ -108,25 +110,31 @@ def _shape_block(rank: int, shape: ShapeReport, width: int) -> Group:
     first = Text()
     first.append(f"{rank:>3}. ", style="bold")
     first.append(f"{shape.op} {shape.ns}", style="bold")
-    first.append(f"  {human_count(shape.count)} ops · total {human_ms(duration.total)} · p95 "
+    ops = "op" if shape.count == 1 else "ops"
+    first.append(f"  {human_count(shape.count)} {ops} · total {human_ms(duration.total)} · p95 "
                  f"{human_ms(duration.p95)} · max {human_ms(duration.max)}")
     body = shape.shape.split(" ", 2)[2] if shape.shape.count(" ") >= 2 else ""
-    details = Text()
+    details = []
     plan = next(iter(shape.plans), None)
     if plan:
         share = shape.plans[plan] * 100 // max(shape.count, 1)
         details.append(f"plan {plan}" + (f" ({share}%)" if len(shape.plans) > 1 else ""))
-    if shape.docs_examined_per_returned is not None:
-        details.append(f" · docs examined/returned {_ratio(shape.docs_examined_per_returned)}")
+    if shape.docs_examined_per_returned is not None and shape.docs_examined:
+        details.append(f"docs examined/returned {_ratio(shape.docs_examined_per_returned)}")
     if shape.keys_examined_per_returned is not None and shape.keys_examined:
-        details.append(f" · keys/returned {_ratio(shape.keys_examined_per_returned)}")
+        details.append(f"keys/returned {_ratio(shape.keys_examined_per_returned)}")
+    if shape.nreturned == 0 and (shape.docs_examined or shape.keys_examined):
+        examined = max(shape.docs_examined, shape.keys_examined) / max(shape.count, 1)
+        details.append(f"{examined:,.0f} examined per execution, nothing returned")
     if shape.blocking_sorts:
-        details.append(f" · blocking sort {shape.blocking_sorts * 100 // max(shape.count, 1)}%", style="yellow")
+        details.append(f"blocking sort {shape.blocking_sorts * 100 // max(shape.count, 1)}%")
+    if shape.errors:
+        details.append(f"{shape.errors:,} failed")
     if shape.truncated:
-        details.append(f" · truncated {shape.truncated}", style="yellow")
+        details.append(f"truncated {shape.truncated}")
     if shape.internal:
-        details.append(" · internal")
-    parts = [first, *_indented(body, 5, width, "cyan"), *_indented(details.plain, 5, width, "dim")]
+        details.append("internal")
+    parts = [first, *_indented(body, 5, width, "cyan"), *_indented(" · ".join(details), 5, width, "dim")]
     return Group(*parts)
 
 
@@ -134,13 +142,34 @@ def _ratio(value: float) -> str:
     return f"{value:,.0f}" if value >= 100 else f"{value:,.1f}"
 
 
-def _print_findings(findings: list[Finding], console: Console, width: int) -> None:
+def _print_suggestions(report: Report, console: Console, width: int, limit: int | None) -> None:
+    suggestions = report.suggested_indexes
+    if not suggestions:
+        return
+    console.print()
+    shown = suggestions[:limit] if limit else suggestions
+    more = f" (top {len(shown)})" if len(shown) < len(suggestions) else ""
+    console.print(Text(f"Suggested indexes: {len(suggestions)}{more}", style="bold"))
+    for rank, suggestion in enumerate(shown, start=1):
+        shapes = len(suggestion.fingerprints)
+        about = (f"{shapes} shape{'s' if shapes > 1 else ''} ({', '.join(suggestion.rules)}) · "
+                 f"{human_impact(suggestion.impact, suggestion.impact_unit)}")
+        if suggestion.replaces:
+            about += f" · makes {suggestion.replaces} redundant"
+        lines = _indented(suggestion.command, 5, width, "green")
+        lines[0] = Text(f"{rank:>3}. ", style="bold") + Text(lines[0].plain[5:], style="green")
+        console.print(Group(*lines, *_indented(about, 5, width, "dim")))
+
+
+def _print_findings(findings: list[Finding], console: Console, width: int, limit: int | None) -> None:
     console.print()
     if not findings:
         console.print(Text("No findings.", style="bold green"))
         return
-    console.print(Text(f"Findings ({len(findings)})", style="bold"))
-    for finding in findings:
+    shown = findings[:limit] if limit else findings
+    more = f" (top {len(shown)} by impact; --format json lists all)" if len(shown) < len(findings) else ""
+    console.print(Text(f"Findings: {len(findings)}{more}", style="bold"))
+    for finding in shown:
         console.print(_finding_block(finding, width))
 
 

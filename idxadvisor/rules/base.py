@@ -90,6 +90,20 @@ class ShapeAnalysis:
         return max(0, examined - self.stats.nreturned) / self.executions
 
     @property
+    def returns_nothing(self) -> bool:
+        return bool(self.stats.measured) and self.stats.nreturned == 0
+
+    def examination(self) -> str:
+        """How much it reads for what it returns, in words a DBA can check against the log."""
+        stats = self.stats
+        if self.returns_nothing:
+            per_execution = max(stats.docs_examined, stats.keys_examined) / self.executions
+            return f"examines {per_execution:,.0f} documents per execution and returns nothing"
+        ratio = self.docs_per_returned or 0
+        return (f"examines {ratio:,.0f} documents per document returned "
+                f"({self.wasted_per_execution:,.0f} wasted per execution)")
+
+    @property
     def collection_scan(self) -> bool:
         return self.plan is not None and self.plan.is_collection_scan
 

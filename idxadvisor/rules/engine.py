@@ -182,7 +182,7 @@ def _finding(rule: Rule, analysis: ShapeAnalysis, verdict: Verdict, key: KeyPatt
                               replaces=replaced.name if replaced is not None else None)
     return Finding(rule=rule.code, name=rule.name, severity=verdict.severity or rule.severity,  # type: ignore[arg-type]
                    fingerprint=analysis.shape.fingerprint, ns=analysis.ns, message=verdict.message,
-                   impact=round(_impact(analysis, verdict.impact), 1),
+                   impact=round(_impact(analysis, verdict.impact), 1), impact_unit=_impact_unit(analysis),
                    details=verdict.details, index=index)
 
 
@@ -193,6 +193,11 @@ def _impact(analysis: ShapeAnalysis, documents: float | None = None) -> float:
         documents = max(0, max(stats.docs_examined, stats.keys_examined) - stats.nreturned)
     size = analysis.sample.average_document_size if analysis.sample is not None else None
     return float(documents * (size or 1))
+
+
+def _impact_unit(analysis: ShapeAnalysis) -> str:
+    sample = analysis.sample
+    return "bytes" if sample is not None and sample.average_document_size else "documents"
 
 
 def _collection_finding(rule: Rule, ns: str, verdict: Verdict) -> Finding:

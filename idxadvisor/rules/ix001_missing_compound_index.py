@@ -62,22 +62,27 @@ class MissingCompoundIndex(Rule):
         if not wasteful(analysis, self.options["min_docs_per_returned"], self.options["min_wasted_per_execution"]):
             return Quiet(efficiency_reason(analysis))
         plan = "a collection scan" if analysis.collection_scan else f"{render_fields(used)}"  # type: ignore[arg-type]
-        ratio = analysis.docs_per_returned or 0
-        message = (f"{analysis.shape.op} filtering on {', '.join(sorted(roles.fields - {n for n, _ in roles.sort}))} "
-                   f"uses {plan} and examines {ratio:,.0f} documents per document returned "
-                   f"({analysis.wasted_per_execution:,.0f} wasted per execution, {analysis.stats.count:,} executions).")
+        fields = ", ".join(sorted(roles.fields - {name for name, _ in roles.sort}))
+        message = (f"{analysis.shape.op} filtering on {fields} uses {plan} and {analysis.examination()}, "
+                   f"{analysis.stats.count:,} executions.")
         return Verdict(message, index=analysis.candidate)
 
 
 def wasteful(analysis: ShapeAnalysis, min_ratio: float, min_waste: float) -> bool:
+    """Many documents examined per document returned (returning nothing counts as many), and many per execution."""
     ratio = analysis.docs_per_returned
     if ratio is None:
         ratio = analysis.keys_per_returned
+    if ratio is None and analysis.returns_nothing:
+        ratio = float("inf")
     return ratio is not None and ratio >= min_ratio and analysis.wasted_per_execution >= min_waste
 
 
 def efficiency_reason(analysis: ShapeAnalysis) -> str:
     ratio = analysis.docs_per_returned
+    if ratio is None and analysis.returns_nothing:
+        return (f"returns nothing but examines only {analysis.wasted_per_execution:,.0f} documents per execution: "
+                "below the thresholds")
     if ratio is None:
         return "the log does not show documents examined and returned"
     return (f"examines {ratio:,.1f} documents per document returned and wastes "

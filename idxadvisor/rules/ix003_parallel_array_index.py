@@ -62,10 +62,11 @@ class ParallelArrayIndex(Rule):
         keep = min(arrays, key=lambda name: (sample.selectivity(name) or 1.0, name))
         workable = tuple(pair for pair in proposal.index if pair[0] not in arrays or pair[0] == keep)
         dropped = [name for name in arrays if name != keep]
+        become = "becomes" if len(dropped) == 1 else "become"
         message = (f"the index this query needs, {render_fields(proposal.index)}, would hold {len(arrays)} fields "
                    f"that are arrays in the data ({', '.join(arrays)}): the server cannot build it. "
                    f"Proposing {render_fields(workable)}: {keep} is the most selective array field; "
-                   f"{', '.join(dropped)} become a filter on the fetched documents.")
+                   f"{', '.join(dropped)} {become} a filter on the fetched documents.")
         details = [proposal.message]
         details += _model_advice(sample, arrays)
         return Verdict(message, details=details, index=workable)

@@ -50,7 +50,6 @@ class MissingIndex(Rule):
             return Quiet("its plan is not a collection scan")
         if not wasteful(analysis, self.options["min_docs_per_returned"], self.options["min_wasted_per_execution"]):
             return Quiet(efficiency_reason(analysis))
-        message = (f"{analysis.shape.op} filtering on {leading[0]} scans the collection: "
-                   f"{analysis.docs_per_returned or 0:,.0f} documents examined per document returned, "
-                   f"{analysis.stats.count:,} executions.")
+        message = (f"{analysis.shape.op} filtering on {leading[0]} scans the collection and "
+                   f"{analysis.examination()}, {analysis.stats.count:,} executions.")
         return Verdict(message, index=analysis.candidate)

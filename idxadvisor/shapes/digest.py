@@ -280,10 +280,10 @@ class ShapeStats:
         return self.internal * 2 > self.count
 
     def per_returned(self, examined: int) -> float | None:
-        """Examined per document returned (None when nothing was returned or nothing measured)."""
-        if not self.measured:
+        """Examined per document returned; None when nothing was measured or nothing returned."""
+        if not self.measured or not self.nreturned:
             return None
-        return examined / max(self.nreturned, 1)
+        return examined / self.nreturned
 
 
 @dataclass
