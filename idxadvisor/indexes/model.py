@@ -29,7 +29,10 @@ def normalize_direction(value: Any) -> Direction:
     if isinstance(value, Mapping) and len(value) == 1:
         (marker, inner), = value.items()
         if marker in ("$numberInt", "$numberLong", "$numberDouble", "$numberDecimal"):
-            value = float(inner)
+            try:
+                value = float(inner)
+            except (TypeError, ValueError):
+                raise IndexSpecError(f"index direction {marker} {inner!r} is not a number") from None
     if isinstance(value, bool):
         raise IndexSpecError(f"index direction must be a number or an index type, not {value!r}")
     if isinstance(value, (int, float)):
