@@ -18,10 +18,11 @@ def human_ms(value: float) -> str:
 
 
 def human_count(value: float) -> str:
-    if value >= 10_000_000:
-        return f"{value / 1_000_000:.0f}M"
-    if value >= 100_000:
-        return f"{value / 1000:.0f}k"
+    """95,412, 412k, 6.5M, 74M, 1.2B: exact below 100,000, three significant digits or fewer above."""
+    for limit, divisor, suffix in ((1e9, 1e9, "B"), (1e6, 1e6, "M"), (1e5, 1e3, "k")):
+        if value >= limit:
+            scaled = value / divisor
+            return f"{scaled:.1f}{suffix}" if scaled < 10 else f"{scaled:,.0f}{suffix}"
     return f"{value:,.0f}"
 
 

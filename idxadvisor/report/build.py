@@ -25,6 +25,7 @@ from idxadvisor.models.report import (
     TimelinePoint,
     ToolInfo,
 )
+from idxadvisor.rules.engine import NO_QUERY
 from idxadvisor.shapes.digest import Digest, ShapeStats
 
 DEFAULT_TOP_FOR_PEOPLE = 20
@@ -162,9 +163,32 @@ def input_report(summary: InputSummary) -> InputReport:
 
 
 def _span(summaries: Iterable[InputSummary]) -> tuple[datetime | None, datetime | None]:
+    """The first and last times seen, in the servers' own offset, or in UTC when the inputs' offsets differ."""
     firsts = [s.first_ts for s in summaries if s.first_ts is not None]
     lasts = [s.last_ts for s in summaries if s.last_ts is not None]
-    return (min(firsts) if firsts else None), (max(lasts) if lasts else None)
+    first, last = (min(firsts) if firsts else None), (max(lasts) if lasts else None)
+    if len({moment.utcoffset() for moment in firsts + lasts}) > 1:
+        first, last = (None if first is None else first.astimezone(timezone.utc),
+                       None if last is None else last.astimezone(timezone.utc))
+    return first, last
+
+
+def skips_for_people(skipped: list[Skip]) -> tuple[list[Skip], Counter[str]]:
+    """The skips worth a line each, and per operation the number of shapes with no query at all (inserts,
+    createIndexes...), which people read as one line (JSON keeps every skip)."""
+    listed: list[Skip] = []
+    without_query: Counter[str] = Counter()
+    for skip in skipped:
+        if skip.reason.endswith(NO_QUERY):
+            without_query[skip.shape.split(" ", 1)[0]] += 1
+        else:
+            listed.append(skip)
+    return listed, without_query
+
+
+def operation_counts(counts: Counter[str]) -> str:
+    """``insert (12 shapes), createIndexes (1 shape)``."""
+    return ", ".join(f"{op} ({count} shape{'s' if count > 1 else ''})" for op, count in counts.most_common())
 
 
 def suggested_indexes(findings: list[Finding]) -> list[SuggestedIndex]:

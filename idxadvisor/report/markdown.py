@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import TextIO
 
 from idxadvisor.models.report import Finding, Report, ShapeReport
+from idxadvisor.report.build import operation_counts, skips_for_people
 from idxadvisor.units import human_count, human_impact, human_ms
 
 
@@ -68,7 +69,10 @@ def _lines(report: Report, verbose: bool, limit: int | None) -> list[str]:
         lines += _finding(finding)
     if verbose and report.skipped:
         lines += ["", "### No suggestion", "", "| fingerprint | shape | reason |", "|---|---|---|"]
-        lines += [f"| `{skip.fingerprint}` | {_code(skip.shape)} | {_cell(skip.reason)} |" for skip in report.skipped]
+        listed, without_query = skips_for_people(report.skipped)
+        lines += [f"| `{skip.fingerprint}` | {_code(skip.shape)} | {_cell(skip.reason)} |" for skip in listed]
+        if without_query:
+            lines += ["", f"{operation_counts(without_query)}: no query an index could serve."]
     return lines
 
 

@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from idxadvisor.models.report import Finding, InputReport, Report, ShapeReport
+from idxadvisor.report.build import operation_counts, skips_for_people
 from idxadvisor.units import human_count, human_impact, human_ms
 
 SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -211,6 +212,10 @@ def _print_skipped(report: Report, console: Console, width: int) -> None:
         return
     console.print()
     console.print(Text("No suggestion for these shapes:", style="bold"))
-    for skip in report.skipped:
+    listed, without_query = skips_for_people(report.skipped)
+    for skip in listed:
         console.print(Group(*_indented(f"{skip.fingerprint}  {skip.shape}", 2, width),
                             *_indented(skip.reason, 6, width, "dim")))
+    if without_query:
+        console.print(Group(*_indented(f"{operation_counts(without_query)}: no query an index could serve", 2,
+                                       width, "dim")))

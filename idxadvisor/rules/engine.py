@@ -25,6 +25,8 @@ from idxadvisor.models.report import Finding, IndexProposal, Skip
 from idxadvisor.rules.base import QUERY_OPS, Quiet, Rule, RuleContext, ShapeAnalysis, Verdict, analyze_shape
 from idxadvisor.shapes.digest import ShapeStats
 
+NO_QUERY = "has no query an index could serve"
+
 
 @dataclass
 class _Proposal:
@@ -87,7 +89,7 @@ def _blocking_reason(analysis: ShapeAnalysis, context: RuleContext) -> str | Non
     if not shape.known:
         return f"shape unknown: {shape.unknown}"
     if shape.op not in QUERY_OPS:
-        return f"{shape.op} has no query an index could serve"
+        return f"{shape.op} {NO_QUERY}"
     if stats.count < context.settings.min_count:
         return f"too few executions ({stats.count} < --min-count {context.settings.min_count})"
     if "_id" in roles.equality:

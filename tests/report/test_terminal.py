@@ -65,3 +65,15 @@ def test_no_progress_bar_when_stderr_is_not_a_terminal_or_the_input_is_small(mon
     assert bar._progress is not None
     bar.advance(1000)
     bar.stop()
+
+
+def test_shapes_without_a_query_are_counted_on_one_line_under_verbose(tmp_path: Path) -> None:
+    lines = [json_line(slow_attr({"insert": "orders", "ordered": True}, ns=f"shop.orders{i}")) for i in range(3)]
+    lines += [json_line(slow_attr({"createIndexes": "orders", "indexes": []}))]
+    lines += [json_line(slow_attr({"find": "orders", "filter": {"a": 1}}))]
+    log = tmp_path / "mixed.log"
+    log.write_text("\n".join(lines) + "\n")
+    text = " ".join(render(log, io.StringIO()).split())
+    assert "insert (3 shapes), createIndexes (1 shape): no query an index could serve" in text
+    assert "find shop.orders {a: eq} too few executions (1 < --min-count 3)" in text
+    assert "insert shop.orders0" not in text.split("No suggestion for these shapes:")[1]

@@ -1,0 +1,33 @@
+"""The report header's time span."""
+
+from __future__ import annotations
+
+from datetime import timedelta, timezone
+from pathlib import Path
+
+from idxadvisor.api import analyze
+from idxadvisor.config import Settings
+from tests.helpers import json_line, slow_attr
+
+
+def write_log(path: Path, *stamps: str) -> str:
+    path.write_text("".join(json_line(slow_attr({"find": "orders", "filter": {"a": 1}}), ts=ts) + "\n"
+                            for ts in stamps))
+    return str(path)
+
+
+def test_the_span_keeps_the_servers_offset_when_every_input_shares_it(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "a.log", "2026-04-16T17:00:00.000+05:30", "2026-04-16T18:00:00.000+05:30")
+    summary = analyze([log], Settings()).summary
+    assert summary.first_seen is not None and summary.last_seen is not None
+    assert summary.first_seen.utcoffset() == timedelta(hours=5, minutes=30)
+    assert (summary.first_seen.hour, summary.last_seen.hour) == (17, 18)
+
+
+def test_the_span_is_in_utc_when_inputs_use_different_offsets(tmp_path: Path) -> None:
+    india = write_log(tmp_path / "a.log", "2026-04-16T17:00:00.000+05:30")
+    london = write_log(tmp_path / "b.log", "2026-04-16T10:00:00.000+00:00")
+    summary = analyze([india, london], Settings()).summary
+    assert summary.first_seen is not None and summary.last_seen is not None
+    assert summary.first_seen.tzinfo == timezone.utc and summary.last_seen.tzinfo == timezone.utc
+    assert (summary.first_seen.hour, summary.first_seen.minute, summary.last_seen.hour, summary.last_seen.minute) == (10, 0, 11, 30)
