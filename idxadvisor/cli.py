@@ -8,6 +8,7 @@ failure is one line, ``idxadvisor: error: …``, and an exit code from ``idxadvi
 from __future__ import annotations
 
 import os
+import re
 import sys
 import textwrap
 import traceback
@@ -23,12 +24,12 @@ from idxadvisor.config import Settings, load_settings
 from idxadvisor.errors import IdxAdvisorError, UsageError
 from idxadvisor.exitcodes import ExitCode
 from idxadvisor.models.report import SEVERITY_ORDER, Report
+from idxadvisor.units import mask_secrets
 
 # Rich and the renderers are imported where they are used: a JSON report never needs Rich, and every import is
 # start-up time the user waits for before the first line is read.
 
 REPORT_WIDTH = 100
-DEFAULT_LIST = 20  # suggested indexes and findings a terminal or Markdown report lists (JSON lists them all)
 PROGRESS_THRESHOLD = 64 * 1024 * 1024  # show a progress bar for inputs at least this large
 
 app = typer.Typer(
@@ -52,11 +53,27 @@ def wants_colour(stream: TextIO) -> bool:
 
 
 def error_line(message: str) -> None:
-    """One line on stderr (red on a terminal); never Rich markup, since messages quote queries."""
-    line = f"idxadvisor: error: {message}"
+    """One line on stderr (red on a terminal); never Rich markup, since messages quote queries; passwords masked."""
+    line = f"idxadvisor: error: {mask_secrets(message)}"
     if wants_colour(sys.stderr):
         line = f"\x1b[31m{line}\x1b[0m"
     sys.stderr.write(line + "\n")
+
+
+def _traceback() -> None:
+    """The current exception's traceback on stderr (``--debug``), with passwords masked like every other message."""
+    sys.stderr.write(mask_secrets(traceback.format_exc()))
+
+
+# mongodb://… or mongodb+srv://… (a Path folds the // into one /), after an optional NS= of --data
+SERVER_URI = re.compile(r"^(?:[^=/]*=)?mongodb(?:\+srv)?:/", re.IGNORECASE)
+
+
+def _refuse_server_uris(option: str, values: list[str], instead: str) -> None:
+    """Reading from a live server is not supported yet: say so, without echoing the password of the URI."""
+    for value in values:
+        if SERVER_URI.match(value):
+            raise UsageError(f"{option}{value}: reading from a live server is not supported yet ({instead})")
 
 
 def _parse_time(value: str | None, option: str) -> datetime | None:
@@ -81,7 +98,18 @@ def _output(path: Path | None) -> Iterator[TextIO]:
         yield handle
 
 
+def masked(report: Report) -> Report:
+    """The report with the passwords of URIs in input paths and errors masked, whichever format renders it."""
+    inputs = [item.model_copy(update={"path": mask_secrets(item.path),
+                                      "error": mask_secrets(item.error) if item.error else item.error})
+              for item in report.inputs]
+    return report.model_copy(update={"inputs": inputs})
+
+
 def render(report: Report, settings: Settings, out: TextIO) -> None:
+    from idxadvisor.report.build import DEFAULT_TOP_FOR_PEOPLE
+
+    report = masked(report)
     if settings.format == "json":
         from idxadvisor.report import json as json_report
 
@@ -89,7 +117,7 @@ def render(report: Report, settings: Settings, out: TextIO) -> None:
     elif settings.format == "markdown":
         from idxadvisor.report import markdown as markdown_report
 
-        markdown_report.render(report, out, verbose=settings.verbose, limit=settings.top or DEFAULT_LIST)
+        markdown_report.render(report, out, verbose=settings.verbose, limit=settings.top or DEFAULT_TOP_FOR_PEOPLE)
     elif settings.format == "sarif":
         from idxadvisor.report import sarif as sarif_report
 
@@ -101,18 +129,16 @@ def render(report: Report, settings: Settings, out: TextIO) -> None:
 
         console = Console(file=out, width=None if out.isatty() else REPORT_WIDTH, highlight=False, markup=False,
                           emoji=False, soft_wrap=False, color_system="auto" if wants_colour(out) else None)
-        terminal_report.render(report, console, verbose=settings.verbose, limit=settings.top or DEFAULT_LIST)
+        terminal_report.render(report, console, verbose=settings.verbose, limit=settings.top or DEFAULT_TOP_FOR_PEOPLE)
 
 
 def exit_code_for(report: Report, settings: Settings) -> ExitCode:
     if any(item.error for item in report.inputs):
         return ExitCode.USAGE
-    if settings.fail_on == "never":
+    worst = report.max_severity()
+    if settings.fail_on == "never" or worst is None:
         return ExitCode.OK
-    threshold = SEVERITY_ORDER[settings.fail_on]
-    if any(SEVERITY_ORDER[finding.severity] >= threshold for finding in report.findings):
-        return ExitCode.FINDINGS
-    return ExitCode.OK
+    return ExitCode.FINDINGS if SEVERITY_ORDER[worst] >= SEVERITY_ORDER[settings.fail_on] else ExitCode.OK
 
 
 class _ProgressBar:
@@ -189,8 +215,8 @@ def analyze(
                                                         rich_help_panel=RULES)] = None,
     min_count: Annotated[Optional[int], typer.Option(help="Advise nothing for shapes seen fewer times than this [default: 3].",
                                                      rich_help_panel=RULES)] = None,
-    indexes: Annotated[Optional[Path], typer.Option(help="Existing indexes: a JSON file of namespace -> "
-                                                    "listIndexes output.", rich_help_panel=EVIDENCE)] = None,
+    indexes: Annotated[Optional[str], typer.Option(help="Existing indexes: a JSON file of namespace -> "
+                                                   "listIndexes output.", rich_help_panel=EVIDENCE)] = None,
     data: Annotated[Optional[list[str]], typer.Option(help="[NS=]FILE sample of a collection's documents "
                                                       "(repeatable; a directory holds one file per collection).",
                                                       rich_help_panel=EVIDENCE)] = None,
@@ -207,15 +233,23 @@ def analyze(
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.", rich_help_panel=OUTPUT)] = False,
 ) -> int:
     """Read slow-operation logs or profiler dumps and report query shapes, findings and index suggestions."""
+    _refuse_server_uris("", paths or [], "give log files or profiler dumps, or - for stdin")
+    _refuse_server_uris("--data ", data or [], "give a sample file: Extended JSON or a mongodump .bson")
+    _refuse_server_uris("--indexes ", [indexes] if indexes else [],
+                        "give a JSON file of namespace -> listIndexes output")
     overrides = {
         "format": format, "output": output, "top": top, "sort_by": sort_by, "show_values": show_values,
         "verbose": verbose, "min_ms": min_ms, "ns": ns, "exclude_ns": exclude_ns,
         "include_internal": include_internal, "since": _parse_time(since, "--since"),
         "until": _parse_time(until, "--until"), "fail_on": fail_on, "select": select, "ignore": ignore,
-        "min_count": min_count, "indexes": indexes, "data": data, "min_savings_pct": min_savings_pct,
-        "sample_size": sample_size, "jobs": jobs,
+        "min_count": min_count, "indexes": Path(indexes) if indexes else None, "data": data,
+        "min_savings_pct": min_savings_pct, "sample_size": sample_size, "jobs": jobs,
     }
     settings = load_settings(overrides, config)
+    _refuse_server_uris("--data ", settings.data, "give a sample file: Extended JSON or a mongodump .bson")
+    _refuse_server_uris("--indexes ", [str(settings.indexes)] if settings.indexes else [],
+                        "give a JSON file of namespace -> listIndexes output")
+    _check_rule_settings(settings.rules)
     inputs = paths or ["-"]
     if inputs == ["-"] and sys.stdin.isatty():
         raise UsageError("no input: name log files, or pipe a log into 'idxadvisor analyze -'")
@@ -232,10 +266,22 @@ def analyze(
     return exit_code_for(report, settings)
 
 
+def _check_rule_settings(rules: dict[str, Any]) -> None:
+    """Each rule configured once: under its code, a former code or its name, but not two of them."""
+    from idxadvisor.rules import rule_class
+
+    seen: dict[type, str] = {}
+    for key in rules:
+        rule = rule_class(key)
+        if rule in seen:
+            raise UsageError(f"settings for {rule.code}: configured twice, as '{seen[rule]}' and '{key}'; keep one")
+        seen[rule] = key
+
+
 @app.command()
 def whatif(
-    data: Annotated[Path, typer.Option(help="A sample of the collection: Extended JSON (array or one document per "
-                                       "line) or a mongodump .bson file, optionally gzipped.", show_default=False)],
+    data: Annotated[str, typer.Option(help="A sample of the collection: Extended JSON (array or one document per "
+                                      "line) or a mongodump .bson file, optionally gzipped.", show_default=False)],
     query: Annotated[str, typer.Option(help='The query: {"command": "find"|"count", "filter": {...}, "sort": {...}, '
                                        '"projection": {...}, "limit": N, "skip": N} (Extended JSON).',
                                        show_default=False)],
@@ -253,7 +299,8 @@ def whatif(
 
     if format not in ("text", "json"):
         raise UsageError(f"--format must be text or json, not {format!r}")
-    result = run_whatif(data=data, query=query, indexes=index or [], hint=hint, server_version=server_version,
+    _refuse_server_uris("--data ", [data], "give a sample file: Extended JSON or a mongodump .bson")
+    result = run_whatif(data=Path(data), query=query, indexes=index or [], hint=hint, server_version=server_version,
                         sample_size=sample_size)
     if format == "json":
         from bson import json_util
@@ -312,7 +359,7 @@ def run(argv: list[str] | None = None) -> int:
         result = app(args=arguments, prog_name="idxadvisor", standalone_mode=False)
     except IdxAdvisorError as exc:
         if debug:
-            traceback.print_exc()
+            _traceback()
         error_line(str(exc))
         return exc.exit_code
     except typer.Exit as exc:
@@ -330,7 +377,7 @@ def run(argv: list[str] | None = None) -> int:
         return ExitCode.OK
     except Exception as exc:  # noqa: BLE001 - the last line of defence: a bug, reported in one line
         if debug:
-            traceback.print_exc()
+            _traceback()
         error_line(f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)")
         return ExitCode.USAGE
     return int(result) if isinstance(result, int) else ExitCode.OK

@@ -32,11 +32,16 @@ A case file::
 Finding keys: ``rule`` (default the file's), ``ns``, ``severity``, ``message`` (a substring), ``details`` (a
 substring of one of them), ``index`` (``key``, ``replaces``, ``name``). Every expected finding must match a distinct
 finding of the rule, and the rule must report no other.
+
+A key the loader does not know (``docExamined`` for ``docsExamined``) is a ``RuleCaseError`` naming the file, the case
+and the key: silently dropped, it would make a case pass without testing what it says.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -51,7 +56,18 @@ from idxadvisor.models.report import Finding, Report
 OPERATION_COUNTERS = ("keysExamined", "docsExamined", "nreturned", "nMatched", "nModified", "ndeleted",
                       "hasSortStage", "usedDisk", "appName", "queryHash", "planCacheShapeHash", "queryShapeHash",
                       "originatingCommand", "workingMillis", "cursorExhausted", "fromMultiPlanner")
+OPERATION_KEYS = frozenset({"ns", "command", "plan", "type", "ctx", "at", "every", "repeat", "durationMillis",
+                            "durations", *OPERATION_COUNTERS})
+FILE_KEYS = frozenset({"rule", "config", "cases"})
+CASE_KEYS = frozenset({"operations", "log", "fixture", "indexes", "data", "config", "expect", "skipped", "todo"})
+EXPECT_KEYS = frozenset({"rule", "ns", "severity", "message", "details", "index"})
+INDEX_KEYS = frozenset({"key", "replaces", "name"})
+SKIPPED_KEYS = frozenset({"shape", "reason"})
 _START = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
+
+
+class RuleCaseError(ValueError):
+    """A case file the loader cannot take as it is: an unknown key, a missing one, or the wrong kind of value."""
 
 
 @dataclass
@@ -72,13 +88,48 @@ class RuleCase:
 
 
 def load_rule_cases(directory: Path) -> list[RuleCase]:
+    """Every case of every ``<CODE>.yaml`` in ``directory``; RuleCaseError for a key the loader does not know."""
     cases = []
     for path in sorted(directory.glob("*.yaml")):
         document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        _check_keys(document, FILE_KEYS, f"{path}", required=("rule",))
         rule = document["rule"]
         for name, spec in (document.get("cases") or {}).items():
+            _check_case(spec, f"{path}: case '{name}'")
             cases.append(RuleCase(rule, name, spec, dict(document.get("config") or {}), path))
     return cases
+
+
+def _check_keys(document: Any, known: Iterable[str], where: str, required: Iterable[str] = ()) -> None:
+    if not isinstance(document, dict):
+        raise RuleCaseError(f"{where}: expected a mapping, not {type(document).__name__}")
+    for key in document:
+        if key not in known:
+            close = difflib.get_close_matches(str(key), sorted(known), n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else f" (known: {', '.join(sorted(known))})"
+            raise RuleCaseError(f"{where}: unknown key '{key}'{hint}")
+    for key in required:
+        if key not in document:
+            raise RuleCaseError(f"{where}: '{key}' is missing")
+
+
+def _check_list(spec: dict[str, Any], key: str, known: Iterable[str], where: str,
+                required: Iterable[str] = ()) -> list[Any]:
+    items = spec.get(key) or []
+    if not isinstance(items, list):
+        raise RuleCaseError(f"{where}: {key}: expected a list, not {type(items).__name__}")
+    for number, item in enumerate(items):
+        _check_keys(item, known, f"{where}: {key}[{number}]", required)
+    return items
+
+
+def _check_case(spec: Any, where: str) -> None:
+    _check_keys(spec, CASE_KEYS, where)
+    _check_list(spec, "operations", OPERATION_KEYS, where, required=("ns", "command"))
+    for number, expected in enumerate(_check_list(spec, "expect", EXPECT_KEYS, where)):
+        if "index" in expected:
+            _check_keys(expected["index"], INDEX_KEYS, f"{where}: expect[{number}].index")
+    _check_list(spec, "skipped", SKIPPED_KEYS, where, required=("shape", "reason"))
 
 
 def iso(moment: datetime) -> str:

@@ -1,37 +1,58 @@
-"""Numbers as people read them: durations and counts (used by rule messages and every report)."""
+"""Numbers and arguments as people read them: durations, counts, sizes (used by rule messages and every report), and
+user-given paths or URIs with their passwords masked (used wherever an argument is echoed back)."""
 
 from __future__ import annotations
 
+import re
+
+# scheme://user:password@ (or scheme:/user:password@, as a Path folds it); the password runs to the last @ before the
+# host, since people paste unencoded @ into passwords.
+_USERINFO = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.\-]*:/{1,2}[^/:@\s]*):(?P<password>[^/\s]*)@")
+MASK = "****"
+
+
+def mask_secrets(text: str) -> str:
+    """``text`` with the password of every ``scheme://user:password@`` replaced by ``****``."""
+    return _USERINFO.sub(lambda match: f"{match['head']}:{MASK}@", text) if "@" in text else text
+
 
 def human_ms(value: float) -> str:
-    """412 ms, 2.1 s, 3m 12s, 1h 02m."""
-    if value < 1000:
+    """412 ms, 2.1 s, 3m 12s, 1h 02m: rounded first, so 59,999 ms is 1m 00s rather than 60.0 s."""
+    if round(value) < 1000:
         return f"{value:.0f} ms"
     seconds = value / 1000
-    if seconds < 60:
+    if round(seconds, 1) < 60:
         return f"{seconds:.1f} s"
-    minutes, seconds = divmod(int(seconds), 60)
+    minutes, seconds = divmod(round(seconds), 60)
     if minutes < 60:
         return f"{minutes}m {seconds:02d}s"
-    hours, minutes = divmod(minutes, 60)
+    hours, minutes = divmod(round(value / 60_000), 60)
     return f"{hours}h {minutes:02d}m"
 
 
 def human_count(value: float) -> str:
-    """95,412, 412k, 6.5M, 74M, 1.2B: exact below 100,000, three significant digits or fewer above."""
-    for limit, divisor, suffix in ((1e9, 1e9, "B"), (1e6, 1e6, "M"), (1e5, 1e3, "k")):
-        if value >= limit:
-            scaled = value / divisor
-            return f"{scaled:.1f}{suffix}" if scaled < 10 else f"{scaled:,.0f}{suffix}"
-    return f"{value:,.0f}"
+    """95,412, 412k, 6.5M, 74M, 1.2B: exact below 100,000, three significant digits or fewer above.
+
+    The unit is chosen after rounding, so 999,999 is 1.0M rather than 1,000k.
+    """
+    if round(value) < 100_000:
+        return f"{value:,.0f}"
+    for divisor, suffix in ((1e3, "k"), (1e6, "M"), (1e9, "B")):
+        scaled = value / divisor
+        decimals = 1 if round(scaled, 1) < 10 else 0
+        if round(scaled, decimals) < 1000 or suffix == "B":
+            return f"{scaled:,.{decimals}f}{suffix}"
+    raise AssertionError("unreachable")
 
 
 def human_bytes(value: float) -> str:
+    """512 B, 153.1 MB, 3.9 GB: the unit is chosen after rounding, so 999,999 bytes are 1.0 MB, not 1,000.0 kB."""
     for unit in ("B", "kB", "MB", "GB", "TB"):
-        if value < 1000 or unit == "TB":
-            return f"{value:,.0f} {unit}" if unit == "B" else f"{value:,.1f} {unit}"
+        decimals = 0 if unit == "B" else 1
+        if round(value, decimals) < 1000 or unit == "TB":
+            return f"{value:,.{decimals}f} {unit}"
         value /= 1000
-    return f"{value:,.1f} TB"
+    raise AssertionError("unreachable")
 
 
 def human_impact(value: float, unit: str) -> str:

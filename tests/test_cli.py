@@ -108,3 +108,70 @@ def test_only_warnings_pass_fail_on_error(capsys: pytest.CaptureFixture[str], tm
     findings = json.loads(capsys.readouterr().out)["findings"]
     assert [(f["rule"], f["severity"]) for f in findings] == [("IX004", "warning")]
     assert run(["analyze", str(log), "--fail-on", "warning", "--format", "json"]) == 1
+
+
+URI = "mongodb://admin:s3cret@db.example.com/shop"
+MASKED = "mongodb://admin:****@db.example.com/shop"
+NO_SERVER = "reading from a live server is not supported yet"
+
+
+@pytest.mark.parametrize("arguments", [
+    [URI],
+    [URI.replace("mongodb://", "mongodb+srv://")],
+    [str(DEMO_LOG), "--data", URI],
+    [str(DEMO_LOG), "--data", f"shop.orders={URI}"],
+    [str(DEMO_LOG), "--indexes", URI],
+])
+def test_a_server_uri_is_refused_without_printing_its_password(capsys: pytest.CaptureFixture[str],
+                                                               arguments: list[str]) -> None:
+    assert run(["analyze", *arguments]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1 and captured.err.startswith("idxadvisor: error: ")
+    assert NO_SERVER in captured.err and "admin:****@db.example.com/shop" in captured.err
+    assert "s3cret" not in captured.err
+
+
+def test_whatif_refuses_a_server_uri_too(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["whatif", "--data", URI, "--query", '{"command": "find", "filter": {}}']) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == (f"idxadvisor: error: --data {MASKED}: {NO_SERVER} (give a sample "
+                                                   "file: Extended JSON or a mongodump .bson)\n")
+
+
+def test_a_server_uri_in_the_config_file_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    config = tmp_path / "settings.toml"
+    config.write_text(f'data = ["{URI}"]\n')
+    assert run(["analyze", str(DEMO_LOG), "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert NO_SERVER in err and MASKED in err and "s3cret" not in err
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "markdown", "sarif"])
+def test_passwords_in_other_arguments_are_masked_in_reports_and_errors(capsys: pytest.CaptureFixture[str],
+                                                                       fmt: str) -> None:
+    secret = "https://reader:hunter2@logs.example.com/mongod.log"
+    assert run(["analyze", str(DEMO_LOG), secret, "--format", fmt, "--fail-on", "never"]) == 2
+    captured = capsys.readouterr()
+    assert "hunter2" not in captured.out and "hunter2" not in captured.err
+    assert "reader:****@logs.example.com" in captured.err
+
+
+def test_typer_usage_errors_mask_passwords_too(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["version", URI]) == 2  # Typer: "Got unexpected extra argument (mongodb://…)"
+    err = capsys.readouterr().err
+    assert "s3cret" not in err and MASKED in err
+
+
+def test_exit_code_uses_the_reports_worst_severity(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from idxadvisor.cli import exit_code_for
+    from idxadvisor.config import Settings
+    from idxadvisor.models.report import Report
+
+    report = Report.model_validate_json((Path(__file__).resolve().parents[1] / "fixtures" / "reports" / "demo.json")
+                                        .read_text())
+    assert report.max_severity() == "error"
+    assert [exit_code_for(report, Settings(fail_on=level)) for level in ("info", "warning", "error", "never")] == \
+        [1, 1, 1, 0]
+    quiet = report.model_copy(update={"findings": [f for f in report.findings if f.severity == "info"]})
+    assert exit_code_for(quiet, Settings(fail_on="warning")) == 0

@@ -74,3 +74,39 @@ def test_settings_change_the_report(capsys: pytest.CaptureFixture[str], tmp_path
     config.write_text('select = ["AG"]\nfail-on = "never"\n')
     assert run(["analyze", str(DEMO_LOG), "--config", str(config), "--format", "json"]) == 0
     assert {finding["rule"] for finding in json.loads(capsys.readouterr().out)["findings"]} == {"AG001"}
+
+
+@pytest.mark.parametrize(("table", "message"), [
+    ('[rules.IX001]\nmin_docs_per_returned = "abc"\n',
+     "settings for IX001: option 'min_docs_per_returned' must be a number, not 'abc'"),
+    ("[rules.IX001]\nmin-docs-per-returned = true\n",
+     "settings for IX001: option 'min-docs-per-returned' must be a number, not true"),
+    ("[rules.AG001]\nmin_runs = -5\n", "settings for AG001: option 'min_runs' must not be negative, not -5"),
+    ("[rules.AG001]\nmin_runs = 2.5\n", "settings for AG001: option 'min_runs' must be a whole number, not 2.5"),
+    ("[rules.QY001]\nmin-ratio = nan\n", "settings for QY001: option 'min-ratio' must be a number, not nan"),
+    ("[rules.QY001]\nmin-ratio = 2\nmin_ratio = 3\n",
+     "settings for QY001: option 'min_ratio' is given twice, as 'min-ratio' and 'min_ratio'"),
+    ("[rules.IX001]\nmin_wasted_per_execution = 1\n[rules.missing-compound-index]\nmin_docs_per_returned = 2\n",
+     "settings for IX001: configured twice, as 'IX001' and 'missing-compound-index'; keep one"),
+])
+def test_rule_options_are_validated(capsys: pytest.CaptureFixture[str], tmp_path: Path, table: str,
+                                    message: str) -> None:
+    config = tmp_path / "settings.toml"
+    config.write_text(table)
+    assert run(["analyze", str(DEMO_LOG), "--config", str(config)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == f"idxadvisor: error: {message}\n"
+
+
+def test_rule_options_take_kebab_names_and_whole_numbers_for_fractions(capsys: pytest.CaptureFixture[str],
+                                                                        tmp_path: Path) -> None:
+    from idxadvisor.rules import select_rules
+
+    rules = {rule.code: rule for rule in select_rules(options={"IX001": {"min-docs-per-returned": 40},
+                                                               "repeated-aggregation": {"min-runs": 0}})}
+    assert rules["IX001"].options == {"min_docs_per_returned": 40.0, "min_wasted_per_execution": 500.0}
+    assert rules["AG001"].options["min_runs"] == 0
+    config = tmp_path / "pyproject.toml"
+    config.write_text("[tool.idxadvisor]\nselect = ['AG']\n[tool.idxadvisor.rules.AG001]\nmin-runs = 1000\n")
+    assert run(["analyze", str(DEMO_LOG), "--config", str(config), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["findings"] == []

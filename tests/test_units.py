@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from idxadvisor.units import human_bytes, human_count, human_impact, human_ms
+from idxadvisor.units import human_bytes, human_count, human_impact, human_ms, mask_secrets
 
 
 @pytest.mark.parametrize(("value", "text"), [
@@ -32,3 +32,43 @@ def test_bytes(value: float, text: str) -> None:
 def test_impact_names_its_unit() -> None:
     assert human_impact(3_900_000_000, "bytes") == "3.9 GB read for nothing"
     assert human_impact(6_489_000, "documents") == "6.5M documents wasted"
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (99_999.4, "99,999"), (99_999.6, "100k"), (999_499, "999k"), (999_999, "1.0M"), (9_960_000, "10M"),
+    (999_999_999, "1.0B"), (9_999_999, "10M"),
+])
+def test_counts_round_before_choosing_the_unit(value: float, text: str) -> None:
+    assert human_count(value) == text
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (999.4, "999 ms"), (999.6, "1.0 s"), (59_949, "59.9 s"), (59_999, "1m 00s"), (119_600, "2m 00s"),
+    (3_599_600, "1h 00m"), (3_600_000, "1h 00m"),
+])
+def test_durations_round_before_choosing_the_unit(value: float, text: str) -> None:
+    assert human_ms(value) == text
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (999.6, "1.0 kB"), (999_999, "1.0 MB"), (999_949, "999.9 kB"), (999_999_999, "1.0 GB"),
+])
+def test_bytes_round_before_choosing_the_unit(value: float, text: str) -> None:
+    assert human_bytes(value) == text
+
+
+@pytest.mark.parametrize(("text", "masked"), [
+    ("mongodb://admin:s3cret@db.example.com/shop", "mongodb://admin:****@db.example.com/shop"),
+    ("mongodb+srv://u:p%40ss@cluster0.example.net/?retryWrites=true",
+     "mongodb+srv://u:****@cluster0.example.net/?retryWrites=true"),
+    ("--data shop.orders=mongodb://a:b@h:27017,h2:27017/db: no such file",
+     "--data shop.orders=mongodb://a:****@h:27017,h2:27017/db: no such file"),
+    ("cannot read mongodb:/admin:s3cret@db/shop", "cannot read mongodb:/admin:****@db/shop"),  # a Path folds the //
+    ("https://u:p@ss@host/x.log", "https://u:****@host/x.log"),
+    ("mongodb://admin@db.example.com/shop", "mongodb://admin@db.example.com/shop"),
+    ("/var/log/mongodb/mongod.log", "/var/log/mongodb/mongod.log"),
+    ("user:pw@host", "user:pw@host"),
+])
+def test_passwords_in_uris_are_masked(text: str, masked: str) -> None:
+    assert mask_secrets(text) == masked
+    assert mask_secrets(masked) == masked

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TextIO
+from typing import Any, TextIO
 
 from idxadvisor.models.report import Finding, Report, ShapeReport
 from idxadvisor.report.build import operation_counts, skips_for_people
-from idxadvisor.units import human_count, human_impact, human_ms
+from idxadvisor.units import human_count, human_impact, human_ms, mask_secrets
 
 
 def _cell(text: str) -> str:
@@ -21,6 +21,17 @@ def _code(text: str) -> str:
     return f"{fence}{padding}{_cell(text)}{padding}{fence}"
 
 
+def _counted(count: int, singular: str, plural: str | None = None) -> str:
+    return f"{count:,} {singular if count == 1 else plural or singular + 's'}"
+
+
+def _number(value: Any) -> str:
+    """An explain counter as people read it: 376,370; anything that is not a number as it is (``?`` when absent)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
+
+
 def _time(value: datetime | None) -> str:
     return value.isoformat(sep=" ", timespec="seconds") if value else "?"
 
@@ -32,18 +43,19 @@ def render(report: Report, out: TextIO, verbose: bool = False, limit: int | None
 def _lines(report: Report, verbose: bool, limit: int | None) -> list[str]:
     summary = report.summary
     lines = ["## idxadvisor report", ""]
-    lines.append(f"{summary.inputs} input(s), {summary.lines:,} lines, {summary.entries:,} slow-operation entries, "
-                 f"{summary.operations:,} operations, {summary.shapes:,} shapes; problems {summary.problems:,}, "
-                 f"truncated {summary.truncated:,}.")
+    lines.append(f"{_counted(summary.inputs, 'input')}, {_counted(summary.lines, 'line')}, "
+                 f"{_counted(summary.entries, 'slow-operation entry', 'slow-operation entries')}, "
+                 f"{_counted(summary.operations, 'operation')}, {_counted(summary.shapes, 'shape')}; "
+                 f"problems {summary.problems:,}, truncated {summary.truncated:,}.")
     if summary.first_seen or summary.last_seen:
         lines.append(f"Time span: {_time(summary.first_seen)} → {_time(summary.last_seen)}.")
     if summary.versions:
         lines.append(f"Server versions: {', '.join(summary.versions)}.")
     for reason, count in summary.excluded.items():
-        lines.append(f"Left out: {reason}: {count:,} operations.")
+        lines.append(f"Left out: {reason}: {_counted(count, 'operation')}.")
     lines += ["", "| input | format | lines | entries | problems | truncated |", "|---|---|--:|--:|--:|--:|"]
     for item in report.inputs:
-        path = _code(item.path) + (f" (error: {_cell(item.error)})" if item.error else "")
+        path = _code(mask_secrets(item.path)) + (f" (error: {_cell(mask_secrets(item.error))})" if item.error else "")
         lines.append(f"| {path} | {item.format} | {item.lines:,} | {item.entries:,} | {item.problems:,} "
                      f"| {item.truncated:,} |")
     lines += ["", f"### Top {len(report.shapes)} of {summary.shapes} query shapes", ""]
@@ -93,7 +105,8 @@ def _finding(finding: Finding) -> list[str]:
         lines += ["", "  ```js", f"  {finding.index.command}", "  ```"]
     if finding.evidence is not None:
         before, after = finding.evidence.before, finding.evidence.after
-        lines.append(f"  - evidence ({finding.evidence.evaluator}): keys examined "
-                     f"{before.get('totalKeysExamined', '?')} → {after.get('totalKeysExamined', '?')}, documents "
-                     f"examined {before.get('totalDocsExamined', '?')} → {after.get('totalDocsExamined', '?')}")
+        keys = [_number(side.get("totalKeysExamined", "?")) for side in (before, after)]
+        docs = [_number(side.get("totalDocsExamined", "?")) for side in (before, after)]
+        lines.append(f"  - evidence ({finding.evidence.evaluator}): keys examined {keys[0]} → {keys[1]}, "
+                     f"documents examined {docs[0]} → {docs[1]}")
     return lines

@@ -4,15 +4,22 @@ Rules come from the registry, with their documentation as ``fullDescription``. F
 lines of source: each result's location is the file the advice is about (the ``--indexes`` file when one was given,
 since that is what a pull request changes; otherwise the first input), its logical location is the namespace, and
 the shape fingerprint is its partial fingerprint, so a dashboard tracks one finding across runs.
+
+The location's ``uri`` is a valid URI reference: a relative path percent-encoded (relative to where the command ran,
+usually the repository root), an absolute path a ``file://`` URI. A report read from stdin has no file to point at, so
+its results have no ``locations``.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path, PurePath
 from typing import Any, TextIO
+from urllib.parse import quote
 
 from idxadvisor.models.report import Finding, Report
 from idxadvisor.rules import ALL_RULES
+from idxadvisor.units import mask_secrets
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
@@ -24,7 +31,7 @@ def render(report: Report, out: TextIO, artifact: str | None = None) -> None:
 
 
 def document(report: Report, artifact: str | None = None) -> dict[str, Any]:
-    location = artifact or (report.inputs[0].path if report.inputs else "mongod.log")
+    location = artifact_uri(artifact or (report.inputs[0].path if report.inputs else "-"))
     return {
         "$schema": SCHEMA,
         "version": "2.1.0",
@@ -39,6 +46,16 @@ def document(report: Report, artifact: str | None = None) -> dict[str, Any]:
     }
 
 
+def artifact_uri(path: str) -> str | None:
+    """A path as a SARIF artifact URI: ``logs/my%20log.log``, ``file:///var/log/mongod.log``; None for stdin."""
+    if path == "-":
+        return None
+    path = mask_secrets(path)
+    if Path(path).is_absolute():
+        return Path(path).as_uri()
+    return quote(PurePath(path).as_posix())
+
+
 def _rule(rule: Any) -> dict[str, Any]:
     return {
         "id": rule.code,
@@ -51,7 +68,7 @@ def _rule(rule: Any) -> dict[str, Any]:
     }
 
 
-def _result(finding: Finding, location: str) -> dict[str, Any]:
+def _result(finding: Finding, location: str | None) -> dict[str, Any]:
     text = finding.message
     if finding.index is not None:
         text += f" Suggested: {finding.index.command}"
@@ -66,6 +83,8 @@ def _result(finding: Finding, location: str) -> dict[str, Any]:
         "partialFingerprints": {"idxadvisor/shape/v1": finding.fingerprint},
         "properties": {"impact": finding.impact, "details": finding.details},
     }
+    if location is None:
+        del result["locations"]
     if finding.index is not None:
         result["properties"]["index"] = finding.index.model_dump(mode="json")
     return result

@@ -139,10 +139,37 @@ class Rule:
     defaults: ClassVar[dict[str, Any]] = {}
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
-        unknown = set(options or {}) - set(self.defaults)
+        """Options as a config file gives them: ``min-runs`` or ``min_runs``, each checked against its default.
+
+        A number must be a number (an int where the default is an int; never a bool) and must not be negative; other
+        options must have their default's type. A ValueError names the option as the user spelled it.
+        """
+        spelled: dict[str, str] = {}  # option name -> the user's spelling
+        given: dict[str, Any] = {}
+        for key, value in (options or {}).items():
+            name = str(key).replace("-", "_")
+            if name in spelled:
+                raise ValueError(f"option '{name}' is given twice, as '{spelled[name]}' and '{key}'")
+            spelled[name], given[name] = str(key), value
+        unknown = sorted(spelled[name] for name in given if name not in self.defaults)
         if unknown:
-            raise ValueError(f"unknown option(s) for {self.code}: {', '.join(sorted(unknown))}")
-        self.options = {**self.defaults, **(options or {})}
+            raise ValueError(f"unknown option(s) for {self.code}: {', '.join(unknown)}")
+        for name, value in given.items():
+            default, label = self.defaults[name], f"option '{spelled[name]}'"
+            shown = str(value).lower() if isinstance(value, bool) else repr(value)
+            if isinstance(default, (int, float)) and not isinstance(default, bool):
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:  # NaN
+                    raise ValueError(f"{label} must be a number, not {shown}")
+                if isinstance(default, int) and not isinstance(value, int):
+                    if not float(value).is_integer():
+                        raise ValueError(f"{label} must be a whole number, not {shown}")
+                    value = int(value)
+                if value < 0:
+                    raise ValueError(f"{label} must not be negative, not {shown}")
+                given[name] = float(value) if isinstance(default, float) else value
+            elif default is not None and not isinstance(value, type(default)):
+                raise ValueError(f"{label} must be a {type(default).__name__}, not {shown}")
+        self.options = {**self.defaults, **given}
 
     @classmethod
     def summary(cls) -> str:

@@ -182,10 +182,12 @@ def null_bounds(ctx: IndexContext) -> OIL:
 
 
 def null_tightness(path: str, ctx: IndexContext) -> Tightness:
-    """``updateTightnessForNullQuery``."""
+    """``updateTightnessForNullQuery``. Before 8.0 the bounds hold ``[undefined, undefined]``, where a multikey
+    index also keys empty arrays, which ``{f: null}`` does not match: any multikey index needs the fetch then
+    (cover_null_queries.js before 8.0: COUNT over FETCH + IXSCAN once an array is inserted)."""
     if ctx.sparse:
         return Tightness.INEXACT_FETCH
-    if ctx.multikey and "." in path:
+    if ctx.multikey and ("." in path or ctx.null_has_undefined):
         return Tightness.INEXACT_FETCH
     return Tightness.EXACT_MAYBE_COVERED
 
@@ -397,6 +399,23 @@ def translate_elem_match_value(node: ElemMatchValue, ctx: IndexContext) -> tuple
             return None
         oil = result[0] if oil is None else intersect(result[0], oil)
     return (oil or []), Tightness.INEXACT_FETCH
+
+
+def negates_null(leaf: Leaf) -> bool:
+    """A negation whose excluded set contains null: ``$ne: null``, ``$nin: [null, ...]``, ``$not: {$eq|$gte|$lte:
+    null}``, ``$not: {$in: [null, ...]}`` (``isQueryNegatingEqualToNull`` and the ``$nin`` rule of
+    ``QueryPlannerIXSelect::_compatible``)."""
+    if leaf.op == "ne":
+        return leaf.value is None
+    if leaf.op == "nin":
+        return any(v is None for v in leaf.value)
+    if leaf.op == "not":
+        inner, value = leaf.negated
+        if inner == "eq":  # $gte/$lte null are parsed as equality to null
+            return value is None
+        if inner == "in":
+            return any(v is None for v in value)
+    return False
 
 
 def sparse_can_answer(leaf: Leaf, inside_value_elem_match: bool) -> bool:

@@ -57,6 +57,7 @@ RANK_DATE = 45
 RANK_TIMESTAMP = 47
 RANK_REGEX = 50
 RANK_CODE = 60
+RANK_CODE_WITH_SCOPE = 65
 RANK_MAXKEY = 127
 
 NULL_KEY: SortKey = (RANK_NULL,)
@@ -135,6 +136,14 @@ def _regex_key(value: Regex | re.Pattern[str]) -> SortKey:
     return (RANK_REGEX, value.pattern, regex_flags_text(value))
 
 
+def _code_key(value: Code) -> SortKey:
+    """JavaScript code (rank 60) compares by its text; code with scope (rank 65) by its text, then its scope
+    object (``compareElementValues``). ``Code`` subclasses ``str``, so it must be recognised before strings."""
+    if value.scope is None:
+        return (RANK_CODE, str(value))
+    return (RANK_CODE_WITH_SCOPE, str(value), _dict_key(value.scope)[1])
+
+
 _HANDLERS: dict[type, Any] = {
     type(None): lambda value: NULL_KEY,
     bool: lambda value: (RANK_BOOL, value),
@@ -156,6 +165,7 @@ _HANDLERS: dict[type, Any] = {
     DatetimeMS: lambda value: (RANK_DATE, int(value)),
     Binary: _binary_key,
     bytes: _binary_key,
+    Code: _code_key,
 }
 
 
@@ -163,6 +173,8 @@ SORT_KEY_HANDLERS = _HANDLERS
 
 
 def _sort_key_slow(value: Any) -> SortKey:
+    if isinstance(value, Code):  # before str: Code subclasses str
+        return _code_key(value)
     if isinstance(value, bool):
         return (RANK_BOOL, value)
     if isinstance(value, int):
@@ -185,10 +197,6 @@ def _sort_key_slow(value: Any) -> SortKey:
         return _binary_key(value)
     if isinstance(value, re.Pattern):
         return _regex_key(value)
-    if isinstance(value, Code):
-        if value.scope is not None:
-            raise UnsupportedValue("JavaScript code with scope values are not modelled")
-        return (RANK_CODE, str(value))
     if isinstance(value, Decimal):
         return (RANK_NUMBER, 0) if value.is_nan() else (RANK_NUMBER, 1, value)
     raise UnsupportedValue(f"values of type {type(value).__name__} are not modelled")
@@ -274,6 +282,8 @@ def render_value(value: Any) -> str:
         return render_double(value)
     if isinstance(value, int):
         return str(int(value))
+    if isinstance(value, Code):
+        return str(value)
     if isinstance(value, str):
         return f'"{value}"'
     if isinstance(value, MinKey):

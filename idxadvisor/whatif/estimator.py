@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bson import Decimal128, ObjectId, json_util
+from bson import Code, Decimal128, ObjectId, json_util
 from bson.json_util import CANONICAL_JSON_OPTIONS
 from mongomock.filtering import filter_applies
 
@@ -155,6 +155,7 @@ class _ColumnFacts:
     nan: bool = False
     undefined: bool = False
     strings_in_arrays: bool = False
+    code: bool = False
 
 
 def render_key_pattern_plain(key: KeyPattern) -> str:
@@ -295,7 +296,7 @@ def _column_facts(column: PathColumn) -> _ColumnFacts:
         facts.undefined = True
     if kinds - {str, int, float, bool, type(None), type(MISSING), Undefined, ObjectId, datetime.datetime}:
         for value in plain:
-            if isinstance(value, (Mapping, Decimal128)) or not isinstance(value, (str, int, float)):
+            if isinstance(value, (Mapping, Decimal128, Code)) or not isinstance(value, (str, int, float)):
                 _visit_facts(value, False, facts)
     for keys in column.complex_keys.values():
         for values in keys.values():
@@ -306,6 +307,8 @@ def _column_facts(column: PathColumn) -> _ColumnFacts:
 def _visit_facts(value: Any, in_array: bool, facts: _ColumnFacts) -> None:
     if value is UNDEFINED:
         facts.undefined = True
+    elif isinstance(value, Code):  # before str: Code subclasses str
+        facts.code = True
     elif isinstance(value, bool):
         facts.booleans = True
     elif is_number(value):
@@ -402,6 +405,8 @@ class _Explainer:
                 raise Unsupported(f"{leaf.path}: Decimal128 values (mongomock compares them by type)")
             if facts.nan:
                 raise Unsupported(f"{leaf.path}: NaN values")
+            if facts.code:
+                raise Unsupported(f"{leaf.path}: JavaScript code values (mongomock compares them as strings)")
             operands = _operands(leaf)
             nullish = leaf.op in nullish_ops or any(v is None for v in operands)
             if nullish and column.array_before_leaf:

@@ -26,6 +26,7 @@ from idxadvisor.whatif.bounds import (
     Tightness,
     intersect,
     is_all_values_oil,
+    negates_null,
     point,
     sparse_can_answer,
     translate_elem_match_value,
@@ -154,7 +155,22 @@ class IndexPlanner:
     def _can_bound(self, leaf: Leaf, pos: int, inside_value_elem_match: bool) -> bool:
         if self.model.spec.sparse and not sparse_can_answer(leaf, inside_value_elem_match):
             return False
+        if negates_null(leaf) and not self._not_null_can_use(leaf, pos, inside_value_elem_match):
+            return False
         return translate_leaf(leaf, self.context_for(pos)) is not None
+
+    def _not_null_can_use(self, leaf: Leaf, pos: int, inside_value_elem_match: bool) -> bool:
+        """``notEqualsNullCanUseIndex``: a negation of null cannot use a field with a multikey component, since
+        ``{a: []}`` is keyed as undefined (and ``{a: [null]}`` as null) yet matches ``{a: {$ne: null}}``. Inside a
+        value ``$elemMatch`` it can; inside an object ``$elemMatch`` only if every multikey component of the
+        field lies at or above the ``$elemMatch`` path."""
+        paths = self.model.multikey_paths[pos]
+        if not paths or inside_value_elem_match:
+            return True
+        context = leaf.context
+        if context is None or context.is_value:
+            return False
+        return all(_is_prefix(m, context.path) for m in paths)
 
     # --- multikey compatibility (§3 "Combining predicates") ---
 
@@ -430,7 +446,11 @@ def count_plan(access: Stage, shape: QueryShape) -> Stage:
 
 
 def _split_null_bounds(scan: IxScan) -> list[IxScan] | None:
-    """Before 8.0, ``[undefined, undefined], [null, null]`` is counted by two COUNT_SCANs under OR."""
+    """Before 8.0, ``[undefined, undefined], [null, null]`` is counted by two COUNT_SCANs under OR, but only on an
+    index that is not multikey (``boundsHasExactlyOneNullOrNullAndEmptyInterval``; a multikey index would need the
+    ``[[], []]`` interval too, which ``{f: null}`` does not produce)."""
+    if scan.model.is_multikey:
+        return None
     null_pair = [sort_key(UNDEFINED), sort_key(None)]
     for j, oil in enumerate(scan.oils):
         if len(oil) == 2 and all(iv.is_point for iv in oil) and [iv.start_key for iv in oil] == null_pair:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bson import Decimal128, MaxKey, MinKey, Regex
+from bson import Code, Decimal128, MaxKey, MinKey, Regex
 
 from idxadvisor.whatif.bsonorder import UNDEFINED, UnsupportedValue, sort_key
 
@@ -402,6 +402,8 @@ def _check_operand(path: str, value: Any) -> Any:
         raise Unsupported("MinKey/MaxKey operands")
     if value is UNDEFINED:
         raise Unsupported("undefined operands")
+    if isinstance(value, Code):
+        raise Unsupported("JavaScript code operands (mongomock compares them as strings)")
     if isinstance(value, Mapping):
         if len(value) > 1:
             raise Unsupported(f"{path}: equality to a multi-field document (field order matters in MongoDB, "
