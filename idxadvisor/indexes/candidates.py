@@ -11,8 +11,9 @@ Roles of a shape's predicates (planner-semantics.md §6, the ESR guideline):
 * text, geo, ``$expr``, ``$where``, ``$type``, ``$size``, ``$all``, ``$mod`` predicates are left to a residual filter.
 
 The candidate is equality fields (in a caller-given order that lets shapes share indexes), then sort fields, then
-range fields. An index *serves* a shape when the candidate is, up to the order of the equality fields and the
-direction of range fields, a prefix of it: the index then bounds the scan as tightly and gives the sort.
+range fields. An index *serves* a shape when the candidate is, up to the order of the equality fields and of the
+range fields and the direction of range fields, a prefix of it: the index then bounds the scan as tightly and gives
+the sort.
 """
 
 from __future__ import annotations
@@ -94,8 +95,18 @@ def roles_of(shape: QueryShape, max_in_length: int = 0) -> Roles:
         range=tuple(dict.fromkeys(leading_ranges + trailing)),
         never_leading=frozenset(never_leading),
         residual=residual,
-        has_or=any(key in ("$or", "$nor") for key, _ in shape.filter),
+        has_or=_has_or(shape.filter),
     )
+
+
+def _has_or(shaped: Filter) -> bool:
+    """An ``$or`` or ``$nor`` at the top level or inside an ``$and``."""
+    for key, node in shaped:
+        if key in ("$or", "$nor"):
+            return True
+        if key == "$and" and isinstance(node, Branches) and any(_has_or(branch) for branch in node.filters):
+            return True
+    return False
 
 
 def _collect(shaped: Filter, prefix: str, max_in: int, equality: list[str], ranges: list[str],
@@ -159,52 +170,71 @@ def ers_key(roles: Roles, equality_order: Callable[[str], tuple] | None = None) 
 
 
 def serves(key: KeyPattern, roles: Roles) -> bool:
-    """True when an index on ``key`` bounds the shape's scan as the ESR candidate would, and provides its sort."""
+    """True when an index on ``key`` bounds the shape's scan as the ESR candidate would, and provides its sort.
+
+    Equality fields may be hashed (a hashed field answers an equality); sort and range fields must be ascending or
+    descending B-tree fields, and text, geo or wildcard fields serve nothing here."""
     fields = [name for name, _ in key]
     equality = set(roles.equality)
     if set(fields[: len(equality)]) != equality:
+        return False
+    if not all(isinstance(direction, int) or direction == "hashed" for _, direction in key[: len(equality)]):
         return False
     position = len(equality)
     if roles.sort:
         block = key[position: position + len(roles.sort)]
         if [name for name, _ in block] != [name for name, _ in roles.sort]:
             return False
+        if not all(isinstance(direction, int) for _, direction in block):
+            return False
         same = all(direction == wanted for (_, direction), (_, wanted) in zip(block, roles.sort))
-        reverse = all(direction == -wanted for (_, direction), (_, wanted) in zip(block, roles.sort)
-                      if isinstance(direction, int))
+        reverse = all(direction == -wanted for (_, direction), (_, wanted) in zip(block, roles.sort))
         if not (same or reverse):
             return False
         position += len(roles.sort)
     leading_ranges = [name for name in roles.range if name not in roles.never_leading]
-    if leading_ranges and (position >= len(fields) or fields[position] not in leading_ranges):
-        return False
+    if leading_ranges:
+        # every range bounds the scan (in any order: the most selective first is the caller's choice)
+        rest = dict(key[position:])
+        if fields[position: position + 1] == [] or fields[position] not in leading_ranges:
+            return False
+        if not all(isinstance(rest.get(name), int) for name in leading_ranges):
+            return False
     return position > 0 or bool(leading_ranges)
 
 
 def first_misplaced(key: KeyPattern, roles: Roles) -> tuple[str, str] | None:
-    """A sort or range field that comes before an equality field in ``key``: (that field, the equality field)."""
+    """A sort or range field that comes before an equality field in ``key``, or a sort field leading an index that
+    lacks an equality field altogether (chosen for its order): (that field, the equality field)."""
     equality = set(roles.equality)
     later = {name for name, _ in roles.sort} | set(roles.range)
     seen: list[str] = []
+    scanned: set[str] = set()
     for name, _ in key:
         if name in equality:
-            for earlier in seen:
-                return earlier, name
+            if seen:
+                return seen[0], name
+            scanned.add(name)
         elif name in later:
             seen.append(name)
         else:
             break
+    missing = [name for name in roles.equality if name not in scanned and name not in dict(key)]
+    if seen and missing and seen[0] in dict(roles.sort):
+        return seen[0], missing[0]
     return None
 
 
 def replaceable(existing: Iterable[IndexSpec], key: KeyPattern) -> IndexSpec | None:
     """The longest existing index whose key is a strict prefix of ``key`` and that does nothing else than speed up
-    queries (not unique, sparse, partial, hidden or on ``_id``): the candidate makes it redundant."""
+    queries (not unique, sparse, partial, hidden, TTL, collated or on ``_id``): the candidate makes it redundant."""
+    candidate = IndexSpec(key=key)
     best = None
     for index in existing:
-        if index.unique or index.sparse or index.partial_filter is not None or index.hidden or index.is_id_index:
+        if (index.unique or index.sparse or index.partial_filter is not None or index.hidden or index.is_id_index
+                or index.expire_after_seconds is not None or index.collation is not None):
             continue
-        if len(index.key) < len(key) and key[: len(index.key)] == index.key:
+        if len(index.key) < len(key) and index.is_prefix_of(candidate):
             if best is None or len(index.key) > len(best.key):
                 best = index
     return best

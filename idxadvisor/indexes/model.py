@@ -89,6 +89,15 @@ def collection_reference(ns: str) -> str:
     return f"{base}.getCollection({json.dumps(collection)})"
 
 
+def _number_or_none(value: Any) -> float | None:
+    if isinstance(value, Mapping) and len(value) == 1:
+        value = next(iter(value.values()))  # {"$numberInt": "3600"}
+    try:
+        return None if value is None or isinstance(value, bool) else float(value)
+    except (TypeError, ValueError):
+        return None
+
+
 @dataclass(frozen=True, slots=True)
 class IndexSpec:
     """One index: its key pattern and the options that change what it holds or how it is used."""
@@ -100,6 +109,7 @@ class IndexSpec:
     hidden: bool = False
     partial_filter: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
     collation: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
+    expire_after_seconds: float | None = None  # a TTL index: it deletes documents, not only finds them
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -125,6 +135,7 @@ class IndexSpec:
             hidden=bool(document.get("hidden", False)),
             partial_filter=document.get("partialFilterExpression"),
             collation=collation,
+            expire_after_seconds=_number_or_none(document.get("expireAfterSeconds")),
         )
 
     @classmethod
@@ -154,27 +165,24 @@ class IndexSpec:
     def key_document(self) -> dict[str, Direction]:
         return dict(self.key)
 
-    def to_document(self) -> dict[str, Any]:
-        document: dict[str, Any] = {"key": self.key_document(), "name": self.name}
-        for option in ("sparse", "unique", "hidden"):
-            if getattr(self, option):
-                document[option] = True
-        if self.partial_filter is not None:
-            document["partialFilterExpression"] = dict(self.partial_filter)
-        if self.collation is not None:
-            document["collation"] = dict(self.collation)
-        return document
-
     def create_index_command(self, ns: str) -> str:
         """A ready-to-run mongosh command: ``db.getSiblingDB("shop").orders.createIndex({ status: 1 })``."""
         options = []
         for option in ("sparse", "unique"):
             if getattr(self, option):
                 options.append(f"{option}: true")
+        if self.expire_after_seconds is not None:
+            options.append(f"expireAfterSeconds: {self.expire_after_seconds:g}")
         if self.partial_filter is not None:
             options.append(f"partialFilterExpression: {json.dumps(self.partial_filter)}")
         suffix = ", { " + ", ".join(options) + " }" if options else ""
         return f"{collection_reference(ns)}.createIndex({render_key_pattern(self.key)}{suffix})"
+
+    def drop_index_command(self, ns: str) -> str:
+        return f"{collection_reference(ns)}.dropIndex({json.dumps(self.name)})"
+
+    def unhide_index_command(self, ns: str) -> str:
+        return f"{collection_reference(ns)}.unhideIndex({json.dumps(self.name)})"
 
     def __str__(self) -> str:
         return render_key_pattern(self.key)

@@ -14,7 +14,6 @@ from idxadvisor.indexes.model import IndexSpecError, KeyPattern, key_pattern
 
 _STAGE = re.compile(r"\s*([A-Z_]+)(?:\s*\{([^{}]*)\})?\s*(?:,|$)")
 _INDEX_STAGES = frozenset({"IXSCAN", "COUNT_SCAN", "DISTINCT_SCAN", "EXPRESS_IXSCAN", "EXPRESS_CLUSTERED_IXSCAN"})
-_ID_LOOKUPS = frozenset({"IDHACK", "EXPRESS_IXSCAN_ID", "CLUSTERED_IXSCAN", "EXPRESS_CLUSTERED_IXSCAN"})
 _PAIR = re.compile(r'\s*(?:"((?:[^"\\]|\\.)*)"|([^:,]+?))\s*:\s*(-?\d+(?:\.\d+)?|"[^"]*")\s*(?:,|$)')
 
 
@@ -27,10 +26,6 @@ class PlanSummary:
     @property
     def is_collection_scan(self) -> bool:
         return "COLLSCAN" in self.stages and not self.indexes
-
-    @property
-    def is_id_lookup(self) -> bool:
-        return any(stage in _ID_LOOKUPS for stage in self.stages) or self.indexes == ((("_id", 1),),)
 
 
 def parse_plan_summary(text: str) -> PlanSummary:

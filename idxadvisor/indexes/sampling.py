@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
-from functools import cached_property
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 
@@ -33,6 +32,40 @@ def path_values(document: Mapping[str, Any], path: str) -> tuple[list[Any], bool
         else:
             flattened.append(value)
     return flattened, through_array
+
+
+def array_prefixes(document: Mapping[str, Any], path: str) -> set[str]:
+    """The prefixes of a dotted path (``items``, ``items.sizes``) at which the document holds an array."""
+    parts = path.split(".")
+    found: set[str] = set()
+    frontier: list[Any] = [document]
+    for depth, part in enumerate(parts):
+        reached: list[Any] = []
+        for value in frontier:
+            if isinstance(value, Mapping):
+                if part in value:
+                    reached.append(value[part])
+            elif isinstance(value, list):
+                found.add(".".join(parts[:depth]))
+                reached.extend(element[part] for element in value if isinstance(element, Mapping) and part in element)
+        frontier = reached
+    if any(isinstance(value, list) for value in frontier):
+        found.add(path)
+    return found
+
+
+def _nested(outer: str, inner: str) -> bool:
+    return outer == inner or inner.startswith(outer + ".") or outer.startswith(inner + ".")
+
+
+def parallel_pairs(document: Mapping[str, Any], fields: Sequence[str]) -> list[tuple[str, str]]:
+    """The pairs of ``fields`` that go through different, unnested arrays in this document: an index on both cannot
+    hold it (``cannot index parallel arrays``). Paths under one array (``items.sku``, ``items.qty``) are fine."""
+    arrays = [(name, array_prefixes(document, name)) for name in fields]
+    return [(first, second)
+            for position, (first, first_arrays) in enumerate(arrays)
+            for second, second_arrays in arrays[position + 1:]
+            if any(not _nested(a, b) for a in first_arrays for b in second_arrays)]
 
 
 def _hashable(value: Any) -> Any:
@@ -65,8 +98,15 @@ class SampleStatistics:
             self._arrays[path] = any(path_values(document, path)[1] for document in self.documents)
         return self._arrays[path]
 
-    def array_fields(self, paths: Iterator[str] | Sequence[str]) -> list[str]:
-        return [path for path in paths if self.is_array(path)]
+    def parallel_arrays(self, fields: Sequence[str]) -> list[tuple[str, str]]:
+        """The pairs of ``fields`` that are parallel arrays in at least one sampled document."""
+        candidates = [name for name in fields if self.is_array(name)]
+        if len(candidates) < 2:
+            return []
+        pairs: dict[tuple[str, str], None] = {}
+        for document in self.documents:
+            pairs.update(dict.fromkeys(parallel_pairs(document, candidates)))
+        return list(pairs)
 
     def selectivity(self, path: str) -> float | None:
         """The expected share of documents an equality on ``path`` matches, for a value drawn as queries draw it
@@ -86,6 +126,3 @@ class SampleStatistics:
         total = sum(frequency.values())
         return sum(count * count for count in frequency.values()) / (len(self.documents) * total)
 
-    @cached_property
-    def size(self) -> int:
-        return len(self.documents)

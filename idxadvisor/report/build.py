@@ -67,7 +67,6 @@ class Selection:
     shapes: list[ShapeStats]
     excluded: Counter[str]
     skips: list[Skip]
-    total: int
 
 
 def select_shapes(digest: Digest, settings: Settings) -> Selection:
@@ -90,7 +89,7 @@ def select_shapes(digest: Digest, settings: Settings) -> Selection:
     key = SORT_KEYS[settings.sort_by]
     selected.sort(key=lambda s: (-key(s), -s.count, s.shape.fingerprint))
     excluded.update(digest.skipped)
-    return Selection(selected, excluded, skips, len(digest.shapes))
+    return Selection(selected, excluded, skips)
 
 
 def shape_report(stats: ShapeStats, show_values: bool) -> ShapeReport:

@@ -7,10 +7,13 @@ _REGULAR = 0.5  # interquartile spread of the intervals, relative to their media
 
 
 def counts_or_sums(stages: tuple[str, ...]) -> bool:
-    has_match = "$match" in stages
-    groups = [stage for stage in stages if stage.startswith("$group(")]
-    counting = any("count" in stage or "$sum(" in stage for stage in groups) or "$count" in stages
-    return has_match and counting
+    """A ``$match`` and a ``$count``, or a ``$group`` with a ``$sum`` accumulator (shaped ``$group(_id=…; count,
+    $sum($amount))``)."""
+    if "$match" not in stages:
+        return False
+    accumulators = [accumulator for stage in stages if stage.startswith("$group(") and "; " in stage
+                    for accumulator in stage[stage.rindex("; ") + 2: -1].split(", ")]
+    return "$count" in stages or any(name == "count" or name.startswith("$sum") for name in accumulators)
 
 
 class RepeatedAggregation(Rule):
@@ -43,6 +46,7 @@ class RepeatedAggregation(Rule):
 
     ## Options
     - `min_runs` (10): executions before the rule fires.
+    - `min_docs_per_run` (1000): documents a run reads before the rule fires.
 
     ## References
     - https://www.mongodb.com/docs/manual/core/materialized-views/
@@ -54,7 +58,7 @@ class RepeatedAggregation(Rule):
     category = "aggregation"
     severity = "warning"
     applies_to = frozenset({"aggregate"})
-    defaults = {"min_runs": 10}
+    defaults = {"min_runs": 10, "min_docs_per_run": 1000.0}
 
     def check(self, analysis: ShapeAnalysis, context: RuleContext) -> Verdict | Quiet | None:
         stats = analysis.stats
@@ -64,6 +68,8 @@ class RepeatedAggregation(Rule):
         if runs < self.options["min_runs"]:
             return Quiet(f"ran {runs} times (fewer than {self.options['min_runs']})")
         documents = stats.docs_examined / max(runs, 1)
+        if documents < self.options["min_docs_per_run"]:
+            return Quiet(f"reads {documents:,.0f} documents per run (fewer than {self.options['min_docs_per_run']:,.0f})")
         span = _span(stats)
         message = (f"the same aggregation ran {runs:,} times{span}, reading {documents:,.0f} documents each time to "
                    "produce a few counts or sums.")

@@ -108,7 +108,27 @@ class ShapeAnalysis:
         return self.plan is not None and self.plan.is_collection_scan
 
     def served_by(self, indexes: Iterable[IndexSpec]) -> IndexSpec | None:
-        return next((index for index in indexes if serves(index.key, self.roles)), None)
+        """An index the planner would use for this shape as it is: visible, without a partial filter this module cannot
+        check against the query's values, with the collection's collation, and, when sparse, bounded on its first
+        field (a sparse index cannot answer a query that might match documents without that field)."""
+        indexes = list(indexes)
+        return next((index for index in indexes if not index.hidden and self._usable(index, indexes)), None)
+
+    def hidden_serving(self, indexes: Iterable[IndexSpec]) -> IndexSpec | None:
+        """A hidden index that would serve the shape once unhidden."""
+        indexes = list(indexes)
+        return next((index for index in indexes if index.hidden and self._usable(index, indexes)), None)
+
+    def _usable(self, index: IndexSpec, indexes: list[IndexSpec]) -> bool:
+        if index.partial_filter is not None or not serves(index.key, self.roles):
+            return False
+        collection_collation = next((other.collation for other in indexes if other.is_id_index), None)
+        if index.collation != collection_collation:
+            return False  # queries use the collection's collation unless they name one, which shapes do not record
+        leading = index.key[0][0]
+        bounded = leading in self.roles.equality or (leading in self.roles.range
+                                                     and leading not in self.roles.never_leading)
+        return bounded or not index.sparse
 
 
 @dataclass

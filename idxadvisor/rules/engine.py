@@ -8,9 +8,9 @@ strict prefix of a proposal is named as the index it replaces.
 
 **Impact** ranks findings: for each execution, the documents examined beyond those returned (or index keys, when
 more keys than documents were examined, as with an index in the wrong order), summed over executions, and
-multiplied by the average document size in bytes when a ``--data`` sample gives it (so it reads as bytes read for
-nothing). A rule may count the wasted documents its own way (AG001: every document its runs read); the size
-applies to that count too.
+multiplied by the average document size in bytes when ``--data`` samples give it for every collection with a
+finding (it then reads as bytes read for nothing; with any size unknown, every impact stays in documents). A rule
+may count the wasted documents its own way (AG001: every document its runs read); the size applies to that too.
 """
 
 from __future__ import annotations
@@ -22,7 +22,16 @@ from dataclasses import dataclass
 from idxadvisor.indexes.candidates import replaceable, roles_of, serves
 from idxadvisor.indexes.model import IndexSpec, KeyPattern
 from idxadvisor.models.report import Finding, IndexProposal, Skip
-from idxadvisor.rules.base import QUERY_OPS, Quiet, Rule, RuleContext, ShapeAnalysis, Verdict, analyze_shape
+from idxadvisor.rules.base import (
+    QUERY_OPS,
+    Quiet,
+    Rule,
+    RuleContext,
+    ShapeAnalysis,
+    Verdict,
+    analyze_shape,
+    render_fields,
+)
 from idxadvisor.shapes.digest import ShapeStats
 
 NO_QUERY = "has no query an index could serve"
@@ -55,7 +64,7 @@ def run_rules(shapes: list[ShapeStats], context: RuleContext, rules: list[Rule])
                 if rule.proposes_index and result.index:
                     fired.append((rule, result))
                 else:
-                    findings.append(_finding(rule, analysis, result, None, context))
+                    findings.append(_finding(rule, analysis, result, None))
             elif isinstance(result, Quiet):
                 quiet.append(f"{rule.code}: {result.reason}")
         if not fired:
@@ -66,6 +75,10 @@ def run_rules(shapes: list[ShapeStats], context: RuleContext, rules: list[Rule])
         served = analysis.served_by(analysis.existing or [])
         if served is not None:
             skips.append(_skip(stats, _served_reason(served, analysis)))
+            continue
+        hidden = analysis.hidden_serving(analysis.existing or [])
+        if hidden is not None:
+            findings.append(_unhide_finding(rule, analysis, verdict, hidden))
             continue
         for reviewer in reviewers:
             reviewed = reviewer.review(analysis, verdict, context)
@@ -79,6 +92,7 @@ def run_rules(shapes: list[ShapeStats], context: RuleContext, rules: list[Rule])
         for rule in rules:
             for verdict in rule.check_collection(ns, context):
                 findings.append(_collection_finding(rule, ns, verdict))
+    _one_impact_unit(findings, context)
     findings.sort(key=lambda finding: (-finding.impact, finding.rule, finding.ns, finding.fingerprint))
     return findings, skips
 
@@ -113,17 +127,13 @@ def _served_by_plan(analysis: ShapeAnalysis) -> str | None:
         return None
     ratio = analysis.docs_per_returned
     measured = f": {ratio:,.1f} documents examined per document returned" if ratio is not None else ""
-    return f"served by the index its plan uses, {_fields(used)}{measured}"
-
-
-def _fields(key: KeyPattern) -> str:
-    return "{ " + ", ".join(f"{name}: {direction}" for name, direction in key) + " }"
+    return f"served by the index its plan uses, {render_fields(used)}{measured}"
 
 
 def _served_reason(index: IndexSpec, analysis: ShapeAnalysis) -> str:
     reason = f"already served by index {index.name} {index}"
     if analysis.collection_scan:
-        reason += " (yet the log shows collection scans: was it built after these operations, or is it hidden?)"
+        reason += " (yet the log shows collection scans: was it built after these operations?)"
     return reason
 
 
@@ -158,7 +168,7 @@ def _share_indexes(proposals: list[_Proposal], context: RuleContext) -> list[Fin
         for proposal in group:
             own = proposal.verdict.index
             if own is None or proposal.rule.code == "IX003":  # a reviewed key is the only one that can work
-                findings.append(_finding(proposal.rule, proposal.analysis, proposal.verdict, own, context))
+                findings.append(_finding(proposal.rule, proposal.analysis, proposal.verdict, own))
                 continue
             sharing = [key for key in keys if proposal in served[key]] or [own]
             # the same choice for every shape: most shapes served, then the longest key, then the candidate of the
@@ -168,12 +178,11 @@ def _share_indexes(proposals: list[_Proposal], context: RuleContext) -> list[Fin
             if others > 0:
                 proposal.verdict.details.append(f"the same index serves {others} other shape"
                                                 f"{'s' if others > 1 else ''} of {ns}")
-            findings.append(_finding(proposal.rule, proposal.analysis, proposal.verdict, best, context))
+            findings.append(_finding(proposal.rule, proposal.analysis, proposal.verdict, best))
     return findings
 
 
-def _finding(rule: Rule, analysis: ShapeAnalysis, verdict: Verdict, key: KeyPattern | None,
-             context: RuleContext) -> Finding:
+def _finding(rule: Rule, analysis: ShapeAnalysis, verdict: Verdict, key: KeyPattern | None) -> Finding:
     index = None
     if key:
         spec = IndexSpec(key=key)
@@ -197,17 +206,39 @@ def _impact(analysis: ShapeAnalysis, documents: float | None = None) -> float:
     return float(documents * (size or 1))
 
 
+def _one_impact_unit(findings: list[Finding], context: RuleContext) -> None:
+    """Bytes rank findings only when every collection with a finding has a known document size; otherwise every
+    impact goes back to documents, so that the ranking compares like with like."""
+    if len({finding.impact_unit for finding in findings if finding.impact}) < 2:
+        return
+    for finding in findings:
+        if finding.impact_unit == "bytes":
+            size = context.samples[finding.ns].average_document_size or 1
+            finding.impact, finding.impact_unit = round(finding.impact / size, 1), "documents"
+
+
 def _impact_unit(analysis: ShapeAnalysis) -> str:
     sample = analysis.sample
     return "bytes" if sample is not None and sample.average_document_size else "documents"
 
 
+def _unhide_finding(rule: Rule, analysis: ShapeAnalysis, verdict: Verdict, hidden: IndexSpec) -> Finding:
+    """The index this shape needs exists but is hidden: unhiding it is the fix, not building another."""
+    verdict.details.append(f"the hidden index {hidden.name} {hidden} serves this shape: unhide it rather than "
+                           "build another (hiding it is how its removal is tested, and these queries paid for it)")
+    finding = _finding(rule, analysis, verdict, None)
+    finding.index = IndexProposal(ns=analysis.ns, key=list(hidden.key), name=hidden.name,
+                                  command=hidden.unhide_index_command(analysis.ns))
+    return finding
+
+
 def _collection_finding(rule: Rule, ns: str, verdict: Verdict) -> Finding:
+    """A finding about an existing index (IX003: it can break writes): the command drops it."""
     existing = verdict.existing_index
     fingerprint = hashlib.sha256(f"{ns} {existing.name if existing else ''}".encode()).hexdigest()[:16]
     index = None
     if existing is not None:
-        index = IndexProposal(ns=ns, key=list(existing.key), command=existing.create_index_command(ns),
+        index = IndexProposal(ns=ns, key=list(existing.key), command=existing.drop_index_command(ns),
                               name=existing.name)
     return Finding(rule=rule.code, name=rule.name, severity=verdict.severity or rule.severity,  # type: ignore[arg-type]
                    fingerprint=fingerprint, ns=ns, message=verdict.message, impact=0.0, details=verdict.details,

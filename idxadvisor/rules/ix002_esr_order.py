@@ -32,6 +32,12 @@ class EsrOrder(Rule):
     With a very selective range (a few matching documents), equality → range → sort examines fewer keys and sorts
     those few documents in memory; the finding names that alternative when the query has both.
 
+    ## Options
+    - `min_blocking_share` (0.1): the share of executions that sort in memory before the rule fires.
+    - `min_sorted_per_execution` (100): documents read per execution before an in-memory sort counts (any sort that
+      spilled to disk counts).
+    - `min_keys_per_returned` (10) and `min_wasted_per_execution` (500): how wasteful an index out of order must be.
+
     ## References
     - https://www.mongodb.com/docs/manual/tutorial/equality-sort-range-guideline/
     - https://www.mongodb.com/docs/manual/tutorial/sort-results-with-indexes/
@@ -42,6 +48,8 @@ class EsrOrder(Rule):
     severity = "warning"
     proposes_index = True
     priority = 30
+    defaults = {"min_blocking_share": 0.1, "min_sorted_per_execution": 100.0, "min_keys_per_returned": 10.0,
+                "min_wasted_per_execution": 500.0}
 
     def check(self, analysis: ShapeAnalysis, context: RuleContext) -> Verdict | Quiet | None:
         roles = analysis.roles
@@ -51,15 +59,26 @@ class EsrOrder(Rule):
         used = analysis.used_index
         misplaced = first_misplaced(used, roles) if used else None
         if stats.blocking_sorts and roles.sort:
-            share = stats.blocking_sorts * 100 // max(stats.count, 1)
+            quiet = self._cheap_sort(analysis)
+            if quiet is not None:
+                return quiet
+            share = stats.blocking_sorts * 100 / max(stats.count, 1)
             sort = ", ".join(f"{name}: {direction}" for name, direction in roles.sort)
-            problem = f"sorts {{ {sort} }} in memory in {share}% of {stats.count:,} executions"
+            problem = f"sorts {{ {sort} }} in memory in {share:.0f}% of {stats.count:,} executions"
             if used:
                 problem += f" after scanning {render_fields(used)}"
         elif misplaced is not None and roles.equality:
+            if not self._wasteful_scan(analysis):
+                return Quiet(f"its index {render_fields(used)} is out of equality → sort → range order, but "  # type: ignore[arg-type]
+                             f"examines {analysis.keys_per_returned or 0:,.1f} keys per document returned: below "
+                             "the thresholds")
             later, equality = misplaced
-            problem = (f"uses {render_fields(used)}, which puts {later} before the equality field {equality}: "  # type: ignore[arg-type]
-                       f"{analysis.keys_per_returned or 0:,.0f} keys examined per document returned")
+            if equality in dict(used):  # type: ignore[arg-type]
+                problem = f"uses {render_fields(used)}, which puts {later} before the equality field {equality}"  # type: ignore[arg-type]
+            else:
+                problem = (f"uses {render_fields(used)} for its {later} order, without the equality field "  # type: ignore[arg-type]
+                           f"{equality}: it walks the index and filters {equality} document by document")
+            problem += f": {_keys_examined(analysis)}"
         else:
             return Quiet("no blocking sort, and its index keeps equality fields first")
         message = f"{stats.shape.op} {problem}."
@@ -71,6 +90,32 @@ class EsrOrder(Rule):
                            f"{render_fields(alternative)} (equality, range, sort) examines fewer keys and sorts the "
                            "few matching documents in memory")
         return Verdict(message, details=details, index=analysis.candidate)
+
+    def _cheap_sort(self, analysis: ShapeAnalysis) -> Quiet | None:
+        """A rare blocking sort, or one over a handful of documents, costs less than another index."""
+        stats = analysis.stats
+        share = stats.blocking_sorts / max(stats.count, 1)
+        if share < self.options["min_blocking_share"]:
+            return Quiet(f"sorts in memory in only {share:.1%} of {stats.count:,} executions")
+        sorted_per_execution = max(stats.docs_examined, stats.keys_examined) / analysis.executions
+        if sorted_per_execution < self.options["min_sorted_per_execution"] and not stats.used_disk:
+            return Quiet(f"sorts in memory, but only about {sorted_per_execution:,.0f} documents per execution: "
+                         "below the thresholds")
+        return None
+
+    def _wasteful_scan(self, analysis: ShapeAnalysis) -> bool:
+        ratio = analysis.keys_per_returned
+        if ratio is None:
+            ratio = float("inf") if analysis.returns_nothing else 0.0
+        return (ratio >= self.options["min_keys_per_returned"]
+                and analysis.wasted_per_execution >= self.options["min_wasted_per_execution"])
+
+
+def _keys_examined(analysis: ShapeAnalysis) -> str:
+    if analysis.returns_nothing:
+        keys = analysis.stats.keys_examined / analysis.executions
+        return f"{keys:,.0f} keys examined per execution, and nothing returned"
+    return f"{analysis.keys_per_returned or 0:,.0f} keys examined per document returned"
 
 
 def _order_of(key: tuple) -> object:

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from idxadvisor.indexes.model import KeyPattern
 from idxadvisor.indexes.sampling import SampleStatistics, path_values
 from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict, render_fields
 
@@ -56,19 +55,24 @@ class ParallelArrayIndex(Rule):
         sample = analysis.sample
         if sample is None:
             return None  # without a sample nothing says which fields hold arrays (the report says so once)
-        arrays = [name for name, _ in proposal.index if sample.is_array(name)]
-        if len(arrays) < 2:
+        pairs = sample.parallel_arrays([name for name, _ in proposal.index])
+        if not pairs:
             return None
-        keep = min(arrays, key=lambda name: (sample.selectivity(name) or 1.0, name))
-        workable = tuple(pair for pair in proposal.index if pair[0] not in arrays or pair[0] == keep)
-        dropped = [name for name in arrays if name != keep]
+        arrays = [name for name, _ in proposal.index if any(name in pair for pair in pairs)]
+        kept: list[str] = []
+        for name in sorted(arrays, key=lambda name: (sample.selectivity(name) or 1.0, name)):
+            if not any({name, other} == set(pair) for other in kept for pair in pairs):
+                kept.append(name)
+        dropped = [name for name in arrays if name not in kept]
+        workable = tuple(pair for pair in proposal.index if pair[0] not in dropped)
         become = "becomes" if len(dropped) == 1 else "become"
-        message = (f"the index this query needs, {render_fields(proposal.index)}, would hold {len(arrays)} fields "
-                   f"that are arrays in the data ({', '.join(arrays)}): the server cannot build it. "
-                   f"Proposing {render_fields(workable)}: {keep} is the most selective array field; "
+        conflicts = ", ".join(f"{first} and {second}" for first, second in pairs)
+        message = (f"the index this query needs, {render_fields(proposal.index)}, would hold arrays that sampled "
+                   f"documents have side by side ({conflicts}): the server cannot build it. Proposing "
+                   f"{render_fields(workable)}: it keeps {', '.join(kept)}, the most selective; "
                    f"{', '.join(dropped)} {become} a filter on the fetched documents.")
         details = [proposal.message]
-        details += _model_advice(sample, arrays)
+        details += _model_advice(sample, dropped + [name for name in arrays if name not in dropped])
         return Verdict(message, details=details, index=workable)
 
     def check_collection(self, ns: str, context: RuleContext) -> Iterable[Verdict]:
@@ -76,31 +80,26 @@ class ParallelArrayIndex(Rule):
         for index in context.indexes.get(ns, []):
             if sample is None or len(index.key) < 2:
                 continue
-            parallel = _parallel_in_one_document(sample, index.key)
-            if parallel:
+            pairs = sample.parallel_arrays(index.fields)
+            if pairs:
+                first, second = pairs[0]
                 yield Verdict(
-                    f"existing index {index.name} holds {' and '.join(parallel)}, which are both arrays in sampled "
-                    f"documents: inserting or updating such a document fails with 'cannot index parallel arrays'.",
-                    existing_index=index, details=_model_advice(sample, parallel))
-
-
-def _parallel_in_one_document(sample: SampleStatistics, key: KeyPattern) -> list[str]:
-    fields = [name for name, _ in key if sample.is_array(name)]
-    if len(fields) < 2:
-        return []
-    for document in sample.documents:
-        in_arrays = [name for name in fields if path_values(document, name)[1]]
-        if len(in_arrays) >= 2:
-            return in_arrays[:2]
-    return []
+                    f"existing index {index.name} holds {first} and {second}, which are arrays side by side in "
+                    f"sampled documents: inserting or updating such a document fails with 'cannot index parallel "
+                    "arrays'.", existing_index=index, details=_model_advice(sample, [first, second]))
 
 
 def _model_advice(sample: SampleStatistics, arrays: list[str]) -> list[str]:
+    """For an array field that almost always holds one value: the data-model fix."""
     advice = []
     for name in arrays:
-        sizes = [len(values) for values, crossed in (path_values(d, name) for d in sample.documents) if crossed]
-        if sizes and sum(size <= 1 for size in sizes) / len(sizes) >= _MOSTLY_SINGLE:
-            advice.append(f"{name} holds a single value in {sum(s <= 1 for s in sizes) * 100 // len(sizes)}% of "
-                          "the sampled arrays: storing that value in a scalar field (and the rare extra values in "
-                          "another) would let one index hold both fields")
+        sizes = [len(values) if crossed else 1
+                 for values, crossed in (path_values(document, name) for document in sample.documents)
+                 if values or crossed]
+        single = sum(size <= 1 for size in sizes)
+        if sizes and single / len(sizes) >= _MOSTLY_SINGLE:
+            advice.append(f"{name} holds a single value in {single * 100 // len(sizes)}% of the sampled documents "
+                          "that have it: storing that value in a scalar field (and the rare extra values in another) "
+                          "would let one index hold both fields")
+            break  # one field to remodel is enough
     return advice

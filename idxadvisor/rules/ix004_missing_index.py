@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict
+from idxadvisor.indexes.candidates import serves
+from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict, render_fields
 from idxadvisor.rules.ix001_missing_compound_index import efficiency_reason, wasteful
 
 
@@ -8,9 +9,9 @@ class MissingIndex(Rule):
     """A query on one field scans the whole collection.
 
     ## What it does
-    Flags a query shape whose filter has a single field an index could use, when its plan is a collection scan and
-    it examines many documents for each one it returns. It proposes the single-field index (with the query's sort
-    appended when it has one).
+    Flags a query shape whose filter has a single field an index could use, when its plan is a collection scan (or
+    an index that does not hold that field) and it examines many documents for each one it returns. It proposes the
+    single-field index (with the query's sort appended when it has one).
 
     ## Why is this bad?
     A collection scan reads every document to find the few that match: its cost grows with the collection while the
@@ -46,10 +47,16 @@ class MissingIndex(Rule):
         leading = roles.equality + tuple(f for f in roles.range if f not in roles.never_leading)
         if len(leading) != 1:
             return None
+        used = analysis.used_index
         if not analysis.collection_scan:
-            return Quiet("its plan is not a collection scan")
+            if used is None:
+                return Quiet("the log shows no plan for this shape")
+            if serves(used, roles) or leading[0] in dict(used):
+                return Quiet(f"the index it uses, {render_fields(used)}, bounds {leading[0]}")
         if not wasteful(analysis, self.options["min_docs_per_returned"], self.options["min_wasted_per_execution"]):
             return Quiet(efficiency_reason(analysis))
-        message = (f"{analysis.shape.op} filtering on {leading[0]} scans the collection and "
+        how = "scans the collection" if analysis.collection_scan else \
+            f"uses {render_fields(used)}, which does not bound it,"  # type: ignore[arg-type]
+        message = (f"{analysis.shape.op} filtering on {leading[0]} {how} and "
                    f"{analysis.examination()}, {analysis.stats.count:,} executions.")
         return Verdict(message, index=analysis.candidate)

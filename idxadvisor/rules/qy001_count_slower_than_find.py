@@ -91,4 +91,7 @@ class CountSlowerThanFind(Rule):
 
 
 def _documents(stats: ShapeStats) -> str:
-    return f"{stats.docs_examined / max(stats.count, 1):,.0f} documents read"
+    runs = max(stats.count, 1)
+    if stats.docs_examined == 0 and stats.keys_examined:
+        return f"{stats.keys_examined / runs:,.0f} index keys (and no documents) read"
+    return f"{stats.docs_examined / runs:,.0f} documents read"
