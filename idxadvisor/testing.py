@@ -30,7 +30,7 @@ A case file::
         todo: "why this case is expected to fail for now"
 
 Finding keys: ``rule`` (default the file's), ``ns``, ``severity``, ``message`` (a substring), ``details`` (a
-substring of one of them), ``index`` (``key``, ``replaces``, ``name``). Every expected finding must match a distinct
+substring of one of them), ``index`` (``key``, ``replaces``, ``name``, and ``command``: a substring). Every expected finding must match a distinct
 finding of the rule, and the rule must report no other.
 
 A key the loader does not know (``docExamined`` for ``docsExamined``) is a ``RuleCaseError`` naming the file, the case
@@ -61,7 +61,7 @@ OPERATION_KEYS = frozenset({"ns", "command", "plan", "type", "ctx", "at", "every
 FILE_KEYS = frozenset({"rule", "config", "cases"})
 CASE_KEYS = frozenset({"operations", "log", "fixture", "indexes", "data", "config", "expect", "skipped", "todo"})
 EXPECT_KEYS = frozenset({"rule", "ns", "severity", "message", "details", "index"})
-INDEX_KEYS = frozenset({"key", "replaces", "name"})
+INDEX_KEYS = frozenset({"key", "replaces", "name", "command"})
 SKIPPED_KEYS = frozenset({"shape", "reason"})
 _START = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
 
@@ -214,6 +214,8 @@ def _matches(finding: Finding, expected: dict[str, Any], rule: str) -> bool:
         for key in ("replaces", "name"):
             if key in wanted and getattr(index, key) != wanted[key]:
                 return False
+        if "command" in wanted and wanted["command"] not in index.command:
+            return False
     return True
 
 
