@@ -249,7 +249,6 @@ def analyze(
     _refuse_server_uris("--data ", settings.data, "give a sample file: Extended JSON or a mongodump .bson")
     _refuse_server_uris("--indexes ", [str(settings.indexes)] if settings.indexes else [],
                         "give a JSON file of namespace -> listIndexes output")
-    _check_rule_settings(settings.rules)
     inputs = paths or ["-"]
     if inputs == ["-"] and sys.stdin.isatty():
         raise UsageError("no input: name log files, or pipe a log into 'idxadvisor analyze -'")
@@ -264,18 +263,6 @@ def analyze(
         if item.error:
             error_line(f"{item.path}: {item.error}")
     return exit_code_for(report, settings)
-
-
-def _check_rule_settings(rules: dict[str, Any]) -> None:
-    """Each rule configured once: under its code, a former code or its name, but not two of them."""
-    from idxadvisor.rules import rule_class
-
-    seen: dict[type, str] = {}
-    for key in rules:
-        rule = rule_class(key)
-        if rule in seen:
-            raise UsageError(f"settings for {rule.code}: configured twice, as '{seen[rule]}' and '{key}'; keep one")
-        seen[rule] = key
 
 
 @app.command()

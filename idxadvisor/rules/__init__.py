@@ -47,12 +47,16 @@ def select_rules(select: Iterable[str] = (), ignore: Iterable[str] = (),
             raise UsageError(f"--select/--ignore: '{selector}' names no rule (see 'idxadvisor rules')")
     chosen = [rule for rule in ALL_RULES
               if (not select or any(_matches(rule, s) for s in select)) and not any(_matches(rule, s) for s in ignore)]
-    options = dict(options or {})
-    for key in options:
-        rule_class(key)
+    configured: dict[type[Rule], tuple[str, Mapping[str, Any]]] = {}
+    for key, value in (options or {}).items():
+        rule = rule_class(key)
+        if rule in configured:
+            raise UsageError(f"settings for {rule.code}: configured twice, as '{configured[rule][0]}' and '{key}'; "
+                             "keep one")
+        configured[rule] = (key, value)
     instances = []
     for rule in chosen:
-        settings = next((value for key, value in options.items() if rule_class(key) is rule), {})
+        settings = configured.get(rule, ("", {}))[1]
         try:
             instances.append(rule(settings))
         except ValueError as exc:
