@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from idxadvisor.config import Settings
@@ -119,12 +119,18 @@ class ShapeAnalysis:
         indexes = list(indexes)
         return next((index for index in indexes if index.hidden and self._usable(index, indexes)), None)
 
-    def _usable(self, index: IndexSpec, indexes: list[IndexSpec]) -> bool:
-        if index.partial_filter is not None or not serves(index.key, self.roles):
-            return False
+    @staticmethod
+    def plannable(index: IndexSpec, indexes: list[IndexSpec]) -> bool:
+        """Whether the planner may consider the index for these queries, whatever their predicates: visible, not
+        partial, and with the collection's collation (read from the _id index), which queries use unless they name
+        another (shapes do not record it)."""
         collection_collation = next((other.collation for other in indexes if other.is_id_index), None)
-        if index.collation != collection_collation:
-            return False  # queries use the collection's collation unless they name one, which shapes do not record
+        return not index.hidden and index.partial_filter is None and index.collation == collection_collation
+
+    def _usable(self, index: IndexSpec, indexes: list[IndexSpec]) -> bool:
+        unhidden = replace(index, hidden=False)
+        if not self.plannable(unhidden, indexes) or not serves(index.key, self.roles):
+            return False
         leading = index.key[0][0]
         bounded = leading in self.roles.equality or (leading in self.roles.range
                                                      and leading not in self.roles.never_leading)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from idxadvisor.indexes.candidates import replaceable, roles_of, serves
 from idxadvisor.indexes.model import IndexSpec, KeyPattern
@@ -86,6 +86,11 @@ def run_rules(shapes: list[ShapeStats], context: RuleContext, rules: list[Rule])
                 rule, verdict = reviewer, reviewed
             elif isinstance(reviewed, Quiet):
                 verdict.details.append(f"{reviewer.code}: {reviewed.reason}")
+        built = _existing_with_prefix(analysis, verdict.index) if rule.code == "IX003" else None
+        if built is not None:
+            skips.append(_skip(stats, f"{rule.code}: an index that can work exists already, {built.name} {built}: "
+                                      "no index can hold the parallel arrays as well"))
+            continue
         proposals.append(_Proposal(rule, analysis, verdict))
     findings += _share_indexes(proposals, context)
     for ns in sorted({stats.shape.ns for stats in shapes} | set(context.indexes)):
@@ -128,6 +133,20 @@ def _served_by_plan(analysis: ShapeAnalysis) -> str | None:
     ratio = analysis.docs_per_returned
     measured = f": {ratio:,.1f} documents examined per document returned" if ratio is not None else ""
     return f"served by the index its plan uses, {render_fields(used)}{measured}"
+
+
+def _existing_with_prefix(analysis: ShapeAnalysis, key: KeyPattern | None) -> IndexSpec | None:
+    """An existing index the planner may use that serves the shape as far as a reviewed proposal can (the fields it
+    leaves out are filtered after the fetch whatever the index), so ``served_by`` did not see it."""
+    if not key:
+        return None
+    kept, roles = {name for name, _ in key}, analysis.roles
+    reduced = replace(roles, equality=tuple(name for name in roles.equality if name in kept),
+                      sort=tuple(pair for pair in roles.sort if pair[0] in kept),
+                      range=tuple(name for name in roles.range if name in kept))
+    existing = analysis.existing or []
+    return next((index for index in existing if analysis.plannable(index, existing) and serves(index.key, reduced)),
+                None)
 
 
 def _served_reason(index: IndexSpec, analysis: ShapeAnalysis) -> str:
