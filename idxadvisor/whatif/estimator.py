@@ -342,7 +342,7 @@ class _Explainer:
         limit = abs(query.limit) if query.limit else 0
         is_count = query.command == "count"
         self.parsed = parse_query(query.filter, None if is_count else query.sort,
-                                  None if is_count else query.projection)
+                                  None if is_count else query.projection, self.version)
         self.shape = QueryShape(query.command, self.parsed.sort, self.parsed.projection, limit,
                                 query.skip or 0, self.version)
         self.notes: list[str] = []
@@ -531,6 +531,11 @@ class _Explainer:
         if value is None or isinstance(value, (list, RegexSpec)):
             return None
         if leaf.path == "_id":
+            if not _is_simple_id_query(self.query.filter):
+                if self.version >= (8, 0) and shape.projection is None:
+                    raise Unsupported("an _id equality written through an operator (8.0 may take the indexed-"
+                                      "equality express path on the _id index; not pinned down)")
+                return None  # isSimpleIdQuery looks at the filter as written: planned normally
             if shape.projection is not None:
                 raise Unsupported("_id lookups with a projection (express/IDHACK projection handling is not modelled)")
             name = "EXPRESS_IXSCAN" if self.version >= (8, 0) else "IDHACK"
@@ -779,6 +784,15 @@ class _BuildError(Exception):
 def _windowed(total: int, skip: int, limit: int) -> int:
     remaining = max(0, total - skip)
     return min(remaining, limit) if limit else remaining
+
+
+def _is_simple_id_query(flt: Mapping[str, Any]) -> bool:
+    """``CanonicalQuery::isSimpleIdQuery`` on the filter as written: only ``_id``, and not through an operator
+    (``{_id: {$eq: 5}}`` or ``{_id: {$in: [5]}}`` are planned normally)."""
+    if list(flt) != ["_id"]:
+        return False
+    value = flt["_id"]
+    return not (isinstance(value, Mapping) and any(str(key).startswith("$") for key in value))
 
 
 def _related(a: str, b: str) -> bool:

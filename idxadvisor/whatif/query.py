@@ -27,7 +27,6 @@ class Unsupported(Exception):
     """The query or data is outside what the model reproduces; the message says why."""
 
 
-COMPARISONS = frozenset({"gt", "gte", "lt", "lte"})
 NEGATABLE = frozenset({"eq", "gt", "gte", "lt", "lte", "in"})
 _UNSUPPORTED_OPERATORS = {
     "$where": "$where (server-side JavaScript)",
@@ -76,6 +75,7 @@ class Leaf:
     op: str
     value: Any
     context: ElemMatchContext | None = None
+    origin: str = ""   # the operator as written when it differs from ``op`` ($gte/$lte: null are equalities)
 
     @property
     def negated(self) -> tuple[str, Any]:
@@ -199,10 +199,9 @@ def _flag_letters(bits: int) -> str:
 
 
 def parse_query(filter_doc: Mapping[str, Any], sort: Mapping[str, Any] | None,
-                projection: Mapping[str, Any] | None) -> ParsedQuery:
+                projection: Mapping[str, Any] | None, version: tuple[int, int] = (8, 0)) -> ParsedQuery:
     conjuncts = _parse_conjunction(filter_doc, prefix="", context=None)
-    conjuncts = [_rewrite_or_to_in(node) for node in conjuncts]
-    conjuncts = _flatten_single_branch_ors(conjuncts)
+    conjuncts = _normalize_conjunction(conjuncts, tuple(version))
     parsed = ParsedQuery(conjuncts, _parse_sort(sort), _parse_projection(projection))
     parsed.paths = collect_paths(parsed.conjuncts)
     return parsed
@@ -284,7 +283,7 @@ def _parse_operators(path: str, ops: Mapping[str, Any], context: ElemMatchContex
         elif op in ("$gt", "$gte", "$lt", "$lte"):
             nodes.append(_comparison(path, op[1:], operand, context))
         elif op == "$in":
-            nodes.append(Leaf(path, "in", _in_list(path, operand), context))
+            nodes.append(_in_leaf(path, _in_list(path, operand), context))
         elif op == "$nin":
             values = _in_list(path, operand)
             if any(isinstance(v, RegexSpec) for v in values):
@@ -320,7 +319,7 @@ def _comparison(path: str, op: str, operand: Any, context: ElemMatchContext | No
     if operand is None:
         # Type bracketing: $gte/$lte null are equalities to null; $gt/$lt null match nothing.
         if op in ("gte", "lte"):
-            return Leaf(path, "eq", None, context)
+            return Leaf(path, "eq", None, context, origin=op)
         return Leaf(path, op, None, context)
     return Leaf(path, op, operand, context)
 
@@ -360,9 +359,10 @@ def _parse_not(path: str, operand: Any, context: ElemMatchContext | None) -> Lea
     if isinstance(inner_value, (list, tuple, Mapping, Regex, re.Pattern, MinKey, MaxKey)):
         raise Unsupported(f"$not around {inner_op} with this operand")
     value = _check_operand(path, inner_value)
+    origin = ""
     if value is None and inner in ("gte", "lte"):
-        inner = "eq"
-    return Leaf(path, "not", (inner, value), context)
+        inner, origin = "eq", inner
+    return Leaf(path, "not", (inner, value), context, origin=origin)
 
 
 def _parse_elem_match(path: str, operand: Any, context: ElemMatchContext | None) -> Node:
@@ -423,39 +423,158 @@ def _check_operand(path: str, value: Any) -> Any:
     return value
 
 
-def _rewrite_or_to_in(node: Node) -> Node:
-    """``{$or: [{a: 1}, {a: 2}]}`` is planned as ``{a: {$in: [1, 2]}}`` (§5)."""
-    if not isinstance(node, OrNode):
-        return node
-    paths = set()
-    values: list[Any] = []
-    for branch in node.branches:
-        if len(branch) != 1 or not isinstance(branch[0], Leaf) or branch[0].op not in ("eq", "in"):
-            return node
-        leaf = branch[0]
-        paths.add(leaf.path)
-        items = [leaf.value] if leaf.op == "eq" else list(leaf.value)
-        if any(isinstance(v, (list, Mapping, RegexSpec)) for v in items):
-            return node
-        values.extend(items)
-    if len(paths) != 1:
-        return node
-    unique: dict[Any, Any] = {}
+def _in_leaf(path: str, values: list[Any], context: ElemMatchContext | None) -> Leaf:
+    """``InMatchExpression::getOptimizer``: one regex alone is a regex match, one distinct value an equality."""
+    if not values:
+        raise Unsupported("$in with an empty list (mongod optimizes it to $alwaysFalse)")
+    regexes = [v for v in values if isinstance(v, RegexSpec)]
+    distinct: dict[Any, Any] = {}
     for v in values:
-        unique.setdefault(sort_key(v), v)
-    if len(unique) == 1:
-        return Leaf(paths.pop(), "eq", next(iter(unique.values())))
-    return Leaf(paths.pop(), "in", list(unique.values()))
+        if not isinstance(v, RegexSpec):
+            distinct.setdefault(sort_key(v), v)
+    if len(regexes) == 1 and not distinct:
+        return Leaf(path, "regex", regexes[0], context)
+    if len(distinct) == 1 and not regexes:
+        return Leaf(path, "eq", next(iter(distinct.values())), context)
+    return Leaf(path, "in", values, context)
 
 
-def _flatten_single_branch_ors(nodes: list[Node]) -> list[Node]:
+# --- $or normalization (ListOfMatchExpression::getOptimizer, then sortTree) ---
+
+
+def _normalize_conjunction(nodes: list[Node], version: tuple[int, int]) -> list[Node]:
+    """Normalize every ``$or`` of a conjunction; an ``$or`` reduced to one branch is spliced in, one that is
+    trivially true disappears."""
     out: list[Node] = []
     for node in nodes:
-        if isinstance(node, OrNode) and len(node.branches) == 1:
-            out.extend(_flatten_single_branch_ors(node.branches[0]))
-        else:
+        if not isinstance(node, OrNode):
             out.append(node)
+            continue
+        result = _normalize_or(node, version)
+        if result is None:
+            continue  # an $or with an empty (always true) branch is always true
+        if isinstance(result, OrNode):
+            out.append(result)
+        else:
+            out.extend(result)
     return out
+
+
+def _normalize_or(node: OrNode, version: tuple[int, int]) -> OrNode | list[Node] | None:
+    """One ``$or`` as mongod optimizes it: branches normalized first, nested ``$or`` branches absorbed, the
+    equalities and regexes on one path rewritten to ``$in`` (8.0: every path with two or more of them; before
+    8.0: only the path of the first one, or_to_in.js), then the branches sorted as ``sortTree`` does.
+    Returns the ``$or``, the nodes of its only remaining branch, or ``None`` when it is always true."""
+    kept: list[list[Node]] = []
+    absorbed: list[list[Node]] = []
+    for branch in node.branches:
+        branch = _normalize_conjunction(branch, version)
+        if not branch:
+            return None
+        if len(branch) == 1 and isinstance(branch[0], OrNode):
+            absorbed.extend(branch[0].branches)
+        else:
+            kept.append(branch)
+    branches = kept + absorbed
+    if len(branches) > 1:
+        branches = _or_to_in(branches, version)
+    if len(branches) == 1:
+        return branches[0]
+    return OrNode(sorted(branches, key=_branch_sort_key))
+
+
+def _in_eligible(branch: list[Node]) -> Leaf | None:
+    """A branch that is one equality (not to a regex) or one regex: it may join an ``$in``."""
+    if len(branch) != 1 or not isinstance(branch[0], Leaf):
+        return None
+    leaf = branch[0]
+    if leaf.context is not None or leaf.origin:
+        return None
+    return leaf if leaf.op in ("eq", "regex") else None
+
+
+def _or_to_in(branches: list[list[Node]], version: tuple[int, int]) -> list[list[Node]]:
+    groups: dict[str, list[Leaf]] = {}
+    for branch in branches:
+        leaf = _in_eligible(branch)
+        if leaf is not None:
+            groups.setdefault(leaf.path, []).append(leaf)
+    if version < (8, 0):
+        # One group only: the path of the first eligible branch; the other branches stay as they are.
+        first = next((leaf.path for b in branches if (leaf := _in_eligible(b)) is not None), None)
+        groups = {first: groups[first]} if first is not None else {}
+    groups = {path: leaves for path, leaves in groups.items() if len(leaves) > 1}
+    if not groups:
+        return branches
+    merged = {id(leaf) for leaves in groups.values() for leaf in leaves}
+    rest = [b for b in branches if not (len(b) == 1 and id(b[0]) in merged)]
+    if version < (8, 0) and len(rest) > 1:
+        raise Unsupported("an $or whose rewrite to $in leaves a nested $or (before 8.0) is not modelled")
+    ins: list[list[Node]] = []
+    for path, leaves in groups.items():
+        values: list[Any] = []
+        for leaf in leaves:
+            if leaf.op == "eq" and isinstance(leaf.value, list):
+                raise Unsupported("an $or of equalities to arrays (mongod rewrites it to $in with array "
+                                  "elements, which mongomock does not compare) is not modelled")
+            values.append(leaf.value)
+        in_leaf = Leaf(path, "in", values)
+        if not rest and len(groups) == 1:
+            in_leaf = _in_leaf(path, values, None)  # {$or: [{a: 1}, {a: 1}]} is {a: 1}
+        ins.append([in_leaf])
+    return ins + rest
+
+
+# MatchExpression::MatchType order (matchExpressionComparator compares the type first)
+_MATCH_TYPE = {"AND": 0, "OR": 1, "ELEM_MATCH_OBJECT": 2, "ELEM_MATCH_VALUE": 3, "EQ": 5, "LTE": 6, "LT": 7,
+               "GT": 8, "GTE": 9, "REGEX": 10, "EXISTS": 12, "MATCH_IN": 13, "NOT": 19}
+_LEAF_TYPE = {"eq": "EQ", "lte": "LTE", "lt": "LT", "gt": "GT", "gte": "GTE", "regex": "REGEX", "in": "MATCH_IN"}
+
+
+def _expression_key(kind: str, path: str, children: Sequence[Any] = ()) -> tuple[Any, ...]:
+    """``matchExpressionComparator``: type, then path, then the children in order, then their number."""
+    return (_MATCH_TYPE[kind], path, tuple(children))
+
+
+def _leaf_key(leaf: Leaf, path: str) -> tuple[Any, ...]:
+    op = leaf.op
+    if op == "eq" and leaf.origin:
+        return _expression_key(leaf.origin.upper(), path)
+    if op in _LEAF_TYPE:
+        return _expression_key(_LEAF_TYPE[op], path)
+    if op == "exists":
+        inner = _expression_key("EXISTS", path)
+        return inner if leaf.value else _expression_key("NOT", "", [inner])
+    if op == "ne":
+        return _expression_key("NOT", "", [_expression_key("EQ", path)])
+    if op == "nin":
+        return _expression_key("NOT", "", [_expression_key("MATCH_IN", path)])
+    if op == "not_regex":
+        return _expression_key("NOT", "", [_expression_key("REGEX", path)])
+    if op == "not":
+        inner_op, _ = leaf.negated
+        kind = leaf.origin.upper() if leaf.origin else _LEAF_TYPE[inner_op]
+        return _expression_key("NOT", "", [_expression_key(kind, path)])
+    raise Unsupported(f"ordering the $or branch predicate {op!r} is not modelled")
+
+
+def _node_key(node: Node) -> tuple[Any, ...]:
+    if isinstance(node, Leaf):
+        return _leaf_key(node, node.path)
+    if isinstance(node, ElemMatchValue):
+        return _expression_key("ELEM_MATCH_VALUE", node.path, sorted(_leaf_key(c, "") for c in node.children))
+    if isinstance(node, ElemMatchObject):
+        prefix = len(node.path) + 1
+        inner = sorted(_leaf_key(c, c.path[prefix:]) for c in node.children)
+        sub = inner[0] if len(inner) == 1 else _expression_key("AND", "", inner)
+        return _expression_key("ELEM_MATCH_OBJECT", node.path, [sub])
+    return _expression_key("OR", "", [_branch_sort_key(b) for b in node.branches])
+
+
+def _branch_sort_key(branch: list[Node]) -> tuple[Any, ...]:
+    if len(branch) == 1:
+        return _node_key(branch[0])
+    return _expression_key("AND", "", sorted(_node_key(n) for n in branch))
 
 
 def collect_paths(nodes: Sequence[Node]) -> set[str]:
