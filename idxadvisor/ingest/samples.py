@@ -27,6 +27,7 @@ from idxadvisor.errors import InputError, UsageError
 _JSON_OPTIONS: JSONOptions = json_util.RELAXED_JSON_OPTIONS
 _CHUNK = 1 << 16
 _MAX_DOCUMENT_TEXT = 64 << 20   # a single document larger than this is not a sample
+MAX_NESTING = 100               # BSON documents may nest at most 100 levels (the manual's "Nested Depth" limit)
 
 
 class Undefined:
@@ -60,8 +61,37 @@ def _object_pairs_hook(pairs: list[tuple[str, Any]]) -> Any:
 
 
 def decode_extended_json(text: str) -> Any:
-    """Extended JSON (relaxed or canonical) to BSON-typed Python values, keeping key order."""
+    """Extended JSON (relaxed or canonical) to BSON-typed Python values, keeping key order.
+
+    Text nested too deeply for Python's decoder raises :class:`RecursionError` (callers treat it as bad input).
+    """
     return json.loads(text, object_pairs_hook=_object_pairs_hook)
+
+
+def nesting_depth(value: Any, limit: int = MAX_NESTING) -> int:
+    """How many levels of documents and arrays ``value`` holds (a flat document is 1), counted without
+    recursion; counting stops once past ``limit``."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        if depth > deepest:
+            deepest = depth
+            if deepest > limit:
+                return deepest
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (Mapping, list, tuple)))
+    return deepest
+
+
+def too_deep(value: Any, limit: int = MAX_NESTING) -> bool:
+    """Nested deeper than BSON allows (and than the what-if model orders safely)."""
+    return nesting_depth(value, limit) > limit
 
 
 @dataclass
@@ -156,14 +186,18 @@ def _peek(stream: IO[bytes], count: int) -> bytes:
 
 
 def _read_bson(stream: IO[bytes], reservoir: _Reservoir, path: Path) -> int:
+    problems = 0
     try:
         for doc in bson.decode_file_iter(stream):
+            if too_deep(doc):
+                problems += 1
+                continue
             reservoir.offer(doc)
-    except (InvalidBSON, BSONError) as exc:
-        if reservoir.seen == 0:
+    except (InvalidBSON, BSONError, RecursionError) as exc:
+        if reservoir.seen == 0 and not problems:
             raise InputError(f"{path}: not a data sample (invalid BSON: {exc})") from None
-        return 1
-    return 0
+        return problems + 1
+    return problems
 
 
 def _read_json(text: IO[str], reservoir: _Reservoir, path: Path) -> int:
@@ -193,10 +227,10 @@ def _read_json_lines(text: IO[str], reservoir: _Reservoir, path: Path, first: st
             continue
         try:
             doc = decode_extended_json(stripped)
-        except (ValueError, TypeError, BSONError):
+        except (ValueError, TypeError, BSONError, RecursionError):
             problems += 1
             continue
-        if not isinstance(doc, Mapping):
+        if not isinstance(doc, Mapping) or too_deep(doc):
             problems += 1
             continue
         reservoir.offer(dict(doc))
@@ -262,9 +296,19 @@ def _read_json_array(text: IO[str], reservoir: _Reservoir, path: Path) -> int:
             buffer = buffer[position:] + chunk
             position = 0
             continue
-        except (ValueError, TypeError, BSONError):
-            problems += 1
+        except (ValueError, TypeError, BSONError, RecursionError) as exc:
             end = _skip_value(buffer, position)
+            if isinstance(exc, RecursionError) and end >= len(buffer) and not eof:
+                # Too deep for the decoder, and perhaps not complete yet: read on, then skip it whole.
+                if len(buffer) - position > _MAX_DOCUMENT_TEXT:
+                    raise InputError(f"{path}: a document is larger than {_MAX_DOCUMENT_TEXT} bytes") from None
+                chunk = text.read(_CHUNK)
+                if not chunk:
+                    eof = True
+                buffer = buffer[position:] + chunk
+                position = 0
+                continue
+            problems += 1
             value = None
         if end >= len(buffer) and not eof:
             # A number at the very end of the buffer may continue in the next chunk.
@@ -275,7 +319,7 @@ def _read_json_array(text: IO[str], reservoir: _Reservoir, path: Path) -> int:
                 continue
             eof = True
         if value is not None:
-            if isinstance(value, Mapping):
+            if isinstance(value, Mapping) and not too_deep(value):
                 reservoir.offer(dict(value))
             else:
                 problems += 1

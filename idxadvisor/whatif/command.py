@@ -15,8 +15,8 @@ from typing import Any
 
 from idxadvisor.errors import UsageError
 from idxadvisor.indexes.model import IndexSpec, IndexSpecError, key_pattern
-from idxadvisor.ingest.samples import decode_extended_json, load_sample
-from idxadvisor.whatif.estimator import Estimator, WhatIfQuery
+from idxadvisor.ingest.samples import MAX_NESTING, decode_extended_json, load_sample, too_deep
+from idxadvisor.whatif.estimator import Estimator, WhatIfQuery, json_safe
 
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)?$")
 
@@ -28,9 +28,15 @@ def parse_server_version(text: str) -> tuple[int, int]:
     return int(match.group(1)), int(match.group(2))
 
 
+class OptionTooDeep(UsageError):
+    """An option's JSON is nested too deeply to decode (far beyond BSON's 100 levels)."""
+
+
 def _decode_option(option: str, text: str) -> Any:
     try:
         return decode_extended_json(text)
+    except RecursionError:
+        raise OptionTooDeep(f"{option} is nested deeper than BSON's {MAX_NESTING} levels") from None
     except (ValueError, TypeError) as exc:
         first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise UsageError(f"{option} is not valid (Extended) JSON: {first_line}") from None
@@ -70,21 +76,30 @@ def run_whatif(*, data: Path, query: str, indexes: Sequence[str], hint: str | No
                server_version: str = "8.0", sample_size: int = 10_000) -> dict[str, Any]:
     """Load the sample, explain the query with the given indexes, and describe the inputs."""
     version = parse_server_version(server_version)
-    what_if = parse_query_option(query)
+    what_if: WhatIfQuery | None = None
+    try:
+        what_if = parse_query_option(query)
+    except OptionTooDeep:
+        pass  # answered as unsupported below, after the other options and the sample are checked
     specs = [parse_index_option(text) for text in indexes]
     hint_key = parse_hint_option(hint) if hint is not None else None
     sample = load_sample(Path(data), sample_size=sample_size)
     estimator = Estimator(sample.documents, server_version=version)
-    result = estimator.explain(what_if, specs, hint_key)
+    if what_if is None:
+        result: Mapping[str, Any] = {"unsupported": f"the query is nested deeper than BSON's {MAX_NESTING} levels"}
+    else:
+        result = estimator.explain(what_if, specs, hint_key)
     out: dict[str, Any] = dict(result)
-    out["query"] = {
+    shown = what_if is not None and not any(
+        too_deep(part) for part in (what_if.filter, what_if.sort, what_if.projection) if part is not None)
+    out["query"] = None if what_if is None or not shown else json_safe({
         "command": what_if.command,
         "filter": dict(what_if.filter),
         "sort": dict(what_if.sort) if what_if.sort else None,
         "projection": dict(what_if.projection) if what_if.projection else None,
         "limit": what_if.limit,
         "skip": what_if.skip,
-    }
+    })
     out["sample"] = {
         "path": str(sample.path),
         "documents": len(sample.documents),

@@ -28,7 +28,7 @@ from bson.json_util import CANONICAL_JSON_OPTIONS
 from mongomock.filtering import filter_applies
 
 from idxadvisor.errors import UsageError
-from idxadvisor.ingest.samples import Undefined, decode_extended_json
+from idxadvisor.ingest.samples import MAX_NESTING, Undefined, decode_extended_json, too_deep
 from idxadvisor.indexes.model import IndexSpec, IndexSpecError, KeyPattern, key_pattern
 from idxadvisor.whatif.bounds import ALL_VALUES, point
 from idxadvisor.whatif.bsonorder import MISSING, UNDEFINED, SortKey, is_number
@@ -99,10 +99,14 @@ class WhatIfQuery:
         unknown = [k for k in obj if k not in _QUERY_KEYS]
         if unknown:
             raise UsageError(f"unknown query field(s) {', '.join(map(str, unknown))}; expected {', '.join(_QUERY_KEYS)}")
-        try:
-            decoded = decode_extended_json(json_util.dumps(dict(obj), json_options=CANONICAL_JSON_OPTIONS))
-        except (TypeError, ValueError) as exc:
-            raise UsageError(f"the query is not valid Extended JSON: {exc}") from None
+        if too_deep(obj, MAX_NESTING + 1):
+            decoded = dict(obj)  # explain answers unsupported; the round trip below would recurse too deeply
+        else:
+            try:
+                decoded = decode_extended_json(json_util.dumps(json_safe(dict(obj)),
+                                                               json_options=CANONICAL_JSON_OPTIONS))
+            except (TypeError, ValueError) as exc:
+                raise UsageError(f"the query is not valid Extended JSON: {exc}") from None
         command = decoded.get("command", "find")
         if command not in ("find", "count"):
             raise UsageError(f"query command must be 'find' or 'count', not {command!r}")
@@ -250,10 +254,15 @@ class Estimator:
         """The explain-style prediction, or ``{"unsupported": reason}``."""
         specs = self._index_list(indexes)
         hint_spec = self._resolve_hint(hint, specs)
+        if any(too_deep(part) for part in (query.filter, query.sort, query.projection) if part is not None):
+            return {"unsupported": f"the query is nested deeper than BSON's {MAX_NESTING} levels"}
         try:
             return _Explainer(self, query, specs, hint_spec).run()
         except Unsupported as exc:
             return {"unsupported": str(exc)}
+        except RecursionError:
+            return {"unsupported": f"a sample document is nested too deeply to be ordered (BSON allows "
+                                   f"{MAX_NESTING} levels)"}
 
     def _index_list(self, indexes: Sequence[IndexSpec]) -> list[IndexSpec]:
         specs = [self._id_spec]
@@ -725,8 +734,8 @@ class _Explainer:
             out["indexBounds"] = first.scan.explain_bounds()
             start, start_inc, end, end_inc = start_end_keys(first.scan.oils, first.scan.effective_directions,
                                                             first.model.fields)
-            out["countScanBounds"] = {"startKey": start, "startKeyInclusive": start_inc,
-                                      "endKey": end, "endKeyInclusive": end_inc}
+            out["countScanBounds"] = {"startKey": json_safe(start), "startKeyInclusive": start_inc,
+                                      "endKey": json_safe(end), "endKeyInclusive": end_inc}
         if len(scans) > 1:
             out["scans"] = [_scan_report(n, rt) for n in scans]
         if sort_node is not None:
@@ -739,7 +748,7 @@ class _Explainer:
         if limit_node is not None:
             out["limitAmount"] = limit_node.amount
         if counted is None and len(results) <= 1000:
-            out["returnedIds"] = [self.est.documents[rid]["_id"] for rid in results]
+            out["returnedIds"] = [json_safe(self.est.documents[rid]["_id"]) for rid in results]
         out["plan"] = root.describe()
         out["executionEngine"] = "classic"
         if summary:
@@ -871,6 +880,18 @@ def _scan_report(node: Stage, rt: Runtime) -> dict[str, Any]:
         out["indexBounds"] = node.scan.explain_bounds()
     out["keysExamined"] = rt.scan_keys.get(id(node), 0)
     return out
+
+
+def json_safe(value: Any) -> Any:
+    """A result value ``bson.json_util`` can write: ``undefined`` (which bson has no type for) becomes the
+    Extended JSON ``{"$undefined": true}`` that the sample and case readers decode back to undefined."""
+    if value is UNDEFINED:
+        return {"$undefined": True}
+    if isinstance(value, Mapping):
+        return {key: json_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(item) for item in value]
+    return value
 
 
 def dumps_result(result: Mapping[str, Any]) -> str:

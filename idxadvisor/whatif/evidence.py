@@ -32,12 +32,14 @@ from idxadvisor.indexes.candidates import ers_key, roles_of
 from idxadvisor.indexes.model import IndexSpec, KeyPattern
 from idxadvisor.indexes.plans import parse_plan_summary
 from idxadvisor.indexes.sampling import SampleStatistics, path_values
+from idxadvisor.ingest.samples import MAX_NESTING, too_deep
 from idxadvisor.models.report import Evidence, Finding, Skip
 from idxadvisor.models.values import decode_extended_json
 from idxadvisor.shapes.digest import ShapeStats
 from idxadvisor.whatif.estimator import Estimator, WhatIfQuery
 
 REDACTED = "###"
+ERS_MIN_COST = 10  # sample keys plus documents the proposed index must examine before ERS advice means anything
 _KEPT = ("planSummary", "nReturned", "nCounted", "totalKeysExamined", "totalDocsExamined", "blockingSort",
          "covered", "unsupported", "error")
 _SCALED = ("nReturned", "nCounted", "totalKeysExamined", "totalDocsExamined")
@@ -154,16 +156,22 @@ def _evidence(estimate: _Estimate, collection: tuple[float, str] | None, options
     if window:
         notes.append(f"the limit of {abs(query.limit)} applied to the estimate: a plan that gives the sort stops "  # type: ignore[arg-type]
                      "after the results it needs, a blocking sort reads every match first")
-    before = _summary(estimate.before, factor, window, query.limit)
+    before = _summary(estimate.before, factor, window, query.limit, query.skip)
     if "totalKeysExamined" in before:
         before["logged"] = _logged(estimate.stats)
     return Evidence(evaluator="estimator", query=_query_document(query) if options.show_values else None,
-                    before=before, after=_summary(estimate.after, factor, window, query.limit), notes=notes)
+                    before=before, after=_summary(estimate.after, factor, window, query.limit, query.skip), notes=notes)
+
+
+def executions(stats: ShapeStats) -> int:
+    """How many times the shape ran: its count includes the getMores that continued those runs (their keys and
+    documents examined belong to the same executions)."""
+    return max(stats.count - stats.getmores, 1)
 
 
 def _logged(stats: ShapeStats) -> dict[str, float]:
     """What the log measured, per execution: the ground truth the estimate of today's plan should come close to."""
-    count = max(stats.count, 1)
+    count = executions(stats)
     return {"totalKeysExamined": round(stats.keys_examined / count, 1),
             "totalDocsExamined": round(stats.docs_examined / count, 1), "nReturned": round(stats.nreturned / count, 1)}
 
@@ -181,13 +189,14 @@ def _calibration(stats: ShapeStats, before: Mapping[str, Any], query: WhatIfQuer
                  and logged_plan.is_collection_scan == estimated_plan.is_collection_scan)
     if not (stats.measured and examined > 0 and same_plan and reads_everything):
         return None, ""
-    logged = (stats.keys_examined + stats.docs_examined) / max(stats.count, 1)
+    logged = (stats.keys_examined + stats.docs_examined) / executions(stats)
     factor = max(1.0, logged / examined)
     return factor, (f"scaled x{factor:,.1f} so that today's plan examines what the log shows "
                     f"({logged:,.0f} keys and documents per execution)")
 
 
-def _summary(result: Mapping[str, Any], factor: float, window: int | None, limit: int | None) -> dict[str, Any]:
+def _summary(result: Mapping[str, Any], factor: float, window: int | None, limit: int | None,
+             skip: int | None = None) -> dict[str, Any]:
     summary = {key: result[key] for key in _KEPT if key in result}
     if "totalKeysExamined" not in summary:
         return summary
@@ -201,7 +210,7 @@ def _summary(result: Mapping[str, Any], factor: float, window: int | None, limit
             share = window / matches
             summary["totalKeysExamined"] *= share
             summary["totalDocsExamined"] *= share
-        summary["nReturned"] = min(matches, abs(limit or matches))
+        summary["nReturned"] = min(max(0, matches - (skip or 0)), abs(limit or matches))
     for key in _SCALED:
         if isinstance(summary.get(key), float):
             summary[key] = round(summary[key])
@@ -240,6 +249,8 @@ def _compare_with_ers(finding: Finding, stats: ShapeStats, sample: SampleStatist
     ers_cost = result["totalKeysExamined"] + result["totalDocsExamined"]
     sample_after = after.get("sample", after)
     esr_cost = sample_after["totalKeysExamined"] + sample_after["totalDocsExamined"]
+    if not result.get("nReturned") or esr_cost < ERS_MIN_COST:
+        return  # nothing in the sample matches, or too little work to tell the two orders apart
     if ers_cost * 2 <= esr_cost:
         finding.details.append(
             f"by the estimate, the range is selective here: {spec} examines {ers_cost:,} keys and documents on "
@@ -263,17 +274,30 @@ def todays_indexes(stats: ShapeStats, existing: list[IndexSpec] | None) -> tuple
 
 
 def collection_sizes(shapes: Sequence[ShapeStats] | Any) -> dict[str, int]:
-    """Documents per collection, where the log shows it: a collection scan without a limit reads them all."""
+    """Documents per collection, where the log shows it: a collection scan that cannot stop early reads them all
+    (not under a limit, nor for an update without multi, a delete of one document, or a findAndModify)."""
     sizes: dict[str, int] = {}
     for stats in shapes:
-        if not stats.count or stats.shape.has_option("limit") or stats.shape.op not in ("find", "count", "update",
-                                                                                        "delete", "aggregate"):
+        if not stats.count or stats.shape.op not in ("find", "count", "update", "delete", "aggregate"):
+            continue
+        if _stops_early(stats):
             continue
         plans = [parse_plan_summary(text) for text in stats.plans]
         if plans and all(plan.is_collection_scan for plan in plans):
-            per_execution = stats.docs_examined // stats.count
+            per_execution = stats.docs_examined // executions(stats)
             sizes[stats.shape.ns] = max(sizes.get(stats.shape.ns, 0), per_execution)
     return sizes
+
+
+def _stops_early(stats: ShapeStats) -> bool:
+    shape = stats.shape
+    if shape.has_option("limit"):
+        return True
+    if shape.op == "update":
+        return not shape.has_option("multi")
+    if shape.op == "delete":
+        return shape.has_option("one")
+    return shape.op == "findAndModify"
 
 
 def representative_query(stats: ShapeStats, sample: SampleStatistics) -> WhatIfQuery | str:
@@ -303,6 +327,8 @@ def representative_query(stats: ShapeStats, sample: SampleStatistics) -> WhatIfQ
             return body
     else:
         return f"{op} is not a query the estimator models"
+    if too_deep(body.get("filter") or {}):
+        return f"the logged query is nested deeper than BSON's {MAX_NESTING} levels"
     body["filter"] = _fill_redacted(body.get("filter") or {}, sample, rng, "")
     try:
         decoded = {key: decode_extended_json(value) for key, value in body.items() if value is not None}

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from idxadvisor.indexes.model import IndexSpec
+from idxadvisor.ingest.samples import UNDEFINED
 from idxadvisor.whatif import Estimator, WhatIfQuery
 
 A = IndexSpec.from_key({"a": 1})
@@ -170,3 +171,160 @@ def test_a_single_value_in_is_an_equality_but_not_a_simple_id_query() -> None:
     for written in ({"_id": {"$eq": 5}}, {"_id": {"$in": [5]}}):
         assert _explain(docs, WhatIfQuery(filter=written), [], version=(7, 0))["stages"] == ["FETCH", "IXSCAN"]
         assert "express" in _explain(docs, WhatIfQuery(filter=written), [])["unsupported"]
+
+
+# --- nesting deeper than BSON allows, and undefined in results ---
+
+
+def _nested(depth: int, leaf: str = "1") -> str:
+    return '{"a":' * depth + leaf + "}" * depth
+
+
+def test_documents_nested_deeper_than_bson_allows_are_counted_as_bad(tmp_path: Any) -> None:
+    import bson
+
+    from idxadvisor.ingest.samples import load_sample
+
+    lines = tmp_path / "lines.json"
+    lines.write_text('{"_id": 1}\n' + _nested(3000) + "\n" + _nested(150) + '\n{"_id": 2}\n')
+    sample = load_sample(lines)
+    assert (len(sample.documents), sample.problems) == (2, 2)
+    array = tmp_path / "array.json"  # the deep element spans several read chunks
+    array.write_text('[{"_id": 1},' + _nested(20000) + ',{"_id": 2},' + _nested(101) + ',{"_id": 3}]')
+    sample = load_sample(array)
+    assert [d["_id"] for d in sample.documents] == [1, 2, 3] and sample.problems == 2
+    deep: dict[str, Any] = {"_id": 9}
+    cursor = deep
+    for _ in range(120):
+        cursor["a"] = {}
+        cursor = cursor["a"]
+    dump = tmp_path / "dump.bson"
+    dump.write_bytes(bson.encode({"_id": 1}) + bson.encode(deep) + bson.encode({"_id": 2}))
+    sample = load_sample(dump)
+    assert (len(sample.documents), sample.problems) == (2, 1)
+
+
+def test_a_query_nested_too_deeply_is_unsupported_not_a_crash(tmp_path: Any) -> None:
+    from idxadvisor.whatif import run_whatif
+
+    data = tmp_path / "d.json"
+    data.write_text('{"_id": 1, "a": 1}\n')
+    for depth in (2000, 300, 101):
+        result = run_whatif(data=data, query='{"filter": ' + _nested(depth) + "}", indexes=['{"a": 1}'], hint=None)
+        assert "nested deeper" in result["unsupported"] and result["query"] is None
+    deep: dict[str, Any] = {}
+    cursor = deep
+    for _ in range(400):
+        cursor["a"] = {}
+        cursor = cursor["a"]
+    assert "nested" in Estimator([{"_id": 1, "a": deep}]).explain(WhatIfQuery(filter={"a": 1}), [A])["unsupported"]
+    assert "nested" in Estimator([{"_id": 1}]).explain(WhatIfQuery(filter={"a": deep}), [A])["unsupported"]
+
+
+def test_undefined_values_in_results_are_written_as_extended_json(tmp_path: Any,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from idxadvisor.cli import run
+    from idxadvisor.whatif.estimator import dumps_result
+
+    data = tmp_path / "d.json"
+    data.write_text('{"_id": 1, "a": null}\n{"_id": 2}\n{"_id": 3, "a": 1}\n')
+    count = ["whatif", "--data", str(data), "--server-version", "7.0", "--index", '{"a": 1}', "--format", "json",
+             "--query", '{"command": "count", "filter": {"a": null}}']
+    assert run(count) == 0
+    bounds = json.loads(capsys.readouterr().out)["countScanBounds"]
+    assert bounds["startKey"] == {"a": {"$undefined": True}} or bounds["endKey"] == {"a": {"$undefined": True}}
+    ids = tmp_path / "ids.json"
+    ids.write_text('{"_id": {"$undefined": true}, "a": 1}\n{"_id": 2, "a": 2}\n')
+    assert run(["whatif", "--data", str(ids), "--format", "json", "--query", '{"filter": {"a": 1}}']) == 0
+    assert json.loads(capsys.readouterr().out)["returnedIds"] == [{"$undefined": True}]
+    result = Estimator([{"_id": UNDEFINED, "a": 1}]).explain(WhatIfQuery(filter={"a": 1}), [])
+    assert json.loads(dumps_result(result))["returnedIds"] == [{"$undefined": True}]
+    operand = ["whatif", "--data", str(ids), "--format", "json", "--query", '{"filter": {"a": {"$undefined": true}}}']
+    assert run(operand) == 0
+    assert json.loads(capsys.readouterr().out)["unsupported"] == "undefined operands"
+
+
+# --- evidence: per-execution numbers, limit with skip, ERS advice ---
+
+CUSTOMERS = [{"_id": n, "lastName": "Silva" if n % 100 == 0 else f"N{n}", "city": "Porto", "age": n % 90,
+              "email": f"u{n}@x.org"} for n in range(200)]
+
+
+def _workload(tmp_path: Any, operations: list[dict[str, Any]], documents: list[dict[str, Any]] = CUSTOMERS,
+              **settings: Any) -> Any:
+    import json
+
+    from idxadvisor.api import analyze
+    from idxadvisor.config import Settings
+    from idxadvisor.testing import operation_lines
+
+    log = tmp_path / "app.log"
+    log.write_text("\n".join(operation_lines(operations)) + "\n")
+    data = tmp_path / "shop.customers.json"
+    data.write_text("\n".join(json.dumps(document) for document in documents) + "\n")
+    return analyze([str(log)], Settings(data=[str(data)], **settings))
+
+
+def _find(**extra: Any) -> dict[str, Any]:
+    return {"ns": "shop.customers", "command": {"find": "customers", "filter": {"lastName": "Silva", "city": "Porto"}},
+            "plan": "COLLSCAN", "keysExamined": 0, "repeat": 10, **extra}
+
+
+def test_evidence_counts_executions_not_the_getmores_that_continue_them(tmp_path: Any) -> None:
+    get_more = {"ns": "shop.customers", "command": {"getMore": 1234, "collection": "customers"},
+                "originatingCommand": {"find": "customers", "filter": {"lastName": "Silva", "city": "Porto"}},
+                "plan": "COLLSCAN", "keysExamined": 0, "docsExamined": 9900, "nreturned": 99, "repeat": 10, "at": 1}
+    split = _workload(tmp_path, [_find(docsExamined=10100, nreturned=101), get_more]).findings[0].evidence
+    whole = _workload(tmp_path, [_find(docsExamined=20000, nreturned=200)]).findings[0].evidence
+    assert split.before["logged"] == whole.before["logged"] == {
+        "totalKeysExamined": 0.0, "totalDocsExamined": 20000.0, "nReturned": 200.0}
+    assert (split.before, split.after, split.notes) == (whole.before, whole.after, whole.notes)
+
+
+def test_collection_sizes_skip_scans_that_stop_at_the_first_match(tmp_path: Any) -> None:
+    from idxadvisor.api import read_workload
+    from idxadvisor.config import Settings
+    from idxadvisor.ingest.sources import expand_sources
+    from idxadvisor.testing import operation_lines
+    from idxadvisor.whatif.evidence import collection_sizes
+
+    def sizes(statement: dict[str, Any], kind: str) -> dict[str, int]:
+        operation = {"ns": "shop.orders", "type": kind, "command": statement, "plan": "COLLSCAN",
+                     "keysExamined": 0, "docsExamined": 7, "repeat": 3}
+        log = tmp_path / f"{kind}.log"
+        log.write_text("\n".join(operation_lines([operation])) + "\n")
+        digest, _ = read_workload(expand_sources([str(log)]), Settings(jobs=1))
+        return collection_sizes(digest.shapes.values())
+
+    assert sizes({"q": {"a": 1}, "u": {"$set": {"b": 1}}}, "update") == {}
+    assert sizes({"q": {"a": 1}, "u": {"$set": {"b": 1}}, "multi": True}, "update") == {"shop.orders": 7}
+    assert sizes({"q": {"a": 1}, "limit": 1}, "remove") == {}
+    assert sizes({"q": {"a": 1}, "limit": 0}, "remove") == {"shop.orders": 7}
+
+
+def test_a_limit_after_a_skip_caps_what_is_left_after_the_skip(tmp_path: Any) -> None:
+    from idxadvisor.whatif.evidence import _summary
+
+    result = {"planSummary": "IXSCAN { a: 1 }", "nReturned": 6, "totalKeysExamined": 6, "totalDocsExamined": 6,
+              "blockingSort": True}
+    assert _summary(result, 1.0, 5 + 10, 10, 5)["nReturned"] == 1  # 6 matches, 5 skipped: 1 left, not 6
+    assert _summary(result, 10.0, 5 + 10, 10, 5)["nReturned"] == 10
+    assert _summary(result, 1.0, 10 + 3, 3, 10)["nReturned"] == 0
+
+
+def test_no_ers_advice_when_the_sample_matches_nothing(tmp_path: Any) -> None:
+    documents = [{"_id": n, "lastName": ["Silva", "Novak", "Berg", "Rossi"][n % 4], "age": n % 90,
+                  "email": f"u{n}@x.org"} for n in range(200)]
+
+    def details(name: str) -> list[str]:
+        operation = {"ns": "shop.customers", "command": {"find": "customers", "sort": {"email": 1},
+                                                         "filter": {"lastName": name, "age": {"$gt": 80}}},
+                     "plan": "COLLSCAN", "keysExamined": 0, "docsExamined": 20000, "nreturned": 30,
+                     "hasSortStage": True, "repeat": 10}
+        (finding,) = [f for f in _workload(tmp_path, [operation], documents).findings if f.rule == "IX002"]
+        return [d for d in finding.details if d.startswith("by the estimate")]
+
+    assert details("Nobody") == []  # 0 against 1 key: the sample says nothing about selectivity
+    assert details("Silva") and "examines 8 keys and documents on the sample against 54" in details("Silva")[0]
