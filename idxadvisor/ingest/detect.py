@@ -2,8 +2,10 @@
 
 Line formats (JSON log, text log, one profiler document per line) are streamed; everything that is one JSON or
 mongo-shell value spread over many lines (a JSON array of profiler documents, pretty-printed explain output) is a
-whole-document input. The first lines vote, so one damaged line at the top does not decide the format; the parsers
-still look at every line by itself, so a file that changes format half-way (a 4.2 → 4.4 upgrade) is read whole.
+whole-document input, and so is anything that opens with ``[`` (an array written a document per line looks like a
+profiler export line by line). Otherwise the first lines vote, so one damaged line at the top does not decide the
+format; the parsers still look at every line by itself, so a file that changes format half-way (a 4.2 → 4.4
+upgrade) is read whole.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections import Counter
 
 import orjson
 
-from idxadvisor.models.events import JSON_LOG, PROFILE, TEXT_LOG, UNKNOWN
+from idxadvisor.models.events import JSON_LOG, PROFILE, PROFILE_OPS, TEXT_LOG, UNKNOWN
 
 WHOLE_DOCUMENT = "document"
 EMPTY = "empty"
@@ -23,7 +25,6 @@ _TEXT_TIMESTAMP = re.compile(
     r"(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov"
     r"|Dec) [ \d]\d \d\d:\d\d:\d\d)\S*\s+(?:[FEWID]\d?\s+\S+\s+)?\["
 )
-_PROFILE_OPS = frozenset({"query", "getmore", "update", "remove", "insert", "command", "killcursors"})
 
 
 def detect_format(head: bytes) -> str:
@@ -31,6 +32,8 @@ def detect_format(head: bytes) -> str:
     text = head.decode("utf-8", "replace").lstrip("\ufeff")
     if not text.strip():
         return EMPTY
+    if text.lstrip().startswith("["):  # a JSON array, even one written a document per line, is one document
+        return WHOLE_DOCUMENT
     lines = text.split("\n")
     if len(head) >= HEAD_SIZE and len(lines) > 1:
         lines.pop()  # the head may end in the middle of a line
@@ -62,7 +65,7 @@ def _line_kind(line: str) -> str:
         if "t" in value and ("msg" in value or "attr" in value or "c" in value):
             return JSON_LOG
         op = value.get("op")
-        if type(op) is str and op in _PROFILE_OPS and "ns" in value:
+        if type(op) is str and op in PROFILE_OPS and "ns" in value:
             return PROFILE
         return WHOLE_DOCUMENT
     if line.startswith("["):

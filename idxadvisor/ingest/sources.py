@@ -12,14 +12,13 @@ import bz2
 import glob
 import gzip
 import lzma
-import os
 import sys
 import tarfile
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 STDIN_LABEL = "-"
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -31,6 +30,10 @@ _READ_SIZE = 1 << 16  # a decompressor that fails mid-read loses what it held: k
 
 class StreamError(Exception):
     """Reading a stream failed part-way (a corrupt or truncated archive); what was read before stays valid."""
+
+
+#: What a decompressor or a tar reader raises on damaged or truncated data.
+READ_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError, tarfile.TarError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +97,7 @@ def open_source(source: Source) -> Iterator[OpenedInput]:
         return
     assert source.path is not None
     head = _read_head(source.path)
-    if _compression(head) is None and not _is_tar(head):
+    if compression(head) is None and not _is_tar(head):
         yield OpenedInput(source.label, path=source.path, size=source.path.stat().st_size)
         return
     handle = open(source.path, "rb")  # noqa: SIM115 - closed when the stream is exhausted by the caller
@@ -109,7 +112,8 @@ def _read_head(path: Path) -> bytes:
         return handle.read(512)
 
 
-def _compression(head: bytes) -> str | None:
+def compression(head: bytes) -> str | None:
+    """``gzip``, ``bzip2`` or ``xz`` from a stream's first bytes; None when it is not compressed."""
     if head.startswith(_GZIP_MAGIC):
         return "gzip"
     if head.startswith(_BZIP2_MAGIC) and len(head) >= 4 and head[3:4].isdigit():
@@ -134,51 +138,108 @@ def _decompressed(stream: BinaryIO, kind: str | None) -> BinaryIO:
 
 
 def _open_stream(label: str, raw: BinaryIO, size: int | None) -> Iterator[OpenedInput]:
+    """The input a stream holds, or each member of the tar archive it holds. Damage met before the first byte of an
+    input raises OSError; damage after it is raised by the input's reads; damage between two tar members raises
+    StreamError after the members before it have been read."""
     peeking = PeekableStream(raw)
-    kind = _compression(peeking.peek(512))
+    kind = compression(peeking.peek(512))
     stream = PeekableStream(_decompressed(peeking, kind)) if kind else peeking
-    try:
-        head = stream.peek(512)
-    except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
-        raise OSError(f"cannot read {kind} data: {exc}") from None
+    head = stream.peek(512)
+    if not head and stream.error is not None:
+        raise OSError(_describe(stream.error))
     if not _is_tar(head):
         yield OpenedInput(label, stream=stream, size=size if kind is None else None)
         return
-    with tarfile.open(fileobj=stream, mode="r|") as archive:  # type: ignore[call-overload]
-        for member in archive:
-            if not member.isfile():
-                continue
-            extracted = archive.extractfile(member)
-            if extracted is None:
-                continue
-            yield from _open_stream(f"{label}:{member.name}", extracted, size=member.size)
+    stream.quiet = True  # tarfile drops what it read in a call that raises: let it see a short stream instead
+    try:
+        with tarfile.open(fileobj=stream, mode="r|") as archive:  # type: ignore[call-overload]
+            for member in archive:
+                if not member.isfile():
+                    continue
+                extracted: Any
+                if member.sparse is None:
+                    archive.fileobj.seek(member.offset_data)  # type: ignore[union-attr]
+                    extracted = _MemberReader(archive.fileobj, member.size, stream)
+                else:
+                    extracted = archive.extractfile(member)
+                if extracted is None:
+                    continue
+                yield from _open_stream(f"{label}:{member.name}", extracted, size=member.size)
+    except READ_ERRORS as exc:
+        raise StreamError(_describe(stream.error or exc)) from None
+    if stream.error is not None:  # the archive's stream broke where tarfile saw a plausible end
+        raise StreamError(_describe(stream.error))
+
+
+class _MemberReader:
+    """The data of one member of a tar archive read as a stream (``mode="r|"``): unlike ``extractfile``'s reader,
+    which drops a partial read when the archive ends early, it returns every byte there is, then raises."""
+
+    def __init__(self, archive_stream: Any, size: int, outer: PeekableStream) -> None:
+        self._stream = archive_stream
+        self._left = size
+        self._outer = outer
+
+    def read(self, size: int = -1) -> bytes:
+        if self._left <= 0 or size == 0:
+            return b""
+        data = self._stream.read(self._left if size < 0 else min(size, self._left))
+        if not data:
+            raise self._outer.error or tarfile.ReadError("unexpected end of data")
+        self._left -= len(data)
+        return data
+
+
+def _describe(exc: BaseException) -> str:
+    return str(exc) or type(exc).__name__
 
 
 class PeekableStream:
-    """A binary stream whose first bytes can be looked at before reading it (for format and compression sniffing)."""
+    """A binary stream whose first bytes can be looked at before reading it (for format and compression sniffing).
+
+    ``peek`` never raises for damaged data: it returns what could be read and keeps the error (``error``), which the
+    first ``read`` past those bytes raises, so the reader of the stream sees the damage where it is. Reads go through
+    ``read1`` where the stream has it: a buffered decompressor's ``read(n)`` that meets damage part-way drops the
+    bytes it had already decompressed in that call, while ``read1`` returns them and fails on the next call.
+    """
 
     def __init__(self, stream: BinaryIO) -> None:
         self._stream = stream
+        self._read1 = getattr(stream, "read1", stream.read)
         self._buffer = b""
+        self.error: BaseException | None = None
+        self.quiet = False  # after an error, reads end the stream instead of raising (the error stays in ``error``)
 
     def peek(self, size: int) -> bytes:
-        while len(self._buffer) < size:
-            more = self._stream.read(size - len(self._buffer))
+        while len(self._buffer) < size and self.error is None:
+            try:
+                more = self._read1(size - len(self._buffer))
+            except READ_ERRORS as exc:
+                self.error = exc
+                break
             if not more:
                 break
             self._buffer += more
         return self._buffer[:size]
 
     def read(self, size: int = -1) -> bytes:
-        if not self._buffer:
-            return self._stream.read(size)
-        if size < 0:
-            data, self._buffer = self._buffer + self._stream.read(), b""
-            return data
-        data, self._buffer = self._buffer[:size], self._buffer[size:]
-        if len(data) < size:
-            data += self._stream.read(size - len(data))
-        return data
+        buffered = self._buffer
+        if buffered and 0 <= size <= len(buffered):
+            self._buffer = buffered[size:]
+            return buffered[:size]
+        self._buffer = b""
+        if self.error is not None:
+            if buffered or self.quiet:
+                return buffered
+            raise self.error
+        if not buffered and not self.quiet:
+            return self._stream.read() if size < 0 else self._read1(size)
+        try:
+            rest = self._stream.read() if size < 0 else self._read1(size - len(buffered))
+        except READ_ERRORS as exc:  # keep what was peeked: the next read raises
+            self.error = exc
+            return buffered
+        return buffered + rest
 
     def readable(self) -> bool:
         return True
@@ -194,10 +255,10 @@ def iter_blocks(stream: BinaryIO | PeekableStream, block_size: int) -> Iterator[
     while True:
         try:
             piece = stream.read(_READ_SIZE)
-        except (OSError, EOFError, zlib.error, lzma.LZMAError, tarfile.TarError) as exc:
+        except READ_ERRORS as exc:
             if pieces:
                 yield b"".join(pieces)
-            raise StreamError(str(exc) or type(exc).__name__) from None
+            raise StreamError(_describe(exc)) from None
         if not piece:
             if pieces:
                 yield b"".join(pieces)
@@ -244,11 +305,3 @@ def read_range(path: Path, start: int, end: int) -> bytes:
         handle.seek(start)
         return handle.read(end - start)
 
-
-def source_size(source: Source) -> int | None:
-    if source.path is None:
-        return None
-    try:
-        return os.path.getsize(source.path)
-    except OSError:
-        return None

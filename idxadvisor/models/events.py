@@ -24,6 +24,9 @@ PROFILE = "profile"
 EXPLAIN = "explain"
 UNKNOWN = "unknown"
 
+#: The ``op`` values of a ``system.profile`` document.
+PROFILE_OPS = frozenset({"query", "getmore", "update", "remove", "insert", "command", "killcursors"})
+
 
 @dataclass(init=False)
 class Event:
@@ -39,26 +42,13 @@ class Event:
     keys_examined: int | None = None
     docs_examined: int | None = None
     nreturned: int | None = None
-    n_matched: int | None = None
-    n_modified: int | None = None
+    n_matched: int | None = None  # a write statement returns nothing: what it matched stands for what it returned
     n_deleted: int | None = None
-    n_inserted: int | None = None
-    n_upserted: int | None = None
-    num_yields: int | None = None
-    reslen: int | None = None
     has_sort_stage: bool = False
     used_disk: bool = False
-    from_multi_planner: bool = False
-    from_plan_cache: bool = False
-    replanned: bool = False
-    working_ms: float | None = None
-    planning_micros: int | None = None
-    cpu_nanos: int | None = None
     app_name: str | None = None
-    client: str | None = None
     connection: str | None = None  # the logging thread: conn123, or an internal thread name
     query_hash: str | None = None
-    plan_cache_key: str | None = None
     plan_cache_shape_hash: str | None = None
     query_shape_hash: str | None = None
     error: str | None = None  # errName/errMsg/exception text when the operation failed
@@ -66,6 +56,7 @@ class Event:
     unparsed: bool = False  # the command was present but could not be read: the shape is unknown
     internal: str | None = None  # why this is internal traffic (None for user operations)
     statement: bool = False  # a statement entry of a write command (WRITE component, or a ≤2.6 insert/update line)
+    problem: str | None = None  # a value the parser dropped as damaged (an impossible duration): counted as a problem
     source_format: str = JSON_LOG
 
     def __init__(self, ns: str, op: str, **fields: Any) -> None:

@@ -4,8 +4,9 @@ Speed comes from not looking at lines that cannot matter. In a JSON log most lin
 is searched for ``"id":51803`` with ``bytes.find`` and only those lines are parsed; that every other line is a whole
 JSON log line is checked by counting line starts and ends in C, and only a block that fails the count is walked line
 by line. A text block is searched for lines ending in ``ms`` (only those can be slow operations) and for lines that do
-not start with a timestamp (only those can be problems). Every path ends in the same per-line handlers, and lines are
-always handled in log order, which statement pairing relies on.
+not start with a timestamp (only those can be problems, on this path and on the line-by-line one). Every path ends in
+the same per-line handlers, and lines are always handled in log order, which statement pairing relies on.
+Line numbers are worked out only for the problems kept as examples.
 
 Every line is either counted and ignored, an entry, or a problem; nothing a line holds can raise out of here.
 """
@@ -16,7 +17,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, Union
 
 import orjson
 
@@ -29,14 +30,20 @@ _SLOW_NEEDLE = jsonlog.SLOW_QUERY_NEEDLES[0]
 _SPACED_SLOW_NEEDLE = jsonlog.SLOW_QUERY_NEEDLES[1]
 _BUILD_INFO_NEEDLE = jsonlog.BUILD_INFO_NEEDLES[0]
 _TEXT_CANDIDATE_END = re.compile(r"ms\r?$", re.M)
-_TIMESTAMP_START = (r"(?:\d{4}-\d\d-\d\dT|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) "
-                    r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) )")
-# A line that does not start with a timestamp: anchored on the newline before it, so that the regex engine jumps from
-# newline to newline (a pattern starting with ^ under re.M is tried at every position, several times slower).
-_ODD_LINE = re.compile(r"\n(?!" + _TIMESTAMP_START + r")(?=[ \t]*\S)")
-_ODD_FIRST_LINE = re.compile(r"(?!" + _TIMESTAMP_START + r")(?=[ \t]*\S)")
+# A line that does not start with a timestamp and is not blank (``line.rstrip("\r\n\t ")`` is not empty): the one
+# kind of text line that is a problem, on every path. Anchored on the newline before the line, so that the regex
+# engine jumps from newline to newline (a pattern starting with ^ under re.M is tried at every position, several
+# times slower).
+_NOT_BLANK = r"[ \t\r]*[^ \t\r\n]"
+_ODD_LINE = re.compile(rf"\n(?!{textlog.TIMESTAMP_START})(?={_NOT_BLANK})")
+_ODD_FIRST_LINE = re.compile(rf"(?!{textlog.TIMESTAMP_START})(?={_NOT_BLANK})")
+_TIMESTAMPED = re.compile(textlog.TIMESTAMP_START)
+_BOM = "\ufeff".encode()
 _VERSION_HINTS = ("db version", "MongoS version", "mongos version")
 EXCERPT_LIMIT = 200
+
+
+LineNumber = Union[int, None, Callable[[], int]]  # a line number, unknown, or how to work it out when needed
 
 
 class EventSink(Protocol):
@@ -85,11 +92,14 @@ class BlockParser:
         self.sink = sink
         self.stats = BlockStats()
         self.pairing = StatementPairing()
+        self._numbers: _LineNumbers | None = None
 
     # -- entry points -------------------------------------------------------------------------------------------
 
     def parse(self, data: bytes) -> BlockStats:
         self.stats.lines = count_lines(data)
+        if data.startswith(_BOM):  # the first block of a file saved by an editor that marks UTF-8
+            data = data[len(_BOM):]
         if self.mode == JSON_LOG and _is_plain_json_block(data, self.stats.lines):
             self._parse_json_block(data)
         elif self.mode == TEXT_LOG:
@@ -136,12 +146,15 @@ class BlockParser:
         if any(text.startswith("{", start) for start in odd_lines):
             self._parse_lines(text.split("\n"), first_line=1)  # JSON lines mixed in: keep strict log order
             return
-        for start in odd_lines:
-            self.add_problem("no timestamp: not a log line", text.count("\n", 0, start) + 1, _line_at(text, start))
+        numbers = _LineNumbers(text)
+        room = max(0, self.options.max_problem_examples - len(self.stats.problem_examples))
+        for start in odd_lines[:room]:  # in order, so numbering them is one pass
+            self.add_problem(textlog.NOT_A_LOG_LINE, numbers.at(start), _line_at(text, start))
+        self.stats.problems += max(0, len(odd_lines) - room)
         for candidate in _TEXT_CANDIDATE_END.finditer(text):
             start = text.rfind("\n", 0, candidate.start()) + 1
             line = text[start:candidate.end()].rstrip("\r")
-            self._text_line(line, lambda start=start: text.count("\n", 0, start) + 1, known_timestamped=True)
+            self._text_line(line, lambda start=start: numbers.at(start), counted_if_unreadable=True)
         if any(hint in text for hint in _VERSION_HINTS):
             for line in text.split("\n"):
                 if any(hint in line for hint in _VERSION_HINTS):
@@ -163,7 +176,7 @@ class BlockParser:
             elif line[0] == "[" and self.mode == PROFILE:
                 self.add_problem("a JSON array inside a line-per-document export", number, line)
             else:
-                self._text_line(line, lambda number=number: number, known_timestamped=False)
+                self._text_line(line, number, counted_if_unreadable=False)
                 if any(hint in line for hint in _VERSION_HINTS):
                     self._text_version(line)
 
@@ -185,7 +198,7 @@ class BlockParser:
         except jsonlog.NotAnEntry as exc:
             self.stats.entries += 1
             self.stats.json_entries += 1
-            self.add_problem(f"slow-query line: {exc}", _line_number(data, start), line.decode("utf-8", "replace"))
+            self._json_problem(f"slow-query line: {exc}", line, data, start)
             return
         if entry.get("id") != jsonlog.SLOW_QUERY_ID:
             return
@@ -194,9 +207,23 @@ class BlockParser:
         try:
             event = jsonlog.event_from_entry(entry)
         except jsonlog.NotAnEntry as exc:
-            self.add_problem(str(exc), _line_number(data, start), line.decode("utf-8", "replace"))
+            self._json_problem(str(exc), line, data, start)
             return
+        if event.problem is not None:
+            self._json_problem(event.problem, line, data, start)
         self.emit(event)
+
+    def _json_problem(self, reason: str, line: bytes, data: bytes | None, start: int) -> None:
+        if data is None:
+            self.add_problem(reason, start, line.decode("utf-8", "replace"))
+        else:
+            self.add_problem(reason, lambda: self._json_numbers(data).at(start), line.decode("utf-8", "replace"))
+
+    def _json_numbers(self, data: bytes) -> _LineNumbers:
+        numbers = self._numbers
+        if numbers is None or numbers.text is not data:
+            numbers = self._numbers = _LineNumbers(data)
+        return numbers
 
     def _build_info(self, line: bytes) -> None:
         try:
@@ -206,12 +233,14 @@ class BlockParser:
         if version:
             self.stats.versions.add(version)
 
-    def _text_line(self, line: str, line_number: Callable[[], int], known_timestamped: bool) -> None:
+    def _text_line(self, line: str, number: LineNumber, counted_if_unreadable: bool) -> None:
+        """One text line; ``counted_if_unreadable`` when the caller has already counted it if it is a problem (a line
+        without a timestamp: a timestamped line of another layout is a server message, not a problem)."""
         try:
             parts = textlog.split_line(line, self.options.reference_year)
-        except textlog.UnreadableLine as exc:
-            if not known_timestamped:
-                self.add_problem(str(exc), line_number(), line)
+        except textlog.UnreadableLine:
+            if not counted_if_unreadable and not _TIMESTAMPED.match(line):
+                self.add_problem(textlog.NOT_A_LOG_LINE, number, line)
             return
         operation = textlog.slow_operation_match(parts.message)
         if operation is None:
@@ -219,8 +248,9 @@ class BlockParser:
         self.stats.entries += 1
         self.stats.text_entries += 1
         event, problem = textlog.event_from_line(parts, operation)
+        problem = problem or event.problem
         if problem is not None:
-            self.add_problem(problem, line_number(), line)
+            self.add_problem(problem, number, line)
         self.emit(event)
 
     def _text_version(self, line: str) -> None:
@@ -247,6 +277,8 @@ class BlockParser:
             self.add_problem(str(exc), number, None)
             return
         self.stats.entries += 1
+        if event.problem is not None:
+            self.add_problem(event.problem, number, None)
         self.emit(event)
 
     # -- bookkeeping --------------------------------------------------------------------------------------------
@@ -265,12 +297,13 @@ class BlockParser:
             stats.operations += 1
             self.sink.add(event)
 
-    def add_problem(self, reason: str, line: int | None, text: str | None) -> None:
+    def add_problem(self, reason: str, line: LineNumber, text: str | None) -> None:
+        """Count a problem; keep it as an example while there is room (only then is a lazy line number worked out)."""
         stats = self.stats
         stats.problems += 1
         if len(stats.problem_examples) < self.options.max_problem_examples:
             excerpt = text[:EXCERPT_LIMIT] if (text is not None and self.options.keep_excerpts) else None
-            stats.problem_examples.append(Problem(reason, line, excerpt))
+            stats.problem_examples.append(Problem(reason, line() if callable(line) else line, excerpt))
 
 
 _LINE_START = b'{"t":{"$date":"'
@@ -294,9 +327,24 @@ def _is_plain_json_block(data: bytes, lines: int) -> bool:
     return joins == lines - 1 and _SPACED_SLOW_NEEDLE not in data
 
 
-def _line_number(data: bytes | None, start: int) -> int:
-    """1-based: ``start`` is a byte offset into ``data``, or already the line number when there is no ``data``."""
-    return data.count(b"\n", 0, start) + 1 if data is not None else start
+class _LineNumbers:
+    """1-based line numbers of offsets into a block, counted on from the last offset asked for (offsets come in
+    increasing order, so numbering every line of a block costs one pass, not one pass per line)."""
+
+    __slots__ = ("text", "_offset", "_number")
+
+    def __init__(self, text: str | bytes) -> None:
+        self.text = text
+        self._offset = 0
+        self._number = 1
+
+    def at(self, offset: int) -> int:
+        newline = "\n" if isinstance(self.text, str) else b"\n"
+        if offset < self._offset:
+            self._offset, self._number = 0, 1
+        self._number += self.text.count(newline, self._offset, offset)  # type: ignore[arg-type]
+        self._offset = offset
+        return self._number
 
 
 def _line_at(text: str, start: int) -> str:

@@ -5,6 +5,7 @@ collection), unlike logs, which are streamed.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import orjson
@@ -13,24 +14,73 @@ from idxadvisor.models.events import EXPLAIN, PROFILE, UNKNOWN
 from idxadvisor.parse.block import BlockOptions, BlockParser, BlockStats, EventSink, count_lines
 from idxadvisor.parse.explain import event_from_explain, looks_like_explain
 from idxadvisor.parse.profile import looks_like_profile_document
-from idxadvisor.parse.shelldoc import ShellSyntaxError, iter_shell_documents
+from idxadvisor.parse.shelldoc import ShellSyntaxError, iter_shell_documents, parse_shell_value
+
+_BOM = "\ufeff".encode()
+_WHITESPACE = re.compile(r"\s*")
 
 
 def read_documents(data: bytes) -> tuple[list[Any], str | None]:
-    """The top-level documents of a whole-document input, and why reading stopped early (None if it did not)."""
+    """The top-level documents of a whole-document input, and why reading stopped early (None if it did not).
+
+    An array that does not parse whole (cut off, or one damaged element) gives the elements before the damage.
+    """
+    if data.startswith(_BOM):
+        data = data[len(_BOM):]
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError:
         pass
     else:
         return (value if type(value) is list else [value]), None
+    text = data.decode("utf-8", "replace")
+    if text.lstrip().startswith("["):
+        return _array_elements(text)
     documents: list[Any] = []
     try:
-        for parsed in iter_shell_documents(data.decode("utf-8", "replace")):
+        for parsed in iter_shell_documents(text):
             documents.append(parsed.value)
     except ShellSyntaxError as exc:
         return documents, f"not JSON or mongo-shell syntax: {exc}"
     return documents, None
+
+
+def _array_elements(text: str) -> tuple[list[Any], str | None]:
+    """The elements of an array one by one, up to the first that cannot be read (JSON or mongo-shell syntax)."""
+    documents: list[Any] = []
+    position = text.index("[") + 1
+    while True:
+        position = _WHITESPACE.match(text, position).end()  # type: ignore[union-attr]  # always matches
+        if position == len(text):
+            return documents, _cut_off(documents)
+        if text[position] == "]" and not documents:
+            break
+        try:
+            parsed = parse_shell_value(text, position)
+        except ShellSyntaxError as exc:
+            if not text.rstrip().endswith("]"):  # no end to the array: it was cut, not damaged
+                return documents, _cut_off(documents)
+            return documents, f"array element {len(documents) + 1} cannot be read ({exc}); the rest is left out"
+        try:
+            documents.append(orjson.loads(text[position:parsed.end]))  # JSON is read as JSON, exactly
+        except orjson.JSONDecodeError:
+            documents.append(parsed.value)
+        position = _WHITESPACE.match(text, parsed.end).end()  # type: ignore[union-attr]
+        if position == len(text):
+            return documents, _cut_off(documents)
+        if text[position] == "]":
+            break
+        if text[position] != ",":
+            return documents, f"array element {len(documents) + 1} cannot be read (no ',' at offset {position})"
+        position += 1
+    if text[position + 1:].strip():
+        return documents, f"text after the array, from offset {position + 1}"
+    return documents, None
+
+
+def _cut_off(documents: list[Any]) -> str:
+    count = len(documents)
+    return f"the array is cut off after {count} element{'' if count == 1 else 's'}; the rest is left out"
 
 
 def classify_documents(documents: list[Any]) -> str | None:

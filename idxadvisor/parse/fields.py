@@ -11,6 +11,7 @@ text log holds strings, and a malformed line may hold anything, which must never
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime, timezone
 from typing import Any
 
 from idxadvisor.models.events import Event
@@ -18,11 +19,11 @@ from idxadvisor.models.values import as_bool, as_float, as_int
 
 INT, FLOAT, BOOL, STR = "int", "float", "bool", "str"
 
-#: server field name -> (Event attribute, kind)
+#: server field name -> (Event attribute, kind). Only what the analysis reads: counters a report does not use
+#: (numYields, cpuNanos, planningTimeMicros, reslen, nModified ...) stay in the log.
 FIELD_ALIASES: dict[str, tuple[str, str]] = {
     "durationMillis": ("duration_ms", FLOAT),
     "millis": ("duration_ms", FLOAT),
-    "workingMillis": ("working_ms", FLOAT),
     "keysExamined": ("keys_examined", INT),
     "nscanned": ("keys_examined", INT),
     "docsExamined": ("docs_examined", INT),
@@ -31,47 +32,26 @@ FIELD_ALIASES: dict[str, tuple[str, str]] = {
     "nReturned": ("nreturned", INT),
     "nMatched": ("n_matched", INT),
     "nmatched": ("n_matched", INT),
-    "nModified": ("n_modified", INT),
-    "nmodified": ("n_modified", INT),
-    "nupdated": ("n_modified", INT),
     "ndeleted": ("n_deleted", INT),
     "nDeleted": ("n_deleted", INT),
-    "ninserted": ("n_inserted", INT),
-    "nInserted": ("n_inserted", INT),
-    "nUpserted": ("n_upserted", INT),
-    "upserted": ("n_upserted", INT),
-    "numYields": ("num_yields", INT),
-    "numYield": ("num_yields", INT),
-    "reslen": ("reslen", INT),
-    "responseLength": ("reslen", INT),
     "planSummary": ("plan_summary", STR),
     "hasSortStage": ("has_sort_stage", BOOL),
     "scanAndOrder": ("has_sort_stage", BOOL),
     "usedDisk": ("used_disk", BOOL),
-    "fromMultiPlanner": ("from_multi_planner", BOOL),
-    "fromPlanCache": ("from_plan_cache", BOOL),
-    "replanned": ("replanned", BOOL),
-    "planningTimeMicros": ("planning_micros", INT),
-    "cpuNanos": ("cpu_nanos", INT),
     "appName": ("app_name", STR),
-    "remote": ("client", STR),
-    "client": ("client", STR),
     "queryHash": ("query_hash", STR),
-    "planCacheKey": ("plan_cache_key", STR),
     "planCacheShapeHash": ("plan_cache_shape_hash", STR),
     "queryShapeHash": ("query_shape_hash", STR),
     "errMsg": ("error", STR),
     "exception": ("error", STR),
-    "errName": ("error", STR),  # after errMsg: the name wins when both are logged
+    "errName": ("error", STR),
 }
 
-#: The fields the analysis uses, in the spellings a 4.4+ JSON log (and the profiler) writes them: the hot path looks
-#: up only these. Counters a report does not use (numYields, cpuNanos, planningTimeMicros ...) stay in the log.
-JSON_LOG_NAMES = frozenset({
-    "durationMillis", "workingMillis", "keysExamined", "docsExamined", "nreturned", "nMatched", "nModified", "ndeleted",
-    "reslen", "planSummary", "hasSortStage", "usedDisk", "appName", "queryHash", "planCacheShapeHash",
-    "queryShapeHash", "errName",
-})
+#: The longest duration taken as real: about 31 years. Anything longer, negative or not finite is a damaged value.
+MAX_DURATION_MS = 1e12
+#: Timestamps outside these bounds are damaged values (a year 1 or 9999 date breaks date arithmetic later on).
+EARLIEST = datetime(1970, 1, 1, tzinfo=timezone.utc)
+LATEST = datetime(9999, 1, 1, tzinfo=timezone.utc)
 
 
 def _string(value: Any) -> str | None:
@@ -84,28 +64,28 @@ def _string(value: Any) -> str | None:
 _CONVERTERS = {INT: as_int, FLOAT: as_float, BOOL: as_bool, STR: _string}
 _ACCEPTED = {INT: (int,), FLOAT: (int, float), BOOL: (bool,), STR: (str,)}  # bool is not an int here: type() is
 _KIND_OF_ATTRIBUTE = {attribute: kind for attribute, kind in FIELD_ALIASES.values()}
-
-Plan = tuple[tuple[str, str], ...]
-ALL_NAMES: Plan = tuple((name, attribute) for name, (attribute, _) in FIELD_ALIASES.items())
-JSON_NAMES: Plan = tuple(item for item in ALL_NAMES if item[0] in JSON_LOG_NAMES)
-_PLAN_MAPS = {ALL_NAMES: dict(ALL_NAMES), JSON_NAMES: dict(JSON_NAMES)}
-
-
+_ATTRIBUTE_OF_NAME = {name: attribute for name, (attribute, _) in FIELD_ALIASES.items()}
 _EXPECTED = {attribute: _ACCEPTED[kind] for attribute, kind in _KIND_OF_ATTRIBUTE.items()}
 
 
-def read_fields(values: Mapping[str, Any], plan: Plan = ALL_NAMES) -> dict[str, Any]:
-    """The Event attributes that ``values`` holds under the plan's server names, each converted to its kind.
+def read_fields(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The Event attributes that ``values`` holds under any server name, each converted to its kind.
 
     A value of the wrong kind is converted (``"12"`` → 12) or dropped (``{}`` for a counter), never passed on.
-    Values already of their kind (all of them, in a line the server wrote) cost one type check each.
+    Values already of their kind (all of them, in a line the server wrote) cost one type check each. A duration
+    that cannot be real (negative, not finite, over ``MAX_DURATION_MS``) is dropped, and ``problem`` says so.
     """
-    names = _PLAN_MAPS[plan]
+    names = _ATTRIBUTE_OF_NAME
     found = {names[name]: value for name, value in values.items() if name in names and value is not None}
     expected = _EXPECTED
     for attribute, value in found.items():
         if type(value) not in expected[attribute]:
-            return _converted(found)
+            found = _converted(found)
+            break
+    duration = found.get("duration_ms")
+    if duration is not None and not 0 <= duration <= MAX_DURATION_MS:
+        del found["duration_ms"]
+        found["problem"] = unusable_duration(duration)
     return found
 
 
@@ -121,6 +101,25 @@ def _converted(found: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def apply_fields(event: Event, values: Mapping[str, Any], plan: Plan = ALL_NAMES) -> None:
+def apply_fields(event: Event, values: Mapping[str, Any]) -> None:
     """Copy every known field of ``values`` onto ``event``, converted to its kind (unknown names are ignored)."""
-    event.__dict__.update(read_fields(values, plan))
+    event.__dict__.update(read_fields(values))
+
+
+def duration(value: Any) -> float | None:
+    """A duration in milliseconds from any spelling of a number; None when it cannot be a real one."""
+    number = as_float(value)
+    return number if number is not None and 0 <= number <= MAX_DURATION_MS else None
+
+
+def unusable_duration(value: Any) -> str:
+    """The problem reason for a duration that cannot be real."""
+    text = repr(value) if not isinstance(value, str) else value
+    return f"duration is not a usable number of milliseconds ({text[:40]})"
+
+
+def checked_timestamp(stamp: datetime) -> datetime | None:
+    """``stamp`` (naive means UTC), or None when it lies outside 1970–9999: a damaged timestamp is a missing one."""
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=timezone.utc)
+    return stamp if EARLIEST <= stamp < LATEST else None

@@ -15,7 +15,7 @@ import orjson
 
 from idxadvisor.models.events import JSON_LOG, Event
 from idxadvisor.parse.classify import canonical_op, command_name, internal_reason, resolve_namespace
-from idxadvisor.parse.fields import JSON_NAMES, read_fields
+from idxadvisor.parse.fields import checked_timestamp, read_fields
 
 SLOW_QUERY_ID = 51803
 BUILD_INFO_ID = 23403
@@ -42,12 +42,13 @@ def parse_line(line: bytes) -> dict[str, Any]:
 
 
 def parse_timestamp(entry: dict[str, Any]) -> datetime | None:
+    """``t.$date``; one without an offset is UTC; one that is not a date between 1970 and 9999 is missing."""
     stamp = entry.get("t")
     if type(stamp) is dict:
         text = stamp.get("$date")
         if type(text) is str:
             try:
-                return datetime.fromisoformat(text)
+                return checked_timestamp(datetime.fromisoformat(text))
             except ValueError:
                 return None
     return None
@@ -58,7 +59,7 @@ def event_from_entry(entry: dict[str, Any]) -> Event:
     attr = entry.get("attr")
     if type(attr) is not dict:
         raise NotAnEntry("slow-query entry without attr")
-    fields = read_fields(attr, JSON_NAMES)
+    fields = read_fields(attr)
     command = attr.get("command")
     if type(command) is not dict:
         command = None

@@ -13,12 +13,12 @@ connections end on an open statement; ``resolve_boundary`` settles it once the c
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from idxadvisor.models.events import Event
 
 WRAPPED_OPS = frozenset({"update", "delete", "insert"})
-_CLOCK_SLACK = timedelta(seconds=1)
+_CLOCK_SLACK_MS = 1000.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,8 +38,10 @@ def wraps(statement: OpenStatement, wrapper: Event) -> bool:
         return False
     if statement.ts is None or wrapper.ts is None:
         return True
-    started = wrapper.ts - timedelta(milliseconds=wrapper.duration_ms) - _CLOCK_SLACK
-    return started <= statement.ts <= wrapper.ts + _CLOCK_SLACK
+    # Epoch milliseconds as floats: datetime arithmetic with a damaged duration or date would overflow.
+    ended = wrapper.ts.timestamp() * 1000
+    started = ended - wrapper.duration_ms - _CLOCK_SLACK_MS
+    return started <= statement.ts.timestamp() * 1000 <= ended + _CLOCK_SLACK_MS
 
 
 @dataclass

@@ -10,12 +10,10 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from idxadvisor.models.events import PROFILE, Event
+from idxadvisor.models.events import PROFILE, PROFILE_OPS, Event
 from idxadvisor.parse.classify import canonical_op, command_name, internal_reason, resolve_namespace
-from idxadvisor.parse.fields import apply_fields
+from idxadvisor.parse.fields import apply_fields, checked_timestamp
 from idxadvisor.parse.textlog import legacy_find
-
-_PROFILE_OPS = frozenset({"query", "getmore", "update", "remove", "insert", "command", "killcursors"})
 
 
 class NotAProfileDocument(ValueError):
@@ -26,26 +24,25 @@ def looks_like_profile_document(document: Any) -> bool:
     if type(document) is not dict:
         return False
     op = document.get("op")
-    return type(op) is str and op in _PROFILE_OPS and type(document.get("ns")) is str
+    return type(op) is str and op in PROFILE_OPS and type(document.get("ns")) is str
 
 
 def profile_timestamp(value: Any) -> datetime | None:
+    """``ts`` as Extended JSON (``{"$date": "…"}`` or ``{"$date": {"$numberLong": "…"}}``); naive means UTC, and a
+    date outside 1970–9999 is missing."""
     if type(value) is dict:
         value = value.get("$date")
     if type(value) is dict:  # {"$date": {"$numberLong": "…"}}
         millis = value.get("$numberLong")
         try:
-            return datetime.fromtimestamp(int(millis) / 1000, tz=timezone.utc)
+            return checked_timestamp(datetime.fromtimestamp(int(millis) / 1000, tz=timezone.utc))
         except (TypeError, ValueError, OverflowError, OSError):
             return None
     if type(value) is str:
         try:
-            stamp = datetime.fromisoformat(value)
+            return checked_timestamp(datetime.fromisoformat(value))
         except ValueError:
             return None
-        return stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
-    if isinstance(value, datetime):
-        return value
     return None
 
 

@@ -19,9 +19,11 @@ from typing import Protocol, TypeVar
 
 from idxadvisor.ingest.detect import HEAD_SIZE, WHOLE_DOCUMENT, detect_format
 from idxadvisor.ingest.sources import (
+    READ_ERRORS,
     OpenedInput,
     Source,
     StreamError,
+    compression,
     iter_blocks,
     open_source,
     read_range,
@@ -35,6 +37,7 @@ from idxadvisor.parse.pairing import BoundaryState
 
 MAX_DOCUMENT_INPUT = 256 * 1024 * 1024
 _COMPRESSION_RATIO_GUESS = 8
+_READ_SIZE = 1 << 20
 
 
 class Sink(Protocol):
@@ -129,11 +132,15 @@ class Runner:
         if source.error is not None:
             self.summaries.append(InputSummary(source.label, UNKNOWN, error=source.error))
             return
+        first = len(self.summaries)
         try:
             for opened in open_source(source):
                 self._read_input(opened, executor)
         except (OSError, StreamError) as exc:
-            self.summaries.append(InputSummary(source.label, UNKNOWN, error=f"cannot read: {_reason(exc)}"))
+            if len(self.summaries) > first and self.summaries[-1].error is not None:
+                return  # an archive cut inside its last member: that member already says so
+            verb = "stopped reading" if len(self.summaries) > first else "cannot read"
+            self.summaries.append(InputSummary(source.label, UNKNOWN, error=f"{verb}: {_reason(exc)}"))
 
     def _read_input(self, opened: OpenedInput, executor: Executor) -> None:
         state = _InputState(InputSummary(opened.label, UNKNOWN))
@@ -204,10 +211,12 @@ class Runner:
 
     def _read_whole_document(self, opened: OpenedInput, state: _InputState) -> None:
         try:
-            data = _read_all(opened)
-        except (OSError, StreamError) as exc:
+            data, failure = _read_all(opened)
+        except OSError as exc:
             state.summary.error = f"cannot read: {_reason(exc)}"
             return
+        if failure is not None:  # a damaged stream: what came before the damage is still read
+            state.summary.error = f"stopped reading: {_reason(failure)}"
         state.summary.bytes = len(data)
         sink = self.sink_factory()
         stats, found_format = parse_documents(data, self.options.block, sink)
@@ -232,16 +241,27 @@ def _head(opened: OpenedInput) -> bytes:
     return peek(HEAD_SIZE) if peek is not None else b""
 
 
-def _read_all(opened: OpenedInput) -> bytes:
+def _read_all(opened: OpenedInput) -> tuple[bytes, BaseException | None]:
+    """The whole input, and the error that stopped a damaged stream early (None when it was read to its end)."""
+    too_large = OSError(f"a whole-document input over {MAX_DOCUMENT_INPUT >> 20} MiB is not supported")
     if opened.path is not None:
         if (opened.size or 0) > MAX_DOCUMENT_INPUT:
-            raise OSError(f"a whole-document input over {MAX_DOCUMENT_INPUT >> 20} MiB is not supported")
-        return opened.path.read_bytes()
+            raise too_large
+        return opened.path.read_bytes(), None
     assert opened.stream is not None
-    data = opened.stream.read(MAX_DOCUMENT_INPUT + 1)
-    if len(data) > MAX_DOCUMENT_INPUT:
-        raise OSError(f"a whole-document input over {MAX_DOCUMENT_INPUT >> 20} MiB is not supported")
-    return data
+    pieces: list[bytes] = []
+    held = 0
+    while True:
+        try:
+            piece = opened.stream.read(_READ_SIZE)
+        except READ_ERRORS as exc:
+            return b"".join(pieces), exc
+        if not piece:
+            return b"".join(pieces), None
+        pieces.append(piece)
+        held += len(piece)
+        if held > MAX_DOCUMENT_INPUT:
+            raise too_large
 
 
 def estimated_bytes(sources: list[Source]) -> float:
@@ -254,7 +274,7 @@ def estimated_bytes(sources: list[Source]) -> float:
         try:
             size = source.path.stat().st_size
             with open(source.path, "rb") as handle:
-                compressed = handle.read(6).startswith((b"\x1f\x8b", b"BZh", b"\xfd7zXZ"))
+                compressed = compression(handle.read(6)) is not None
         except OSError:
             continue
         total += size * (_COMPRESSION_RATIO_GUESS if compressed else 1)

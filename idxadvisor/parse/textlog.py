@@ -24,7 +24,7 @@ from typing import Any
 
 from idxadvisor.models.events import TEXT_LOG, Event
 from idxadvisor.parse.classify import canonical_op, command_name, internal_reason, resolve_namespace
-from idxadvisor.parse.fields import apply_fields
+from idxadvisor.parse.fields import MAX_DURATION_MS, apply_fields, checked_timestamp, unusable_duration
 from idxadvisor.parse.shelldoc import ShellSyntaxError, parse_shell_value
 
 _MONTHS = {name: number for number, name in enumerate(
@@ -37,7 +37,7 @@ LINE = re.compile(
         | (?P<weekday>Mon|Tue|Wed|Thu|Fri|Sat|Sun)\ (?P<month>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)
           \ {1,2}(?P<day>\d{1,2})\ (?P<clock>\d\d):(?P<minute>\d\d):(?P<second>\d\d)(?P<fraction>\.\d+)?
         )
-        \s+(?:(?P<severity>[FEWID]\d?)\s+(?P<component>[A-Z_]+|-)\s+)?
+        \s+(?:[FEWID]\d?\s+(?:[A-Z_]+|-)\s+)?
         \[(?P<context>[^\]]*)\]\ (?P<message>.*)""",
     re.X | re.S,
 )
@@ -46,13 +46,14 @@ TRUNCATION_WARNING = re.compile(
     r"warning: log line attempted \(\d+k(?:B)?\) over max size ?\(\d+k(?:B)?\), printing beginning and end \.\.\. "
 )
 ELISION_MARKER = " .......... "
+_DURATION_DIGITS = len(str(int(MAX_DURATION_MS)))
 SERVER_VERSION = re.compile(r"(?:db version|MongoS version|mongos version) v?(\d+\.\d+(?:\.\d+)?(?:-[\w.]+)?)")
 
 _APP_NAME = re.compile(r' appName: "((?:[^"\\]|\\.)*)"')
 _LABELLED_DOCUMENT = re.compile(r" (command|query|update|updateobj|originatingCommand): (?:([A-Za-z_$][\w$]*) )?(?=\{)")
 _PLAN_SUMMARY = re.compile(r" planSummary: ((?:[A-Z_]+(?: \{[^{}]*\})?)(?:, [A-Z_]+(?: \{[^{}]*\})?)*)")
 _FIELD = re.compile(r" ([A-Za-z]+):\s?(-?\d+(?:\.\d+)?(?![\w.])|[\w.]+)")
-_EXCEPTION = re.compile(r" exception: (.*?) code:(\d+)")
+_EXCEPTION = re.compile(r" exception: (.*?) code:\d+")
 
 _QUERY_WRAPPERS = ("$query", "query")
 _SORT_MODIFIERS = ("$orderby", "orderby")
@@ -68,8 +69,14 @@ class TextLine:
 
     ts: datetime | None
     context: str
-    component: str | None
     message: str
+
+
+#: What starts every log line, of any layout. A line without it is a problem; a line with it that LINE does not read
+#: is a message of another layout (``***** SERVER RESTARTED *****``, ``dbexit:``), not a slow operation.
+TIMESTAMP_START = (r"(?:\d{4}-\d\d-\d\dT|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) "
+                   r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) )")
+NOT_A_LOG_LINE = "not a log line (no timestamp)"
 
 
 class UnreadableLine(ValueError):
@@ -79,25 +86,28 @@ class UnreadableLine(ValueError):
 def split_line(line: str, reference_year: int) -> TextLine:
     match = LINE.match(line)
     if match is None:
-        raise UnreadableLine("no timestamp and thread")
-    return TextLine(_timestamp(match, reference_year), match["context"], match["component"], match["message"])
+        raise UnreadableLine(NOT_A_LOG_LINE)
+    return TextLine(_timestamp(match, reference_year), match["context"], match["message"])
 
 
 def _timestamp(match: re.Match[str], reference_year: int) -> datetime | None:
     iso = match["iso"]
     if iso is not None:
         try:
-            stamp = datetime.fromisoformat(iso)
+            return checked_timestamp(datetime.fromisoformat(iso))
         except ValueError:
             return None
-        return stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
     fraction = match["fraction"]
     micros = int((fraction[1:] + "000000")[:6]) if fraction else 0
     day = _ctime_date(match["weekday"], match["month"], int(match["day"]), reference_year)
     if day is None:
         return None
-    return datetime(day[0], day[1], day[2], int(match["clock"]), int(match["minute"]), int(match["second"]),
-                    micros, tzinfo=timezone.utc)
+    try:
+        stamp = datetime(day[0], day[1], day[2], int(match["clock"]), int(match["minute"]), int(match["second"]),
+                         micros, tzinfo=timezone.utc)
+    except ValueError:  # 25:61:61
+        return None
+    return checked_timestamp(stamp)
 
 
 @lru_cache(maxsize=4096)
@@ -126,7 +136,7 @@ class SlowOperation:
     op: str
     ns: str
     body: str
-    duration: int
+    duration: int | None  # None when the number cannot be a real duration
     truncated: bool  # the server cut the line in the middle
 
 
@@ -144,9 +154,11 @@ def slow_operation_match(message: str) -> SlowOperation | None:
     if match is None:
         return None
     head, _, last = message.rstrip().rpartition(" ")
-    if not (last.endswith("ms") and last[:-2].isdigit() and last[:-2].isascii()) or len(head) < match.end():
+    digits = last[:-2]
+    if not (last.endswith("ms") and digits.isdigit() and digits.isascii()) or len(head) < match.end():
         return None
-    return SlowOperation(match["op"], match["ns"], head[match.end():], int(last[:-2]), truncated)
+    duration = int(digits) if len(digits) <= _DURATION_DIGITS else None  # int() of 5000 digits raises
+    return SlowOperation(match["op"], match["ns"], head[match.end():], duration, truncated)
 
 
 def event_from_line(line: TextLine, operation: SlowOperation) -> tuple[Event, str | None]:
@@ -154,7 +166,11 @@ def event_from_line(line: TextLine, operation: SlowOperation) -> tuple[Event, st
     body, op_word, truncated = operation.body, operation.op, operation.truncated
     event = Event(ns=operation.ns, op=canonical_op(op_word), ts=line.ts, connection=line.context,
                   source_format=TEXT_LOG)
-    event.duration_ms = operation.duration
+    if operation.duration is not None and operation.duration <= MAX_DURATION_MS:
+        event.duration_ms = operation.duration
+    else:
+        event.problem = unusable_duration(
+            f"{_DURATION_DIGITS}+ digits" if operation.duration is None else operation.duration)
     app = _APP_NAME.match(body)
     position = 0
     if app is not None:
@@ -204,7 +220,6 @@ def _read_counters(event: Event, text: str) -> None:
     exception = _EXCEPTION.search(text) if " exception: " in text else None
     if exception is not None:
         values["exception"] = exception[1]
-        values["errCode"] = exception[2]
     apply_fields(event, values)
 
 

@@ -106,12 +106,10 @@ class ShapeStats:
     count: int = 0
     getmores: int = 0
     duration: DurationHistogram = field(default_factory=DurationHistogram)
-    working_ms: float = 0.0
     keys_examined: int = 0
     docs_examined: int = 0
     nreturned: int = 0
     measured: int = 0  # executions that logged what they returned (or matched) and what they examined
-    reslen: int = 0
     plans: dict[str, int] = field(default_factory=dict)
     blocking_sorts: int = 0
     used_disk: int = 0
@@ -123,7 +121,6 @@ class ShapeStats:
     apps: dict[str, int] = field(default_factory=dict)
     connections: CappedSet = field(default_factory=CappedSet)
     server_hashes: dict[str, CappedSet] = field(default_factory=dict)
-    formats: dict[str, int] = field(default_factory=dict)
     first_seen: datetime | None = None
     last_seen: datetime | None = None
     timeline: Timeline = field(default_factory=Timeline)
@@ -152,12 +149,6 @@ class ShapeStats:
             self.nreturned += returned
             if keys is not None or docs is not None:
                 self.measured += 1
-        value = get("reslen")
-        if value is not None:
-            self.reslen += value
-        value = get("working_ms")
-        if value is not None:
-            self.working_ms += value
         plan = get("plan_summary")
         if plan:
             plans = self.plans
@@ -193,8 +184,6 @@ class ShapeStats:
                     hashes = self.server_hashes[report_name] = CappedSet()
                 if value not in hashes.members:
                     hashes.add(value)
-        source = event.source_format
-        self.formats[source] = self.formats.get(source, 0) + 1
         ts = get("ts")
         if ts is not None:
             if self.first_seen is None or ts < self.first_seen:
@@ -239,14 +228,13 @@ class ShapeStats:
         return Representative(event.ts, command, event.op)  # type: ignore[arg-type]
 
     def merge(self, other: ShapeStats) -> None:
-        for name in ("count", "getmores", "working_ms", "keys_examined", "docs_examined", "nreturned", "measured",
-                     "reslen", "blocking_sorts", "used_disk", "errors", "truncated", "internal", "fast"):
+        for name in ("count", "getmores", "keys_examined", "docs_examined", "nreturned", "measured",
+                     "blocking_sorts", "used_disk", "errors", "truncated", "internal", "fast"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.fast_max_ms = max(self.fast_max_ms, other.fast_max_ms)
         self.duration.merge(other.duration)
         self.intervals.merge(other.intervals)
-        for mine, theirs_counts in ((self.plans, other.plans), (self.apps, other.apps),
-                                    (self.formats, other.formats)):
+        for mine, theirs_counts in ((self.plans, other.plans), (self.apps, other.apps)):
             for key, count in theirs_counts.items():
                 mine[key] = mine.get(key, 0) + count
         self.connections.merge(other.connections)
@@ -314,14 +302,14 @@ class Digest:
             stats.add(event, observation)
 
     def _excluded(self, event: Event) -> str | None:
+        """Why --since/--until leave the event out (called only when one of them is set)."""
         options = self.options
-        if options.since is not None or options.until is not None:
-            if event.ts is None:
-                return "no timestamp (with --since/--until)"
-            if options.since is not None and event.ts < options.since:
-                return "before --since"
-            if options.until is not None and event.ts >= options.until:
-                return "after --until"
+        if event.ts is None:
+            return "no timestamp (with --since/--until)"
+        if options.since is not None and event.ts < options.since:
+            return "before --since"
+        if options.until is not None and event.ts >= options.until:
+            return "after --until"
         return None
 
     def merge(self, other: Digest) -> None:
@@ -336,7 +324,3 @@ class Digest:
     @property
     def operations(self) -> int:
         return sum(stats.count for stats in self.shapes.values())
-
-    @property
-    def fast_operations(self) -> int:
-        return sum(stats.fast for stats in self.shapes.values())

@@ -9,8 +9,11 @@ with its key and accumulators). Rules are:
 * ``$and``/``$or``/``$nor`` keep their structure, branches sorted and de-duplicated, so an ``$or`` that an application
   builds from a list has one shape whatever the list's length;
 * ``$in`` is one class whatever its length (the digest records the largest list seen);
-* ``$elemMatch`` recurses; a redacted value (``"###"``) is a value like any other;
-* a getMore has the shape of the command that opened its cursor.
+* ``$elemMatch`` recurses, and operators beside it on the same field stay in the shape; a redacted value (``"###"``)
+  is a value like any other;
+* numbers may come as canonical Extended JSON (``{"$numberInt": "1"}``): they count as the numbers they spell;
+* a getMore has the shape of the command that opened its cursor;
+* a filter nested deeper than ``MAX_DEPTH`` has an unknown shape (nothing real nests that deep).
 
 The canonical text is compact and readable (``find shop.orders {createdAt: range, status: eq} sort {createdAt: -1}``),
 and the fingerprint is a hash of it, so it is stable across runs, server versions and log formats.
@@ -18,14 +21,15 @@ and the fingerprint is a hash of it, so it is stable across runs, server version
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
 from dataclasses import dataclass
 from typing import Any, Union
 
-from idxadvisor.models.events import Event
-from idxadvisor.models.values import is_extended_json_value
+from idxadvisor.models.events import UNKNOWN, Event
+from idxadvisor.models.values import as_float, as_int, is_extended_json_value
 from idxadvisor.parse.classify import canonical_op, command_name
 
 # Operator classes (DESIGN.md step 3).
@@ -46,9 +50,11 @@ _TOP_LEVEL_OPERATORS = {"$expr": EXPR, "$text": TEXT, "$where": WHERE, "$jsonSch
                         "$alwaysTrue": OTHER, "$alwaysFalse": OTHER}
 _LOGICAL = ("$and", "$or", "$nor")
 _IGNORED_TOP_LEVEL = frozenset({"$comment"})
-_REGEX_PREFIX = re.compile(r"^\^(?:[^.*+?()\[\]{}|\\^$]|\\[^A-Za-z0-9])")
 _BARE_NAME = re.compile(r"^[A-Za-z_][\w.\-]*$")
 _LEADING_STAGES = frozenset({"$match", "$sort", "$limit", "$skip"})
+_NUMBER_MARKERS = frozenset({"$numberInt", "$numberLong", "$numberDouble", "$numberDecimal"})
+MAX_DEPTH = 64  # filter levels: logical operators and $elemMatch
+TOO_DEEP = "nesting too deep"
 
 # A node of a filter shape: an operator class, several classes on one field, an $elemMatch, or logical branches.
 Node = Union[str, tuple[str, ...], "ElemMatch", "Branches"]
@@ -58,6 +64,7 @@ Filter = tuple[tuple[str, Node], ...]
 @dataclass(frozen=True, slots=True)
 class ElemMatch:
     inner: Filter | tuple[str, ...]  # a sub-filter (object elements) or operator classes (value elements)
+    also: tuple[str, ...] = ()  # the classes of other operators on the same field ({$size: 3, $elemMatch: …})
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,24 +92,6 @@ class QueryShape:
     def has_option(self, name: str) -> bool:
         return any(option == name or option.startswith(name + ":") for option in self.options)
 
-    def predicates(self) -> list[tuple[str, tuple[str, ...]]]:
-        """The fields the filter ANDs together at its top level, with their classes (logical branches left out)."""
-        found = []
-        for key, node in self.filter:
-            if isinstance(node, str):
-                found.append((key, (node,)))
-            elif isinstance(node, tuple):
-                found.append((key, node))
-            elif isinstance(node, ElemMatch):
-                found.append((key, (ELEM_MATCH,)))
-        return found
-
-    def branches(self, operator: str = "$or") -> tuple[Filter, ...]:
-        for key, node in self.filter:
-            if key == operator and isinstance(node, Branches):
-                return node.filters
-        return ()
-
 
 @dataclass(frozen=True, slots=True)
 class ShapeObservation:
@@ -114,49 +103,51 @@ class ShapeObservation:
 # -- filters -------------------------------------------------------------------------------------------------------
 
 
+class _TooDeep(Exception):
+    """A filter nests deeper than MAX_DEPTH."""
+
+
 class _Shaper:
-    """Shapes one command; remembers the longest ``$in`` it met."""
+    """Shapes one command; remembers the longest ``$in`` it met. ``depth`` counts filter levels on the way down."""
 
     def __init__(self) -> None:
         self.in_length = 0
 
-    def filter(self, document: Any) -> Filter:
+    def filter(self, document: Any, depth: int = 0) -> Filter:
         if type(document) is not dict:
             return () if document is None else (("$", UNKNOWN_VALUE),)
+        if depth > MAX_DEPTH:
+            raise _TooDeep
         nodes: dict[str, Node] = {}
         for key, value in document.items():
             if key in _IGNORED_TOP_LEVEL:
                 continue
             if key in _LOGICAL:
-                nodes[key] = self._branches(value)
+                nodes[key] = self._branches(value, depth)
             elif key.startswith("$"):
                 nodes[key] = _TOP_LEVEL_OPERATORS.get(key, OTHER)
             else:
-                nodes[key] = self._field(value)
+                nodes[key] = self._field(value, depth)
         return tuple(sorted(nodes.items()))
 
-    def _branches(self, value: Any) -> Node:
+    def _branches(self, value: Any, depth: int) -> Node:
         if type(value) is not list:
             return UNKNOWN_VALUE
-        shaped = {self.filter(branch) for branch in value}
+        shaped = {self.filter(branch, depth + 1) for branch in value}
         return Branches(tuple(sorted(shaped, key=render_filter)))
 
-    def _field(self, value: Any) -> Node:
+    def _field(self, value: Any, depth: int) -> Node:
         if type(value) is dict and value and not is_extended_json_value(value):
-            keys = list(value)
-            if keys[0].startswith("$"):
-                return self._operators(value)
+            if next(iter(value)).startswith("$"):
+                return self._operators(value, depth)
             return EQ
         if type(value) is dict and "$regularExpression" in value:
-            options = value["$regularExpression"].get("options", "") if type(
-                value["$regularExpression"]) is dict else ""
-            pattern = value["$regularExpression"].get("pattern") if type(
-                value["$regularExpression"]) is dict else None
-            return regex_class(pattern, options)
+            return regex_class(value)
         return EQ
 
-    def _operators(self, value: dict[str, Any]) -> Node:
+    def _operators(self, value: dict[str, Any], depth: int) -> Node:
         classes: set[str] = set()
+        elem_match: ElemMatch | None = None
         for operator, operand in value.items():
             if operator in _RANGE_OPERATORS:
                 classes.add(RANGE)
@@ -165,7 +156,7 @@ class _Shaper:
             elif operator == "$options":
                 continue
             elif operator == "$elemMatch":
-                return ElemMatch(self._elem_match(operand))
+                elem_match = ElemMatch(self._elem_match(operand, depth + 1))
             elif operator == "$in":
                 classes.add(IN)
                 if type(operand) is list:
@@ -175,27 +166,97 @@ class _Shaper:
             else:
                 classes.add(EQ)
         ordered = tuple(sorted(classes))
+        if elem_match is not None:
+            return ElemMatch(elem_match.inner, ordered) if ordered else elem_match
         return ordered[0] if len(ordered) == 1 else ordered
 
-    def _elem_match(self, operand: Any) -> Filter | tuple[str, ...]:
+    def _elem_match(self, operand: Any, depth: int) -> Filter | tuple[str, ...]:
         if type(operand) is not dict:
             return (UNKNOWN_VALUE,)
+        if depth > MAX_DEPTH:
+            raise _TooDeep
         if operand and all(key.startswith("$") and key not in _LOGICAL for key in operand):
-            node = self._operators(operand)
+            node = self._operators(operand, depth)
+            if isinstance(node, ElemMatch):  # arrays of arrays: the inner $elemMatch is one class of the outer
+                return (render_node(node),)
             return node if isinstance(node, tuple) else (node,)  # type: ignore[return-value]
-        return self.filter(operand)
+        return self.filter(operand, depth)
 
 
 def regex_class(pattern: Any, options: Any = "") -> str:
-    """A regex can bound an index scan only when anchored with a literal prefix and not case-insensitive."""
+    """``regex-prefix`` when the regex gives an index scan a literal prefix to seek to (``regex_prefix``)."""
     if type(pattern) is dict and "$regularExpression" in pattern:
         inner = pattern["$regularExpression"]
         pattern, options = (inner.get("pattern"), inner.get("options", "")) if type(inner) is dict else (None, "")
     if type(pattern) is not str:
         return REGEX_UNANCHORED
-    if type(options) is str and "i" in options:
-        return REGEX_UNANCHORED
-    return REGEX_PREFIX if _REGEX_PREFIX.match(pattern) else REGEX_UNANCHORED
+    return REGEX_PREFIX if regex_prefix(pattern, options if type(options) is str else "") else REGEX_UNANCHORED
+
+
+_REGEX_METACHARACTERS = frozenset(b"^$.[()+{")
+_REGEX_SPACES = frozenset(b" \t\n\v\f\r")
+_ALPHANUMERIC = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+
+
+@functools.lru_cache(maxsize=4096)
+def regex_prefix(pattern: str, flags: str = "") -> str:
+    """The literal prefix mongod's planner seeks to for this regex, or "" when there is none.
+
+    IndexBoundsBuilder::simpleRegex, byte for byte: the regex starts with ``^`` (``m`` flag not allowed) or ``\\A``
+    (``m`` allowed); no ``|`` anywhere; no flag but ``m``, ``s`` and ``x`` (so ``i`` has no prefix); the prefix runs
+    up to the first metacharacter, an escape that is a letter or digit, or (``x``) a comment; ``\\Q…\\E`` and
+    escaped punctuation are literal; ``*`` or ``?`` takes back the character before it (``^a*`` has none).
+    """
+    raw = pattern.encode("utf-8", "surrogatepass")
+    if raw.startswith(b"\\A"):
+        multiline_ok, raw = True, raw[2:]
+    elif raw.startswith(b"^"):
+        multiline_ok, raw = False, raw[1:]
+    else:
+        return ""
+    if b"|" in raw:
+        return ""
+    extended = False
+    for flag in flags:
+        if flag == "m":
+            if not multiline_ok:
+                return ""
+        elif flag == "x":
+            extended = True
+        elif flag != "s":
+            return ""
+    prefix = bytearray()
+    position, end = 0, len(raw)
+    while position < end:
+        byte = raw[position]
+        position += 1
+        if byte == 0:
+            break
+        if byte in (0x2A, 0x3F):  # * and ?: the character before is optional
+            del prefix[-1:]
+            break
+        if byte == 0x5C:  # backslash
+            byte = raw[position] if position < end else 0
+            position += 1
+            if byte == 0x51:  # \Q … \E
+                while position < end:
+                    byte = raw[position]
+                    position += 1
+                    if byte == 0x5C and position < end and raw[position] == 0x45:
+                        position += 1
+                        break
+                    prefix.append(byte)
+            elif byte in _ALPHANUMERIC or byte == 0:
+                break
+            else:
+                prefix.append(byte)
+        elif byte in _REGEX_METACHARACTERS or (extended and byte == 0x23):  # 0x23: # starts a comment
+            break
+        elif extended and byte in _REGEX_SPACES:
+            continue
+        else:
+            prefix.append(byte)
+    return prefix.decode("utf-8", "replace")
 
 
 # -- rendering -----------------------------------------------------------------------------------------------------
@@ -213,8 +274,10 @@ def render_node(node: Node) -> str:
     if isinstance(node, ElemMatch):
         inner = node.inner
         if inner and isinstance(inner[0], str):
-            return f"elemMatch({'+'.join(inner)})"  # type: ignore[arg-type]
-        return "elemMatch" + render_filter(inner)  # type: ignore[arg-type]
+            rendered = f"elemMatch({'+'.join(inner)})"  # type: ignore[arg-type]
+        else:
+            rendered = "elemMatch" + render_filter(inner)  # type: ignore[arg-type]
+        return "+".join((rendered, *node.also))
     return "[" + ", ".join(render_filter(branch) for branch in node.filters) + "]"
 
 
@@ -261,24 +324,27 @@ def finish(components: Components) -> QueryShape:
 
 # -- commands ------------------------------------------------------------------------------------------------------
 
-_FILTERING_OPS = frozenset({"find", "count", "distinct", "aggregate", "update", "delete", "findAndModify"})
+_FILTERING_OPS = frozenset({"find", "count", "distinct", "aggregate", "update", "delete", "findAndModify", UNKNOWN})
+
+
+def _number(value: Any) -> float | None:
+    """A number, plain or canonical Extended JSON (``{"$numberInt": "1"}``); None for anything else."""
+    if type(value) is int or type(value) is float:
+        return value
+    if type(value) is dict and len(value) == 1 and next(iter(value)) in _NUMBER_MARKERS:
+        return as_float(next(iter(value.values())))
+    return None
 
 
 def _direction(value: Any) -> int | str:
     if isinstance(value, bool):
         return 1
-    if isinstance(value, (int, float)):
-        return -1 if value < 0 else 1
-    if type(value) is dict:
-        if "$meta" in value:
-            return f"$meta:{value['$meta']}"
-        for marker in ("$numberInt", "$numberLong", "$numberDouble"):
-            if marker in value:
-                try:
-                    return -1 if float(value[marker]) < 0 else 1
-                except (TypeError, ValueError):
-                    return UNKNOWN_VALUE
-    return UNKNOWN_VALUE
+    if type(value) is dict and "$meta" in value:
+        return f"$meta:{value['$meta']}"
+    number = _number(value)
+    if number is None or number != number:
+        return UNKNOWN_VALUE
+    return -1 if number < 0 else 1
 
 
 def shape_sort(sort: Any) -> tuple[tuple[str, int], ...]:
@@ -292,20 +358,19 @@ def shape_projection(projection: Any) -> tuple[tuple[str, str], ...]:
         return ()
     shaped = []
     for key, value in projection.items():
-        if isinstance(value, bool) or isinstance(value, (int, float)):
-            kind = "1" if value else "0"
-        elif type(value) is dict and len(value) == 1 and next(iter(value)) in ("$numberInt", "$numberDouble",
-                                                                                "$numberLong"):
-            kind = "0" if str(next(iter(value.values()))) in ("0", "0.0") else "1"
-        else:
-            kind = "expr"
+        number = 1 if value is True else 0 if value is False else _number(value)
+        kind = "expr" if number is None else "0" if number == 0 else "1"
         shaped.append((key, kind))
     return tuple(sorted(shaped))
 
 
 def _present(command: dict[str, Any], key: str) -> bool:
+    """An option is there when it is set to something other than 0/false (``{"$numberInt": "0"}`` is 0 too)."""
     value = command.get(key)
-    return value is not None and value != 0 and value is not False
+    if value is None or value is False:
+        return False
+    number = _number(value)
+    return number != 0 if number is not None else True
 
 
 def _hint(command: dict[str, Any]) -> list[str]:
@@ -341,7 +406,10 @@ def shape_of(event: Event) -> tuple[QueryShape, ShapeObservation]:
             return finish((ns, op, (), (), (), (), (), "originating command not logged")), _NO_OBSERVATION
         op, command = canonical_op(command_name(origin) or ""), origin
     shaper = _Shaper()
-    components = _shape_command(shaper, ns, op, command if type(command) is dict else {})
+    try:
+        components = _shape_command(shaper, ns, op, command if type(command) is dict else {})
+    except _TooDeep:
+        return finish((ns, op, (), (), (), (), (), TOO_DEEP)), _NO_OBSERVATION
     observation = ShapeObservation(shaper.in_length) if shaper.in_length else _NO_OBSERVATION
     return finish(components), observation
 
@@ -366,6 +434,8 @@ def _shape_command(shaper: _Shaper, ns: str, op: str, command: dict[str, Any]) -
                 shape_projection(command.get("fields")), tuple(options), (), None)
     if op == "update" or op == "delete":
         return _shape_write(shaper, ns, op, command)
+    if op == UNKNOWN:  # explain output that does not say which command it explains: its filter is still known
+        return (ns, op, shaper.filter(command.get("filter", {})), (), (), (), (), None)
     return (ns, op, (), (), (), (), (), None)
 
 
@@ -384,7 +454,7 @@ def _shape_write(shaper: _Shaper, ns: str, op: str, command: dict[str, Any]) -> 
             options.append("pipeline-update")
         elif type(update) is dict and update and not next(iter(update)).startswith("$"):
             options.append("replacement")
-    elif statement.get("limit") in (1, 1.0):
+    elif _number(statement.get("limit")) == 1:
         options.append("one")
     options += _hint(statement)
     if type(statement.get("collation")) is dict:
@@ -399,27 +469,31 @@ def _shape_pipeline(shaper: _Shaper, ns: str, pipeline: Any) -> Components:
     sort: tuple[tuple[str, int], ...] = ()
     options: list[str] = []
     leading = True
+    filtering = True  # a $match or $sort after a $limit or $skip filters or sorts only what those let through
     stages = []
     for stage in pipeline:
         name = command_name(stage) or "?"
         body = stage.get(name) if type(stage) is dict else None
         leading = leading and name in _LEADING_STAGES
-        if leading and name == "$match":
-            matches.append(body)
-        elif leading and name == "$sort" and not sort:
-            sort = shape_sort(body)
-        elif leading and name in ("$limit", "$skip"):
+        if leading and name in ("$limit", "$skip"):
             options.append(name[1:])
+            filtering = False
+        elif leading and filtering and name == "$match":
+            matches.append(body)
+        elif leading and filtering and name == "$sort" and not sort:
+            sort = shape_sort(body)
         stages.append(_stage_summary(shaper, name, body))
     combined = matches[0] if len(matches) == 1 else ({"$and": matches} if matches else {})
     return (ns, "aggregate", shaper.filter(combined), sort, (), tuple(dict.fromkeys(options)), tuple(stages), None)
 
 
-def _field_path(value: Any) -> str:
+def _field_path(value: Any, depth: int = 0) -> str:
     if type(value) is str and value.startswith("$"):
         return value
     if type(value) is dict:
-        return "{" + ", ".join(f"{_name(k)}: {_field_path(v)}" for k, v in value.items()) + "}"
+        if depth > MAX_DEPTH:
+            raise _TooDeep
+        return "{" + ", ".join(f"{_name(k)}: {_field_path(v, depth + 1)}" for k, v in value.items()) + "}"
     return "const"
 
 
@@ -449,7 +523,7 @@ def _accumulator(value: Any) -> str:
     if type(value) is not dict or not value:
         return "?"
     operator, operand = next(iter(value.items()))
-    if operator == "$sum" and isinstance(operand, (int, float)) and not isinstance(operand, bool):
+    if operator == "$sum" and not isinstance(operand, bool) and _number(operand) is not None:
         return "count"
     if type(operand) is str and operand.startswith("$"):
         return f"{operator}({operand})"

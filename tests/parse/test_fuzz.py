@@ -13,13 +13,13 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from idxadvisor.models.events import Event
-from idxadvisor.parse.block import BlockOptions
+from idxadvisor.parse.block import BlockOptions, count_lines
 from idxadvisor.parse.documents import parse_documents
 from idxadvisor.parse.profile import NotAProfileDocument, event_from_profile
 from idxadvisor.shapes.digest import Digest
 from idxadvisor.shapes.shape import shape_of
 from tests.conftest import FIXTURES_DIR, SHARED_DIR
-from tests.helpers import digest_block
+from tests.helpers import CollectingSink, digest_block
 
 MODES = ("json-log", "text-log", "profile")
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -59,6 +59,26 @@ def check(data: bytes, mode: str) -> None:
 @example(b'{"t":{"$date":"x"},"id":51803,"attr":{"command":{"find":{"$in":1}}}}\n', "json-log")
 @example(b'{"t":{"$date":"2025-01-01T00:00:00Z"},"id":51803,"attr":{"durationMillis":1e999}}', "json-log")
 @example(b"Mon Feb 30 10:00:00 [conn1] query a.b query: { } 5ms\n", "text-log")
+# Past failures (the review of 2026-11): each raised before it was fixed.
+@example(b'{"t":{"$date":"2024-01-01T00:00:00.000+00:00"},"id":51803,"ctx":"c1","attr":{"command":{"find":"b"}}}\n'
+         b'{"t":{"$date":"2024-01-01T00:00:01.000"},"id":51803,"ctx":"c1","attr":{"command":{"find":"b"}}}\n',
+         "json-log")  # naive.log: an offset-less date beside an aware one
+@example(b'{"t":{"$date":"2024-01-01T00:00:00Z"},"id":51803,"attr":{"durationMillis":"inf"}}\n', "json-log")
+@example(b'{"t":{"$date":"0001-01-01T00:00:00.000+01:00"},"id":51803,"attr":{"command":{"find":"b"}}}\n',
+         "json-log")  # y2.log: a year-0 UTC timestamp in the timeline
+@example(b'{"t":{"$date":"0001-01-01T00:00:00.000Z"},"id":51803,"ctx":"c","attr":{"type":"update","ns":"a.b",'
+         b'"command":{"q":{}}}}\n{"t":{"$date":"0001-01-01T00:00:00.100Z"},"id":51803,"ctx":"c","attr":{"type":'
+         b'"command","ns":"a.$cmd","command":{"update":"b"},"durationMillis":1e300}}\n', "json-log")  # y1, bigdur
+@example(b"2020-01-01T00:00:00.000+0000 I COMMAND  [conn1] command a.b command: find { find: \"b\" } "
+         + b"9" * 5000 + b"ms\n", "text-log")  # big2.log
+@example(b"2020-01-01T00:00:00.000+0000 I COMMAND  [conn1] command a.b command: find { find: \"b\" } "
+         + b"9" * 400 + b"ms\n", "text-log")  # big.log
+@example(b'{"t":{"$date":"2024-01-01T00:00:00Z"},"id":51803,"attr":{"command":{"find":"b","filter":{"a":'
+         b'{"$elemMatch":{"$elemMatch":{"$gt":1}}}}}}}\n', "json-log")  # em.log
+@example(b'{"t":{"$date":"2024-01-01T00:00:00Z"},"id":51803,"attr":{"command":{"find":"b","filter":'
+         + b'{"$and":[' * 500 + b"{}" + b"]}" * 500 + b"}}}\n", "json-log")  # deep2.log
+@example(b'{"op":"query","ns":"a.b","millis":{"$numberDouble":"Infinity"},"ts":{"$date":"0001-01-01T00:00:00Z"}}\n',
+         "profile")
 def test_random_bytes(data: bytes, mode: str) -> None:
     check(data, mode)
 
@@ -129,11 +149,47 @@ def test_random_commands_always_have_a_shape(op: str, command: object, origin: o
     assert digest.operations == 1
 
 
+WHOLE_DOCUMENT_SEEDS = [
+    b'[{"op":"query","ns":"a.b","command":{"find":"b","filter":{"a":1}},"millis":5},'
+    b' {"op":"query","ns":"a.b","command":{"find":"b"},"millis":7}]',
+    b'{"queryPlanner":{"namespace":"a.b","parsedQuery":{"$and":[{"x":{"$gte":1}},{"x":{"$lt":9}}]},'
+    b'"winningPlan":{"stage":"IXSCAN","keyPattern":{"x":1}}},"executionStats":{"executionTimeMillis":1}}',
+    b'{ op: "query", ns: "a.b", command: { find: "b" }, ts: ISODate("2024-01-01T00:00:00Z"), millis: 3 }',
+]
+
+
 @FAST
-@given(st.binary(max_size=3000))
+@given(st.binary(max_size=3000) | st.builds(lambda seed, cut: seed[:cut], st.sampled_from(WHOLE_DOCUMENT_SEEDS),
+                                            st.integers(0, 400)))
+@example(WHOLE_DOCUMENT_SEEDS[0][:120])  # cutarr.json: a cut array kept none of its documents
+@example(b'{"queryPlanner":{"namespace":"a.b","winningPlan":{"stage":"IXSCAN","keyPattern":{"x":"nan"}}}}')  # ex1
+@example(b"\xef\xbb\xbf" + WHOLE_DOCUMENT_SEEDS[0])
 def test_random_whole_documents(data: bytes) -> None:
-    stats, _ = parse_documents(data, BlockOptions(2026), Digest())
-    assert stats.entries >= 0
+    """Every document becomes an entry or a problem, every entry an event; anything that is not blank is at least
+    one of them; and the counts describe the input."""
+    sink = CollectingSink()
+    stats, found_format = parse_documents(data, BlockOptions(2026), sink)
+    assert stats.lines == count_lines(data)
+    assert stats.entries == len(sink.events) == stats.operations
+    assert all(type(event.ns) is str and type(event.op) is str for event in sink.events)
+    if data.decode("utf-8", "replace").lstrip("\ufeff").strip():
+        assert stats.entries + stats.problems >= 1, data
+    else:
+        assert (stats.entries, stats.problems) == (0, 0)
+    assert (found_format == "unknown") == (stats.entries == 0)
+    for event in sink.events:
+        shape_of(event)
+        Digest().add(event)
+
+
+def test_a_cut_array_keeps_every_complete_document() -> None:
+    whole = WHOLE_DOCUMENT_SEEDS[0]
+    for cut in range(1, len(whole) + 1):
+        sink = CollectingSink()
+        stats, _ = parse_documents(whole[:cut], BlockOptions(2026), sink)
+        complete = whole[:cut].count(b'"millis":')  # a document whose last field is in is complete (but its "}")
+        assert len(sink.events) in (max(0, complete - 1), complete), cut
+        assert stats.problems == (0 if cut == len(whole) else 1), cut
 
 
 def test_the_fuzz_seeds_are_real(corpus_dir: Path) -> None:
