@@ -42,6 +42,7 @@ from idxadvisor.whatif.plan import (
     choose,
     count_plan,
     scan_direction_for_sort,
+    scan_under,
 )
 from idxadvisor.whatif.query import (
     ElemMatchObject,
@@ -662,7 +663,7 @@ class _Explainer:
             root = children[0]
         elif self.shape.sort and all(_branch_sort_direction(c, self.shape.sort) is not None for c in children):
             for child in children:
-                scan = _branch_scan(child)
+                scan = scan_under(child)
                 if scan is not None and _branch_sort_direction(child, self.shape.sort) == -1:
                     scan.direction = -1
             root = SortMerge(children, self.shape.sort, dedup=True)
@@ -835,16 +836,8 @@ def _retarget_fetch(root: Stage, match: list[bool] | None) -> None:
             node.matched_override = match
 
 
-def _branch_scan(root: Stage) -> IxScan | None:
-    if isinstance(root, IxScan):
-        return root
-    if isinstance(root, Fetch) and isinstance(root.children[0], IxScan):
-        return root.children[0]
-    return None
-
-
 def _branch_sort_direction(root: Stage, sort: tuple[tuple[str, int], ...]) -> int | None:
-    scan = _branch_scan(root)
+    scan = scan_under(root)
     if scan is None:
         return None
     return scan_direction_for_sort(scan, sort)

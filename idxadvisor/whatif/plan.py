@@ -280,7 +280,8 @@ def proj_needs_fetch(shape: QueryShape) -> bool:
 # --- analysis ---
 
 
-def _scan_under(root: Stage) -> IxScan | None:
+def scan_under(root: Stage) -> IxScan | None:
+    """The index scan of an ``IXSCAN`` or ``FETCH -> IXSCAN`` access plan."""
     if isinstance(root, IxScan):
         return root
     if isinstance(root, Fetch) and isinstance(root.children[0], IxScan):
@@ -392,7 +393,7 @@ def _single_scan_leaf(root: Stage) -> bool:
 
 def _analyze_sort(root: Stage, shape: QueryShape) -> tuple[Stage, bool]:
     desired = shape.sort
-    scan = _scan_under(root)
+    scan = scan_under(root)
     if scan is not None:
         direction = scan_direction_for_sort(scan, desired)
         if direction is not None:

@@ -296,18 +296,8 @@ def aligned_bounds(oils: Sequence[OIL], directions: Sequence[int]) -> list[OIL]:
 # --- scanning ---
 
 
-def single_range_events(scan: PreparedScan) -> Iterator[tuple[int, bool]]:
-    """Entries examined by a start/end-key scan: exactly those in range, all valid."""
-    assert scan.single_interval is not None
-    start, start_inc, end, end_inc = scan.single_interval
-    entries = scan.entries
-    lo = bisect_left(entries, start if start_inc else start + (BIG,))
-    hi = bisect_left(entries, end + (BIG,) if end_inc else end)
-    for index in range(lo, hi):
-        yield index, True
-
-
 def single_range_span(scan: PreparedScan) -> tuple[int, int]:
+    """Entries examined by a start/end-key scan, ``entries[lo:hi]``: exactly those in range, all valid."""
     assert scan.single_interval is not None
     start, start_inc, end, end_inc = scan.single_interval
     entries = scan.entries
@@ -317,7 +307,9 @@ def single_range_span(scan: PreparedScan) -> tuple[int, int]:
 
 
 def checker_events(scan: PreparedScan) -> Iterator[tuple[int, bool | None]]:
-    """Entries the cursor returns under the IndexBoundsChecker: VALID (True), seek (False) or DONE (None) (§4)."""
+    """Entries the cursor returns under the IndexBoundsChecker: VALID (True), seek (False) or DONE (None) (§4).
+
+    Only for several ranges: a single range is read with :func:`single_range_span`."""
     oils = scan.oils
     nf = scan.nfields
     if any(not oil for oil in oils):
@@ -413,8 +405,3 @@ def checker_events(scan: PreparedScan) -> Iterator[tuple[int, bool | None]]:
         yield index, False
         index = bisect_left(entries, target, index + 1)
 
-
-def scan_events(scan: PreparedScan) -> Iterator[tuple[int, bool | None]]:
-    if scan.single_interval is not None:
-        return single_range_events(scan)
-    return checker_events(scan)

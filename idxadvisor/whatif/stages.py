@@ -17,12 +17,12 @@ from typing import Any
 from idxadvisor.whatif.bounds import OIL, render_oil
 from idxadvisor.whatif.keys import IndexModel
 from idxadvisor.whatif.query import Projection
-from idxadvisor.whatif.scan import PreparedScan, aligned_bounds, prepare, scan_events, single_range_span
+from idxadvisor.whatif.scan import PreparedScan, aligned_bounds, checker_events, prepare, single_range_span
 
 
 @dataclass
 class Runtime:
-    """Counters of one execution; ``result_works`` records the work count at which each result appeared."""
+    """Counters of one execution (keys and documents examined, work units, keys per scan)."""
 
     matched: Sequence[bool] | None
     documents: Sequence[Mapping[str, Any]]
@@ -32,7 +32,6 @@ class Runtime:
     keys: int = 0
     docs: int = 0
     works: int = 0
-    result_works: list[int] = field(default_factory=list)
     scan_keys: dict[int, int] = field(default_factory=dict)
     prefetched: set[int] = field(default_factory=set)   # rows an OR branch already fetched
 
@@ -151,7 +150,7 @@ class IxScan(Stage):
         key_filter = self.key_filter
         direction = scan.direction
         me = id(self)
-        for index, valid in scan_events(scan):
+        for index, valid in checker_events(scan):
             rt.keys += 1
             rt.works += 1
             rt.scan_keys[me] = rt.scan_keys.get(me, 0) + 1
