@@ -69,7 +69,8 @@ class ShapeAnalysis:
 
     @property
     def executions(self) -> int:
-        return max(self.stats.count, 1)
+        """Commands run: getMores continue an execution rather than start one (their work is in its totals)."""
+        return max(self.stats.count - self.stats.getmores, 1)
 
     @property
     def used_index(self) -> KeyPattern | None:

@@ -64,7 +64,7 @@ class MissingCompoundIndex(Rule):
         plan = "a collection scan" if analysis.collection_scan else f"{render_fields(used)}"  # type: ignore[arg-type]
         fields = ", ".join(sorted(roles.fields - {name for name, _ in roles.sort}))
         message = (f"{analysis.shape.op} filtering on {fields} uses {plan} and {analysis.examination()}, "
-                   f"{analysis.stats.count:,} executions.")
+                   f"{analysis.executions:,} executions.")
         return Verdict(message, index=analysis.candidate)
 
 

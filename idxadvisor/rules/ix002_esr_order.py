@@ -62,9 +62,9 @@ class EsrOrder(Rule):
             quiet = self._cheap_sort(analysis)
             if quiet is not None:
                 return quiet
-            share = stats.blocking_sorts * 100 / max(stats.count, 1)
+            share = stats.blocking_sorts * 100 / analysis.executions
             sort = ", ".join(f"{name}: {direction}" for name, direction in roles.sort)
-            problem = f"sorts {{ {sort} }} in memory in {share:.0f}% of {stats.count:,} executions"
+            problem = f"sorts {{ {sort} }} in memory in {share:.0f}% of {analysis.executions:,} executions"
             if used:
                 problem += f" after scanning {render_fields(used)}"
         elif misplaced is not None and roles.equality:
@@ -94,9 +94,9 @@ class EsrOrder(Rule):
     def _cheap_sort(self, analysis: ShapeAnalysis) -> Quiet | None:
         """A rare blocking sort, or one over a handful of documents, costs less than another index."""
         stats = analysis.stats
-        share = stats.blocking_sorts / max(stats.count, 1)
+        share = stats.blocking_sorts / analysis.executions
         if share < self.options["min_blocking_share"]:
-            return Quiet(f"sorts in memory in only {share:.1%} of {stats.count:,} executions")
+            return Quiet(f"sorts in memory in only {share:.1%} of {analysis.executions:,} executions")
         sorted_per_execution = max(stats.docs_examined, stats.keys_examined) / analysis.executions
         if sorted_per_execution < self.options["min_sorted_per_execution"] and not stats.used_disk:
             return Quiet(f"sorts in memory, but only about {sorted_per_execution:,.0f} documents per execution: "

@@ -58,5 +58,5 @@ class MissingIndex(Rule):
         how = "scans the collection" if analysis.collection_scan else \
             f"uses {render_fields(used)}, which does not bound it,"  # type: ignore[arg-type]
         message = (f"{analysis.shape.op} filtering on {leading[0]} {how} and "
-                   f"{analysis.examination()}, {analysis.stats.count:,} executions.")
+                   f"{analysis.examination()}, {analysis.executions:,} executions.")
         return Verdict(message, index=analysis.candidate)

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict, render_fields
-from idxadvisor.shapes.digest import ShapeStats
 from idxadvisor.shapes.shape import QueryShape
 
 _COUNT_STAGES = ("$match", "$skip", "$limit")
@@ -73,8 +72,8 @@ class CountSlowerThanFind(Rule):
             return Quiet(f"the count ({count_mean:,.0f} ms on average) is not markedly slower than the find "
                          f"({find_mean:,.0f} ms)")
         message = (f"counting this filter takes {count_mean:,.0f} ms on average, {count_mean / max(find_mean, 1):,.1f}"
-                   f"x the {find_mean:,.0f} ms of the find with the same filter ({find.count:,} finds, "
-                   f"{analysis.stats.count:,} counts): {_documents(analysis.stats)} per count.")
+                   f"x the {find_mean:,.0f} ms of the find with the same filter ({max(find.count - find.getmores, 1):,} finds, "
+                   f"{analysis.executions:,} counts): {_documents(analysis)} per count.")
         details = [f"the find: {find.shape.text}"]
         plan = analysis.plan
         if plan is not None and "COUNT_SCAN" in plan.stages:
@@ -90,8 +89,8 @@ class CountSlowerThanFind(Rule):
         return Verdict(message, details=details, index=analysis.candidate or None)
 
 
-def _documents(stats: ShapeStats) -> str:
-    runs = max(stats.count, 1)
+def _documents(analysis: ShapeAnalysis) -> str:
+    stats, runs = analysis.stats, analysis.executions
     if stats.docs_examined == 0 and stats.keys_examined:
         return f"{stats.keys_examined / runs:,.0f} index keys (and no documents) read"
     return f"{stats.docs_examined / runs:,.0f} documents read"
