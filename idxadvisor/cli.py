@@ -213,7 +213,7 @@ def analyze(
                                                         rich_help_panel=RULES)] = None,
     ignore: Annotated[Optional[list[str]], typer.Option(help="Skip these rule codes or prefixes.",
                                                         rich_help_panel=RULES)] = None,
-    min_count: Annotated[Optional[int], typer.Option(help="Advise nothing for shapes seen fewer times than this [default: 3].",
+    min_count: Annotated[Optional[int], typer.Option(help="Advise nothing for shapes run fewer times than this (getMores do not count) [default: 3].",
                                                      rich_help_panel=RULES)] = None,
     indexes: Annotated[Optional[str], typer.Option(help="Existing indexes: a JSON file of namespace -> "
                                                    "listIndexes output.", rich_help_panel=EVIDENCE)] = None,

@@ -109,8 +109,9 @@ def _blocking_reason(analysis: ShapeAnalysis, context: RuleContext) -> str | Non
         return f"shape unknown: {shape.unknown}"
     if shape.op not in QUERY_OPS:
         return f"{shape.op} {NO_QUERY}"
-    if stats.count < context.settings.min_count:
-        return f"too few executions ({stats.count} < --min-count {context.settings.min_count})"
+    executions = stats.count - stats.getmores
+    if executions < context.settings.min_count:
+        return f"too few executions ({executions} < --min-count {context.settings.min_count})"
     if "_id" in roles.equality:
         return "equality on _id: the _id index serves it"
     if roles.leading_fields == 0:
