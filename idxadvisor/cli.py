@@ -213,8 +213,9 @@ def analyze(
                                                         rich_help_panel=RULES)] = None,
     ignore: Annotated[Optional[list[str]], typer.Option(help="Skip these rule codes or prefixes.",
                                                         rich_help_panel=RULES)] = None,
-    min_count: Annotated[Optional[int], typer.Option(help="Advise nothing for shapes run fewer times than this (getMores do not count) [default: 3].",
-                                                     rich_help_panel=RULES)] = None,
+    min_count: Annotated[Optional[int], typer.Option(
+        help="Advise nothing for shapes run fewer times than this (getMores do not count) [default: 3].",
+        rich_help_panel=RULES)] = None,
     indexes: Annotated[Optional[str], typer.Option(help="Existing indexes: a JSON file of namespace -> "
                                                    "listIndexes output.", rich_help_panel=EVIDENCE)] = None,
     data: Annotated[Optional[list[str]], typer.Option(help="[NS=]FILE sample of a collection's documents "
@@ -321,7 +322,9 @@ def list_rules() -> int:
 
 
 @app.command("rule")
-def show_rule(code: Annotated[str, typer.Argument(help="A rule code (IX001) or name (missing-compound-index).")]) -> int:
+def show_rule(
+    code: Annotated[str, typer.Argument(help="A rule code (IX001) or name (missing-compound-index).")],
+) -> int:
     """Print a rule's documentation."""
     from idxadvisor.rules import rule_class
 
