@@ -4,7 +4,8 @@ Speed comes from not looking at lines that cannot matter. In a JSON log most lin
 is searched for ``"id":51803`` with ``bytes.find`` and only those lines are parsed; that every other line is a whole
 JSON log line is checked by counting line starts and ends in C, and only a block that fails the count is walked line
 by line. A text block is searched for lines ending in ``ms`` (only those can be slow operations) and for lines that do
-not start with a timestamp (only those can be problems, on this path and on the line-by-line one). Every path ends in
+not start with a timestamp (problems, on this path and on the line-by-line one, as is a timestamped line ending in a
+duration that cannot be read). Every path ends in
 the same per-line handlers, and lines are always handled in log order, which statement pairing relies on.
 Line numbers are worked out only for the problems kept as examples.
 
@@ -38,6 +39,8 @@ _NOT_BLANK = r"[ \t\r]*[^ \t\r\n]"
 _ODD_LINE = re.compile(rf"\n(?!{textlog.TIMESTAMP_START})(?={_NOT_BLANK})")
 _ODD_FIRST_LINE = re.compile(rf"(?!{textlog.TIMESTAMP_START})(?={_NOT_BLANK})")
 _TIMESTAMPED = re.compile(textlog.TIMESTAMP_START)
+_DURATION_END = re.compile(r"\d+ms\r?$")
+UNKNOWN_SLOW_LAYOUT = "a timestamped line ending in a duration, in a layout not understood"
 _BOM = "\ufeff".encode()
 _VERSION_HINTS = ("db version", "MongoS version", "mongos version")
 EXCERPT_LIMIT = 200
@@ -239,7 +242,10 @@ class BlockParser:
         try:
             parts = textlog.split_line(line, self.options.reference_year)
         except textlog.UnreadableLine:
-            if not counted_if_unreadable and not _TIMESTAMPED.match(line):
+            timestamped = _TIMESTAMPED.match(line) is not None
+            if timestamped and _DURATION_END.search(line):
+                self.add_problem(UNKNOWN_SLOW_LAYOUT, number, line)  # a slow operation, maybe: never lost silently
+            elif not timestamped and not counted_if_unreadable:
                 self.add_problem(textlog.NOT_A_LOG_LINE, number, line)
             return
         operation = textlog.slow_operation_match(parts.message)

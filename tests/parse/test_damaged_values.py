@@ -212,3 +212,14 @@ def test_problem_line_numbers_are_right_on_every_path() -> None:
 def test_a_slow_query_line_is_still_parsed_by_the_hot_path_helper() -> None:
     entry = jsonlog.parse_line(json_line(slow_attr(FIND)).encode())
     assert jsonlog.event_from_entry(entry).problem is None
+
+
+@pytest.mark.parametrize("general_path", [False, True])
+def test_a_timestamped_line_ending_in_a_duration_that_cannot_be_read_is_a_problem(general_path: bool) -> None:
+    """It may be a slow operation in a layout we do not know: never dropped silently; other server messages are."""
+    lines = ["2020-01-01T00:00:00.500+0000 garbage without thread 150ms",
+             "2014-04-09T23:22:48.502-0400 ***** SERVER RESTARTED *****"]
+    stats, _ = parse_block("\n".join(lines + ([JSON_NOISE] if general_path else [])) + "\n", "text-log")
+    assert stats.problems == 1
+    assert stats.problem_examples[0].reason == "a timestamped line ending in a duration, in a layout not understood"
+    assert stats.problem_examples[0].line == 1
