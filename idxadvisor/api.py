@@ -16,7 +16,7 @@ from idxadvisor.indexes.catalog import IndexCatalog, load_index_file
 from idxadvisor.ingest.sources import Source, expand_sources
 from idxadvisor.indexes.sampling import SampleStatistics
 from idxadvisor.models.inputs import InputSummary
-from idxadvisor.models.report import Report
+from idxadvisor.models.report import Report, SampleReport
 from idxadvisor.parse.block import BlockOptions
 from idxadvisor.parse.run import RunOptions, Runner, estimated_bytes
 from idxadvisor.report.build import build_report, select_shapes
@@ -38,7 +38,7 @@ def analyze(paths: Sequence[str], settings: Settings, progress: Progress | None 
     sources = expand_sources(list(paths))
     digest, summaries = read_workload(sources, settings, progress)
     selection = select_shapes(digest, settings)
-    samples = load_samples(settings, {stats.shape.ns for stats in digest.shapes.values()})
+    samples, sample_reports = load_samples(settings, {stats.shape.ns for stats in digest.shapes.values()})
     context = RuleContext(settings, catalog, samples)
     findings, skips = run_rules(selection.shapes, context, rules)
     if samples:
@@ -51,20 +51,24 @@ def analyze(paths: Sequence[str], settings: Settings, progress: Progress | None 
                                   settings.show_values)
         findings, dropped = gather_evidence(findings, shapes, samples, catalog, options)
         skips += dropped
-    return build_report(summaries, selection, settings, findings, selection.skips + skips)
+    report = build_report(summaries, selection, settings, findings, selection.skips + skips)
+    report.samples = sample_reports
+    return report
 
 
-def load_samples(settings: Settings, namespaces: set[str]) -> dict[str, SampleStatistics]:
-    """The --data samples, by namespace."""
+def load_samples(settings: Settings, namespaces: set[str]) -> tuple[dict[str, SampleStatistics], list[SampleReport]]:
+    """The --data samples, by namespace, and how each was read."""
     if not settings.data:
-        return {}
+        return {}, []
     from idxadvisor.ingest.samples import load_sample  # bson: only with --data
 
-    samples = {}
+    samples, reports = {}, []
     for ns, path in resolve_data_arguments(settings.data, namespaces).items():
         sample = load_sample(path, sample_size=settings.sample_size)
         samples[ns] = SampleStatistics(sample.documents, sample.average_document_size, sample.documents_seen)
-    return samples
+        reports.append(SampleReport(ns=ns, path=str(path), documents=len(sample.documents),
+                                    documents_seen=sample.documents_seen, problems=sample.problems))
+    return samples, reports
 
 
 def read_workload(

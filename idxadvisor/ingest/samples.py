@@ -27,6 +27,8 @@ from idxadvisor.errors import InputError, UsageError
 _JSON_OPTIONS: JSONOptions = json_util.RELAXED_JSON_OPTIONS
 _CHUNK = 1 << 16
 _MAX_DOCUMENT_TEXT = 64 << 20   # a single document larger than this is not a sample
+#: What decoding one document may raise: it is then a bad document, counted, and the others are read.
+_BAD_DOCUMENT = (ValueError, TypeError, OverflowError, BSONError, RecursionError)
 MAX_NESTING = 100               # BSON documents may nest at most 100 levels (the manual's "Nested Depth" limit)
 
 
@@ -227,7 +229,7 @@ def _read_json_lines(text: IO[str], reservoir: _Reservoir, path: Path, first: st
             continue
         try:
             doc = decode_extended_json(stripped)
-        except (ValueError, TypeError, BSONError, RecursionError):
+        except _BAD_DOCUMENT:
             problems += 1
             continue
         if not isinstance(doc, Mapping) or too_deep(doc):
@@ -251,83 +253,71 @@ def _lines_with_prefix(text: IO[str], prefix: str) -> Iterator[str]:
         yield prefix
 
 
+class _Window:
+    """The unread part of a streamed text, refilled a chunk at a time."""
+
+    def __init__(self, text: IO[str], path: Path) -> None:
+        self.text, self.path = text, path
+        self.buffer, self.position, self.eof = "", 0, False
+
+    def more(self) -> None:
+        """Append the next chunk to the unread part (rebased at 0); at the end of the text, set ``eof``."""
+        if len(self.buffer) - self.position > _MAX_DOCUMENT_TEXT:
+            raise InputError(f"{self.path}: a document is larger than {_MAX_DOCUMENT_TEXT} bytes")
+        chunk = self.text.read(_CHUNK)
+        self.buffer, self.position = self.buffer[self.position:] + chunk, 0
+        self.eof = not chunk
+
+    def next_character(self) -> str | None:
+        """The next non-blank character, reading on as needed; None at the end of the text."""
+        while True:
+            while self.position < len(self.buffer) and self.buffer[self.position] in " \t\r\n":
+                self.position += 1
+            if self.position < len(self.buffer):
+                return self.buffer[self.position]
+            if self.eof:
+                return None
+            self.more()
+
+    def consumed(self, end: int) -> None:
+        self.position = end
+        if self.position > _CHUNK:
+            self.buffer, self.position = self.buffer[self.position:], 0
+
+
 def _read_json_array(text: IO[str], reservoir: _Reservoir, path: Path) -> int:
-    """Stream ``[doc, doc, ...]`` with ``raw_decode`` over a sliding buffer (never one giant ``loads``)."""
+    """Stream ``[doc, doc, ...]`` with ``raw_decode`` over a sliding window (never one giant ``loads``)."""
     decoder = json.JSONDecoder(object_pairs_hook=_object_pairs_hook)
-    buffer = ""
-    position = 0
+    window = _Window(text, path)
     problems = 0
     expect_value = True
-    done = False
-    eof = False
-    while not done:
-        while True:
-            while position < len(buffer) and buffer[position] in " \t\r\n":
-                position += 1
-            if position < len(buffer) or eof:
-                break
-            chunk = text.read(_CHUNK)
-            if not chunk:
-                eof = True
-            buffer = buffer[position:] + chunk
-            position = 0
-        if position >= len(buffer):
+    while (char := window.next_character()) != "]":
+        if char is None:
             raise InputError(f"{path}: not a data sample (the JSON array is not closed)")
-        char = buffer[position]
-        if char == "]":
-            done = True
-            break
         if not expect_value:
             if char != ",":
-                raise InputError(f"{path}: not a data sample (malformed JSON array near offset {position})")
-            position += 1
+                raise InputError(f"{path}: not a data sample (malformed JSON array near offset {window.position})")
+            window.consumed(window.position + 1)
             expect_value = True
             continue
         try:
-            value, end = decoder.raw_decode(buffer, position)
+            value, end = decoder.raw_decode(window.buffer, window.position)
         except json.JSONDecodeError:
-            if eof:
+            if window.eof:
                 raise InputError(f"{path}: not a data sample (malformed JSON array)") from None
-            if len(buffer) - position > _MAX_DOCUMENT_TEXT:
-                raise InputError(f"{path}: a document is larger than {_MAX_DOCUMENT_TEXT} bytes") from None
-            chunk = text.read(_CHUNK)
-            if not chunk:
-                eof = True
-            buffer = buffer[position:] + chunk
-            position = 0
+            window.more()
             continue
-        except (ValueError, TypeError, BSONError, RecursionError) as exc:
-            end = _skip_value(buffer, position)
-            if isinstance(exc, RecursionError) and end >= len(buffer) and not eof:
-                # Too deep for the decoder, and perhaps not complete yet: read on, then skip it whole.
-                if len(buffer) - position > _MAX_DOCUMENT_TEXT:
-                    raise InputError(f"{path}: a document is larger than {_MAX_DOCUMENT_TEXT} bytes") from None
-                chunk = text.read(_CHUNK)
-                if not chunk:
-                    eof = True
-                buffer = buffer[position:] + chunk
-                position = 0
-                continue
+        except _BAD_DOCUMENT:
+            value, end = None, _skip_value(window.buffer, window.position)  # a bad element, or one too deep
+        if end >= len(window.buffer) and not window.eof:
+            window.more()  # the value may go on in the next chunk (a number, or an element skipped unread)
+            continue
+        if isinstance(value, Mapping) and not too_deep(value):
+            reservoir.offer(dict(value))
+        else:
             problems += 1
-            value = None
-        if end >= len(buffer) and not eof:
-            # A number at the very end of the buffer may continue in the next chunk.
-            chunk = text.read(_CHUNK)
-            if chunk:
-                buffer = buffer[position:] + chunk
-                position = 0
-                continue
-            eof = True
-        if value is not None:
-            if isinstance(value, Mapping) and not too_deep(value):
-                reservoir.offer(dict(value))
-            else:
-                problems += 1
-        position = end
+        window.consumed(end)
         expect_value = False
-        if position > _CHUNK:
-            buffer = buffer[position:]
-            position = 0
     return problems
 
 

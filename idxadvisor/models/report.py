@@ -162,6 +162,16 @@ class Summary(_Model):
     excluded: dict[str, int] = Field(default_factory=dict)
 
 
+class SampleReport(_Model):
+    """A ``--data`` sample as read: documents kept, documents in the file, and documents that could not be read."""
+
+    ns: str
+    path: str
+    documents: int
+    documents_seen: int
+    problems: int = 0
+
+
 class Report(_Model):
     schema_version: int = SCHEMA_VERSION
     tool: ToolInfo
@@ -171,6 +181,7 @@ class Report(_Model):
     findings: list[Finding] = Field(default_factory=list)
     suggested_indexes: list[SuggestedIndex] = Field(default_factory=list)
     skipped: list[Skip] = Field(default_factory=list)
+    samples: list[SampleReport] = Field(default_factory=list)
 
     def max_severity(self) -> str | None:
         if not self.findings:

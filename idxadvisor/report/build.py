@@ -18,6 +18,7 @@ from idxadvisor.models.report import (
     InputReport,
     ProblemReport,
     Report,
+    SampleReport,
     ShapeReport,
     Skip,
     SuggestedIndex,
@@ -183,6 +184,17 @@ def skips_for_people(skipped: list[Skip]) -> tuple[list[Skip], Counter[str]]:
         else:
             listed.append(skip)
     return listed, without_query
+
+
+def samples_line(samples: list[SampleReport]) -> str:
+    """``5 samples, 21,000 documents; shop.orders: 3 unreadable documents skipped``."""
+    documents = sum(sample.documents for sample in samples)
+    text = f"{len(samples)} sample{'s' if len(samples) != 1 else ''}, {documents:,} documents"
+    for sample in samples:
+        if sample.problems:
+            plural = "s" if sample.problems != 1 else ""
+            text += f"; {sample.ns}: {sample.problems:,} unreadable document{plural} skipped"
+    return text
 
 
 def operation_counts(counts: Counter[str]) -> str:

@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any, TextIO
 
 from idxadvisor.models.report import Finding, Report, ShapeReport
-from idxadvisor.report.build import operation_counts, skips_for_people
+from idxadvisor.report.build import operation_counts, samples_line, skips_for_people
 from idxadvisor.units import human_count, human_impact, human_ms, mask_secrets
 
 
@@ -53,6 +53,8 @@ def _lines(report: Report, verbose: bool, limit: int | None) -> list[str]:
         lines.append(f"Server versions: {', '.join(summary.versions)}.")
     for reason, count in summary.excluded.items():
         lines.append(f"Left out: {reason}: {_counted(count, 'operation')}.")
+    if report.samples:
+        lines.append(f"Data: {samples_line(report.samples)}.")
     lines += ["", "| input | format | lines | entries | problems | truncated |", "|---|---|--:|--:|--:|--:|"]
     for item in report.inputs:
         path = _code(mask_secrets(item.path)) + (f" (error: {_cell(mask_secrets(item.error))})" if item.error else "")

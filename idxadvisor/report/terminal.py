@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from idxadvisor.models.report import Finding, InputReport, Report, ShapeReport
-from idxadvisor.report.build import operation_counts, skips_for_people
+from idxadvisor.report.build import operation_counts, samples_line, skips_for_people
 from idxadvisor.units import human_count, human_impact, human_ms
 
 SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -58,13 +58,16 @@ def _header(report: Report) -> Text:
     text.append("\n")
     text.append(f"problems {summary.problems:,}", style="red" if summary.problems else "")
     text.append(f" · truncated {summary.truncated:,}", style="yellow" if summary.truncated else "")
-    text.append(f" · {summary.shapes:,} shapes")
+    text.append(f" · {summary.shapes:,} shape{'s' if summary.shapes != 1 else ''}")
     if summary.versions:
         text.append(" · server " + ", ".join(summary.versions))
     if summary.first_seen or summary.last_seen:
         text.append(f"\n{_time(summary.first_seen)} → {_time(summary.last_seen)}")
     for reason, count in summary.excluded.items():
         text.append(f"\nleft out: {count:,} operations: {reason}", style="dim")
+    if report.samples:
+        text.append(f"\ndata: {samples_line(report.samples)}", style="red" if any(s.problems for s in report.samples)
+                    else "")
     return text
 
 

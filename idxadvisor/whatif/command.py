@@ -117,8 +117,9 @@ def render_text(result: Mapping[str, Any]) -> str:
     sample = result.get("sample")
     if isinstance(sample, Mapping):
         sampled = " (reservoir sample)" if sample.get("sampled") else ""
+        skipped = f", {sample['problems']:,} unreadable skipped" if sample.get("problems") else ""
         lines.append(f"sample: {sample.get('documents')} of {sample.get('documentsSeen')} documents{sampled}"
-                     f" from {sample.get('path')}")
+                     f" from {sample.get('path')}{skipped}")
     if "serverVersion" in result:
         lines.append(f"server version modelled: {result['serverVersion']} (classic engine)")
     if "unsupported" in result:

@@ -1,10 +1,12 @@
-"""The report header's time span."""
+"""The report header: time span, data samples."""
 
 from __future__ import annotations
 
+import io
 from datetime import timedelta, timezone
 from pathlib import Path
 
+from idxadvisor import cli
 from idxadvisor.api import analyze
 from idxadvisor.config import Settings
 from tests.helpers import json_line, slow_attr
@@ -31,3 +33,17 @@ def test_the_span_is_in_utc_when_inputs_use_different_offsets(tmp_path: Path) ->
     assert summary.first_seen is not None and summary.last_seen is not None
     assert summary.first_seen.tzinfo == timezone.utc and summary.last_seen.tzinfo == timezone.utc
     assert (summary.first_seen.hour, summary.first_seen.minute, summary.last_seen.hour, summary.last_seen.minute) == (10, 0, 11, 30)
+
+
+def test_unreadable_documents_of_a_data_sample_are_reported_not_dropped_silently(tmp_path: Path) -> None:
+    log = tmp_path / "slow.log"
+    log.write_text("".join(json_line(slow_attr({"find": "orders", "filter": {"a": 1, "b": 2}}, docsExamined=50_000,
+                                                nreturned=1)) + "\n" for _ in range(5)))
+    sample = tmp_path / "orders.json"
+    sample.write_text('{"a": 1}\n{"a": {"$date": 1e400}}\n{"a": 2, "deep": ' + "[" * 150 + "]" * 150 + '}\n{"a": 3}\n')
+    report = analyze([str(log)], Settings(data=[f"shop.orders={sample}"]))
+    [read] = report.samples
+    assert (read.ns, read.documents, read.documents_seen, read.problems) == ("shop.orders", 2, 2, 2)
+    out = io.StringIO()
+    cli.render(report, Settings(), out)
+    assert "data: 1 sample, 2 documents; shop.orders: 2 unreadable documents skipped" in out.getvalue()

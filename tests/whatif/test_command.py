@@ -104,3 +104,11 @@ def test_a_hint_works_across_calls_with_equal_but_distinct_index_specs() -> None
         spec = IndexSpec.from_key({"a": 1, "b": -1})
         result = estimator.explain(query, [spec], spec)
         assert (result["planSummary"], result["totalKeysExamined"], result["nReturned"]) == ("IXSCAN { a: 1, b: -1 }", 10, 10)
+
+
+def test_unreadable_sample_documents_are_counted_and_shown(tmp_path: Path) -> None:
+    path = tmp_path / "orders.json"
+    path.write_text('{"_id": 1, "a": 1}\n{"_id": 2, "a": {"$date": 1e400}}\nnot json\n{"_id": 3, "a": 2}\n')
+    result = run_whatif(data=path, query='{"filter": {"a": 1}}', indexes=[], hint=None)
+    assert (result["sample"]["documents"], result["sample"]["problems"]) == (2, 2)
+    assert render_text(result).splitlines()[0].endswith(", 2 unreadable skipped")
