@@ -158,12 +158,7 @@ def prepare(model: IndexModel, oils: Sequence[OIL], direction: int) -> PreparedS
         except KeyError:  # a compound key value the single-path column lacks: number this scan alone
             return _prepare_locally(model, oils, direction, docs, keys)
         position_of.append(lambda key, o=ordering, s=directions[j]: o.position(key) * s)
-    columns.append([doc * direction for doc in docs])
-    entries = list(zip(*columns))
-    entries.sort()
-    pos_oils = [_positions(oils[j], position_of[j], directions[j]) for j in range(nfields)]
-    unbounded = [len(oil) == 1 and oil[0].is_all_values for oil in oils]
-    return PreparedScan(entries, pos_oils, _single_interval(pos_oils, unbounded), direction, nfields)
+    return _prepared(columns, docs, oils, position_of, directions, direction)
 
 
 def _prepare_locally(model: IndexModel, oils: Sequence[OIL], direction: int, docs: list[int],
@@ -181,12 +176,18 @@ def _prepare_locally(model: IndexModel, oils: Sequence[OIL], direction: int, doc
         table = {value: 2 * rank * sign for rank, value in enumerate(sorted(values))}
         columns.append([table[key[j]] for key in keys])
         position_of.append(table.__getitem__)
+    return _prepared(columns, docs, oils, position_of, directions, direction)
+
+
+def _prepared(columns: list[list[int]], docs: list[int], oils: Sequence[OIL], position_of: list[Any],
+              directions: Sequence[int], direction: int) -> PreparedScan:
+    """The sorted index entries (key ranks, then record id) and the intervals as ranks."""
     columns.append([doc * direction for doc in docs])
     entries = list(zip(*columns))
     entries.sort()
-    pos_oils = [_positions(oils[j], position_of[j], directions[j]) for j in range(nfields)]
+    pos_oils = [_positions(oil, position_of[j], directions[j]) for j, oil in enumerate(oils)]
     unbounded = [len(oil) == 1 and oil[0].is_all_values for oil in oils]
-    return PreparedScan(entries, pos_oils, _single_interval(pos_oils, unbounded), direction, nfields)
+    return PreparedScan(entries, pos_oils, _single_interval(pos_oils, unbounded), direction, len(oils))
 
 
 def _positions(oil: OIL, position_of: Any, sign: int) -> list[PosInterval]:
