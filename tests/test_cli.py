@@ -164,14 +164,13 @@ def test_typer_usage_errors_mask_passwords_too(capsys: pytest.CaptureFixture[str
 
 
 def test_exit_code_uses_the_reports_worst_severity(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    from idxadvisor.cli import exit_code_for
-    from idxadvisor.config import Settings
+    from idxadvisor.cli.common import exit_code_for
     from idxadvisor.models.report import Report
 
     report = Report.model_validate_json((Path(__file__).resolve().parents[1] / "fixtures" / "reports" / "demo.json")
                                         .read_text())
     assert report.max_severity() == "error"
-    assert [exit_code_for(report, Settings(fail_on=level)) for level in ("info", "warning", "error", "never")] == \
+    assert [exit_code_for(report, level) for level in ("info", "warning", "error", "never")] == \
         [1, 1, 1, 0]
     quiet = report.model_copy(update={"findings": [f for f in report.findings if f.severity == "info"]})
-    assert exit_code_for(quiet, Settings(fail_on="warning")) == 0
+    assert exit_code_for(quiet, "warning") == 0

@@ -1,0 +1,66 @@
+"""Reporters: one module per format, each with ``render(report, out, …)``; ``render`` below picks one.
+
+The command line never assembles a format itself: it calls ``render`` with the format the user asked for. Renderers
+are imported when used, so a JSON report never loads Rich.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TextIO
+
+from idxadvisor.models.report import Report
+from idxadvisor.units import mask_secrets
+
+FORMATS = ("text", "json", "markdown", "sarif")
+DEFAULT_TOP_FOR_PEOPLE = 20
+REPORT_WIDTH = 100  # columns of the terminal report when it does not go to a terminal
+
+
+def wants_colour(stream: TextIO) -> bool:
+    """Colour (any escape code) only on a terminal, and only when NO_COLOR is unset."""
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and "NO_COLOR" not in os.environ
+
+
+def masked(report: Report) -> Report:
+    """The report with the passwords of URIs in input paths and errors masked, whichever format renders it."""
+    inputs = [item.model_copy(update={"path": mask_secrets(item.path),
+                                      "error": mask_secrets(item.error) if item.error else item.error})
+              for item in report.inputs]
+    return report.model_copy(update={"inputs": inputs})
+
+
+def render(report: Report, out: TextIO, *, format: str = "text", verbose: bool = False, top: int | None = None,
+           artifact: str | None = None) -> None:
+    """Write ``report`` to ``out`` in ``format``. ``top`` bounds what people read (text and Markdown list 20 findings
+    by default; JSON and SARIF hold everything); ``artifact`` is the file SARIF results point at."""
+    report = masked(report)
+    limit = top or DEFAULT_TOP_FOR_PEOPLE
+    if format == "json":
+        from idxadvisor.report import json as json_report
+
+        json_report.render(report, out)
+    elif format == "markdown":
+        from idxadvisor.report import markdown as markdown_report
+
+        markdown_report.render(report, out, verbose=verbose, limit=limit)
+    elif format == "sarif":
+        from idxadvisor.report import sarif as sarif_report
+
+        sarif_report.render(report, out, artifact)
+    elif format == "text":
+        from idxadvisor.report import terminal as terminal_report
+
+        terminal_report.render(report, terminal_console(out), verbose=verbose, limit=limit)
+    else:
+        raise ValueError(f"unknown report format {format!r}")
+
+
+def terminal_console(out: TextIO):  # noqa: ANN201 - rich.console.Console, imported here to keep JSON runs light
+    """A Rich console for ``out``: log text is never read as markup, colour only where ``wants_colour`` says."""
+    from rich.console import Console
+
+    isatty = getattr(out, "isatty", None)
+    return Console(file=out, width=None if isatty and isatty() else REPORT_WIDTH, highlight=False, markup=False,
+                   emoji=False, soft_wrap=False, color_system="auto" if wants_colour(out) else None)

@@ -26,11 +26,9 @@ from idxadvisor.models.report import (
     TimelinePoint,
     ToolInfo,
 )
+from idxadvisor.report import DEFAULT_TOP_FOR_PEOPLE
 from idxadvisor.rules.engine import NO_QUERY
 from idxadvisor.shapes.digest import Digest, ShapeStats
-
-DEFAULT_TOP_FOR_PEOPLE = 20
-
 
 def _ratio(stats: ShapeStats) -> float:
     value = stats.per_returned(stats.docs_examined)

@@ -6,7 +6,7 @@ import io
 from datetime import timedelta, timezone
 from pathlib import Path
 
-from idxadvisor import cli
+from idxadvisor.report import render as render_report
 from idxadvisor.api import analyze
 from idxadvisor.config import Settings
 from tests.helpers import json_line, slow_attr
@@ -45,5 +45,5 @@ def test_unreadable_documents_of_a_data_sample_are_reported_not_dropped_silently
     [read] = report.samples
     assert (read.ns, read.documents, read.documents_seen, read.problems) == ("shop.orders", 2, 2, 2)
     out = io.StringIO()
-    cli.render(report, Settings(), out)
+    render_report(report, out)
     assert "data: 1 sample, 2 documents; shop.orders: 2 unreadable documents skipped" in out.getvalue()

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from idxadvisor import cli
+from idxadvisor.cli import common
+from idxadvisor.report import render as render_report
 from idxadvisor.api import analyze
 from idxadvisor.config import Settings
 from tests.helpers import json_line, slow_attr
@@ -30,7 +31,7 @@ def tricky_log(tmp_path: Path) -> Path:
 
 def render(path: Path, out: io.StringIO) -> str:
     settings = Settings(verbose=True)
-    cli.render(analyze([str(path)], settings), settings, out)
+    render_report(analyze([str(path)], settings), out, verbose=True)
     return out.getvalue()
 
 
@@ -55,13 +56,13 @@ def test_lines_fit_in_100_columns_when_not_a_terminal(tricky_log: Path) -> None:
 
 
 def test_no_progress_bar_when_stderr_is_not_a_terminal_or_the_input_is_small(monkeypatch: pytest.MonkeyPatch) -> None:
-    bar = cli._ProgressBar()
-    bar.start(10 * cli.PROGRESS_THRESHOLD)  # pytest's stderr is not a terminal
+    bar = common.ProgressBar()
+    bar.start(10 * common.PROGRESS_THRESHOLD)  # pytest's stderr is not a terminal
     assert bar._progress is None
     monkeypatch.setattr("sys.stderr", FakeTerminal())
-    bar.start(cli.PROGRESS_THRESHOLD - 1)
+    bar.start(common.PROGRESS_THRESHOLD - 1)
     assert bar._progress is None
-    bar.start(cli.PROGRESS_THRESHOLD)
+    bar.start(common.PROGRESS_THRESHOLD)
     assert bar._progress is not None
     bar.advance(1000)
     bar.stop()

@@ -1,0 +1,12 @@
+"""The command line: a thin Typer layer over ``idxadvisor.api``, one module per command.
+
+Only the report goes to stdout (so ``--format json | jq`` works); messages and progress go to stderr. Every expected
+failure is one line, ``idxadvisor: error: …``, and an exit code from ``idxadvisor.exitcodes``; a traceback only with
+``--debug``. Command modules import the library where they use it: every import is start-up time the user waits for
+before the first line is read.
+"""
+
+from idxadvisor.cli.app import app, main, run
+from idxadvisor.cli import analyze, info, whatif  # noqa: F401,E402 - each registers its commands on ``app``
+
+__all__ = ["app", "main", "run"]

@@ -1,0 +1,120 @@
+"""The Typer application and the command line's single error boundary.
+
+Every expected failure is one line, ``idxadvisor: error: …``, and an exit code from ``idxadvisor.exitcodes``; a
+traceback only with ``--debug``. Commands live one per module beside this one and register themselves on ``app``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+
+from typing import Any
+
+import typer
+from typer.core import TyperCommand, TyperGroup
+
+from idxadvisor.errors import IdxAdvisorError
+from idxadvisor.exitcodes import ExitCode
+from idxadvisor.report import wants_colour
+from idxadvisor.units import mask_secrets
+
+
+class _NoPlaceholderForHelp:
+    """The help flag shows no ``<bool>`` placeholder."""
+
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)  # type: ignore[misc]
+        if option is not None:
+            option.metavar = ""
+        return option
+
+
+class Group(_NoPlaceholderForHelp, TyperGroup):
+    """The top-level command group."""
+
+
+class Command(_NoPlaceholderForHelp, TyperCommand):
+    """A command whose help page shows no Typer type placeholders (``<bool>``, ``<list[str]>``): an option shows its
+    metavar (a flag none), an argument its metavar and nothing else."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if param.param_type_name == "argument" and param.metavar is not None:
+                param.display_type_rich = lambda ctx: None  # type: ignore[attr-defined]
+
+
+app = typer.Typer(
+    name="idxadvisor",
+    help="MongoDB query and index advisor: reads slow-operation logs and profiler dumps, groups query shapes, "
+    "and proves index suggestions.\n\nExit codes: 0 ok, 1 findings at or above --fail-on, 2 usage, config or "
+    "input error, 3 server or connection error, 130 interrupted.",
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120},
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode="rich",
+    pretty_exceptions_enable=False,
+    cls=Group,
+)
+
+
+def command(name: str | None = None, **options: Any) -> Any:
+    """``@command()`` registers a function as a command of ``app``, with help pages in the house style."""
+    return app.command(name, cls=Command, **options)
+
+
+def error_line(message: str) -> None:
+    """One line on stderr (red on a terminal); never Rich markup, since messages quote queries; passwords masked."""
+    line = f"idxadvisor: error: {mask_secrets(message)}"
+    if wants_colour(sys.stderr):
+        line = f"\x1b[31m{line}\x1b[0m"
+    sys.stderr.write(line + "\n")
+
+
+def _traceback() -> None:
+    """The current exception's traceback on stderr (``--debug``), with passwords masked like every other message."""
+    sys.stderr.write(mask_secrets(traceback.format_exc()))
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Run the command line and return its exit code (the single error boundary)."""
+    arguments = sys.argv[1:] if argv is None else argv
+    debug = "--debug" in arguments
+    try:
+        result = app(args=arguments, prog_name="idxadvisor", standalone_mode=False)
+    except IdxAdvisorError as exc:
+        if debug:
+            _traceback()
+        error_line(str(exc))
+        return exc.exit_code
+    except typer.Exit as exc:
+        return exc.exit_code
+    except typer.TyperException as exc:  # Typer's usage errors: unknown option, bad value ...
+        message = exc.format_message()
+        if message:  # empty when Typer already printed the help (no arguments at all)
+            error_line(message)
+        return ExitCode.USAGE
+    except (typer.Abort, KeyboardInterrupt):
+        error_line("interrupted")
+        return ExitCode.INTERRUPTED
+    except BrokenPipeError:
+        _silence_stdout()
+        return ExitCode.OK
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: a bug, reported in one line
+        if debug:
+            _traceback()
+        error_line(f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)")
+        return ExitCode.USAGE
+    return int(result) if isinstance(result, int) else ExitCode.OK
+
+
+def _silence_stdout() -> None:
+    """After the reader of a pipe went away, make interpreter shutdown not complain about flushing stdout."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
+def main() -> None:
+    sys.exit(run())

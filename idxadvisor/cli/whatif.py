@@ -1,0 +1,53 @@
+"""``idxadvisor whatif``: predict explain("executionStats") for one query over a data sample, with no server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from idxadvisor.cli.app import command
+from idxadvisor.cli.common import FLAG, refuse_server_uris
+from idxadvisor.errors import UsageError
+from idxadvisor.exitcodes import ExitCode
+
+
+@command()
+def whatif(
+    data: Annotated[str, typer.Option(
+        metavar="FILE", help="A sample of the collection: Extended JSON (an array or one document per line) or a "
+        "mongodump .bson file, optionally compressed.", show_default=False)],
+    query: Annotated[str, typer.Option(
+        metavar="JSON", help='The query: {"command": "find"|"count", "filter": {...}, "sort": {...}, '
+        '"projection": {...}, "limit": N, "skip": N} (Extended JSON).', show_default=False)],
+    index: Annotated[Optional[list[str]], typer.Option(
+        metavar="JSON", help='An index: a key pattern {"a": 1, "b": -1} or an index document {"key": {...}, '
+        '"sparse": true} (repeatable). The _id index always exists.')] = None,
+    hint: Annotated[Optional[str], typer.Option(
+        metavar="JSON", help="Force this index's key pattern, as hint() does.")] = None,
+    format: Annotated[str, typer.Option(
+        "--format", "-f", metavar="FORMAT", help="text or json. \\[default: text]", show_default=False)] = "text",
+    server_version: Annotated[str, typer.Option(
+        metavar="X.Y", help="The server behaviour to model (8.0, 8.1, 7.0 …). \\[default: 8.0]",
+        show_default=False)] = "8.0",
+    sample_size: Annotated[int, typer.Option(
+        metavar="N", help="Documents kept from the data file (a reservoir sample). \\[default: 10000]",
+        show_default=False)] = 10_000,
+    debug: Annotated[bool, typer.Option("--debug", metavar=FLAG, help="Show tracebacks.")] = False,
+) -> int:
+    """Predict explain("executionStats") for a query over a data sample, with the indexes you give: no server."""
+    from idxadvisor.whatif import render_text, run_whatif
+
+    if format not in ("text", "json"):
+        raise UsageError(f"--format must be text or json, not {format!r}")
+    refuse_server_uris("--data ", [data], "give a sample file: Extended JSON or a mongodump .bson")
+    result = run_whatif(data=Path(data), query=query, indexes=index or [], hint=hint, server_version=server_version,
+                        sample_size=sample_size)
+    if format == "json":
+        from bson import json_util
+
+        print(json_util.dumps(result, json_options=json_util.RELAXED_JSON_OPTIONS, indent=2))
+    else:
+        print(render_text(result))
+    return ExitCode.OK

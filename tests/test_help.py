@@ -1,0 +1,57 @@
+"""Every command's help page: what each option does and its default, in words, without Typer's type placeholders."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import typer.main
+
+from idxadvisor.cli import app, run
+
+PLACEHOLDER = re.compile(r"<(?:bool|str|int|float|path|list\[[^\]]*\])>")
+
+
+def command_names() -> list[str]:
+    group = typer.main.get_command(app)
+    return sorted(group.commands)  # type: ignore[attr-defined]
+
+
+@pytest.fixture(autouse=True)
+def wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "120")
+    monkeypatch.setenv("NO_COLOR", "1")
+
+
+def help_page(capsys: pytest.CaptureFixture[str], *command: str) -> str:
+    assert run([*command, "--help"]) == 0
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", ["", *command_names()])
+def test_help_pages_have_no_type_placeholders(capsys: pytest.CaptureFixture[str], command: str) -> None:
+    page = help_page(capsys, *([command] if command else []))
+    assert "Usage: idxadvisor" in page
+    assert not PLACEHOLDER.findall(page), PLACEHOLDER.findall(page)
+
+
+@pytest.mark.parametrize("command", command_names())
+def test_every_option_says_what_it_does(command: str) -> None:
+    group = typer.main.get_command(app)
+    for param in group.commands[command].params:  # type: ignore[attr-defined]
+        assert param.help, f"{command} {param.name} has no help text"
+        if param.param_type_name == "option" and not param.is_flag:
+            assert param.metavar, f"{command} {param.opts[0]} has no placeholder naming its value"
+
+
+def test_rich_markup_does_not_eat_bracketed_text(capsys: pytest.CaptureFixture[str]) -> None:
+    page = " ".join(help_page(capsys, "analyze").split())
+    assert "[tool.idxadvisor] in pyproject.toml" in page
+    assert "[default: 3]" in page and "[default: warning]" in page
+
+
+def test_the_top_level_page_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    page = help_page(capsys)
+    for name in command_names():
+        assert re.search(rf"│ {re.escape(name)}\s", page), name
+    assert "Exit codes: 0 ok" in page
