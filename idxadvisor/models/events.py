@@ -51,6 +51,10 @@ class Event:
     query_hash: str | None = None
     plan_cache_shape_hash: str | None = None
     query_shape_hash: str | None = None
+    plan_cache_key: str | None = None  # 4.2+: the plan cache entry (changes with the indexes and the query's shape)
+    num_yields: int | None = None  # yields: a proxy for work where a log has no docsExamined (≤4.0 aggregations)
+    response_length: int | None = None  # bytes sent back (reslen, responseLength)
+    replanned: bool = False  # the cached plan was evicted and the query planned again
     error: str | None = None  # errName/errMsg/exception text when the operation failed
     truncated: bool = False  # the server cut the command: counters count, the shape is unknown
     unparsed: bool = False  # the command was present but could not be read: the shape is unknown

@@ -59,9 +59,23 @@ class DurationReport(_Model):
 
 
 class TimelinePoint(_Model):
+    """One bucket of a shape's timeline (``timeline_minutes`` wide). ``p95_ms`` is nearest-rank over coarse bins:
+    at most 12.5 % above the true value, never above ``max_ms``."""
+
     start: datetime
     count: int
     total_ms: float
+    max_ms: float = 0.0
+    p95_ms: float = 0.0
+    docs_examined: int = 0
+    keys_examined: int = 0
+
+
+class RunReport(_Model):
+    """One run of an aggregation: when it started and how long it took (runs that overlap pile up)."""
+
+    start: datetime
+    duration_ms: float
 
 
 class ShapeReport(_Model):
@@ -91,6 +105,13 @@ class ShapeReport(_Model):
     last_seen: datetime | None = None
     timeline_minutes: int = 1
     timeline: list[TimelinePoint] = Field(default_factory=list)
+    runs: list[RunReport] = Field(default_factory=list)  # aggregations: the latest runs (at most 1,000)
+    num_yields: int = 0
+    response_bytes: int = 0  # total of reslen/responseLength where logged
+    response_bytes_per_returned: float | None = None
+    replanned: int = 0
+    skip_max: int = 0
+    skip_mean: float | None = None  # over the executions that skip
     example: dict[str, Any] | None = None
 
 

@@ -20,7 +20,7 @@ from idxadvisor.models.values import as_bool, as_float, as_int
 INT, FLOAT, BOOL, STR = "int", "float", "bool", "str"
 
 #: server field name -> (Event attribute, kind). Only what the analysis reads: counters a report does not use
-#: (numYields, cpuNanos, planningTimeMicros, reslen, nModified ...) stay in the log.
+#: (cpuNanos, planningTimeMicros, nModified ...) stay in the log.
 FIELD_ALIASES: dict[str, tuple[str, str]] = {
     "durationMillis": ("duration_ms", FLOAT),
     "millis": ("duration_ms", FLOAT),
@@ -42,6 +42,12 @@ FIELD_ALIASES: dict[str, tuple[str, str]] = {
     "queryHash": ("query_hash", STR),
     "planCacheShapeHash": ("plan_cache_shape_hash", STR),
     "queryShapeHash": ("query_shape_hash", STR),
+    "planCacheKey": ("plan_cache_key", STR),
+    "numYields": ("num_yields", INT),
+    "numYield": ("num_yields", INT),
+    "reslen": ("response_length", INT),
+    "responseLength": ("response_length", INT),
+    "replanned": ("replanned", BOOL),
     "errMsg": ("error", STR),
     "exception": ("error", STR),
     "errName": ("error", STR),

@@ -18,6 +18,7 @@ from idxadvisor.models.report import (
     InputReport,
     ProblemReport,
     Report,
+    RunReport,
     SampleReport,
     ShapeReport,
     Skip,
@@ -94,9 +95,13 @@ def select_shapes(digest: Digest, settings: Settings) -> Selection:
 def shape_report(stats: ShapeStats, show_values: bool) -> ShapeReport:
     duration = stats.duration
     timeline = [
-        TimelinePoint(start=datetime.fromtimestamp(start * 60, tz=timezone.utc), count=int(count), total_ms=total)
-        for start, (count, total) in sorted(stats.timeline.buckets.items())
+        TimelinePoint(start=datetime.fromtimestamp(start * 60, tz=timezone.utc), count=bucket.count,
+                      total_ms=bucket.total_ms, max_ms=bucket.max_ms, p95_ms=bucket.percentile(95),
+                      docs_examined=bucket.docs_examined, keys_examined=bucket.keys_examined)
+        for start, bucket in sorted(stats.timeline.buckets.items())
     ]
+    runs = [RunReport(start=datetime.fromtimestamp(start / 1000, tz=timezone.utc), duration_ms=duration)
+            for start, duration in stats.runs.latest()]
     example = stats.representative.command if (show_values and stats.representative) else None
     return ShapeReport(
         fingerprint=stats.shape.fingerprint,
@@ -128,6 +133,14 @@ def shape_report(stats: ShapeStats, show_values: bool) -> ShapeReport:
         last_seen=stats.last_seen,
         timeline_minutes=stats.timeline.width_minutes,
         timeline=timeline,
+        runs=runs,
+        num_yields=stats.num_yields,
+        response_bytes=stats.response_bytes,
+        response_bytes_per_returned=_rounded(stats.response_bytes / stats.nreturned)
+        if stats.responses_measured and stats.nreturned else None,
+        replanned=stats.replanned,
+        skip_max=stats.skip_max,
+        skip_mean=_rounded(stats.skip_total / stats.skipped_executions) if stats.skipped_executions else None,
         example=example,
     )
 

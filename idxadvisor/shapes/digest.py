@@ -2,8 +2,8 @@
 
 Everything here is mergeable: partial digests built by each worker from its blocks add up to the digest of the whole
 input, whatever the order. Memory grows with the number of shapes, not the number of events: durations go into a
-bounded histogram, the timeline coarsens itself past ``Timeline.MAX_BUCKETS``, and the sets of connections and server
-hashes stop growing at a cap (and say so).
+bounded histogram, the timeline coarsens itself past ``Timeline.MAX_BUCKETS``, an aggregation keeps only its latest
+``RunLog.MAX_RUNS`` runs, and the sets of connections and server hashes stop growing at a cap (and say so).
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from typing import Any
 
 from idxadvisor.models.events import Event
 from idxadvisor.shapes.shape import QueryShape, ShapeObservation, shape_of
-from idxadvisor.shapes.sketch import DurationHistogram
+from idxadvisor.shapes.sketch import DurationHistogram, coarse_bin, coarse_percentile
 
 SET_CAP = 10_000
 _HASH_FIELDS = (("query_hash", "queryHash"), ("plan_cache_shape_hash", "planCacheShapeHash"),
-                ("query_shape_hash", "queryShapeHash"))
+                ("query_shape_hash", "queryShapeHash"), ("plan_cache_key", "planCacheKey"))
 
 
 @dataclass(frozen=True)
@@ -55,40 +55,118 @@ class CappedSet:
         return len(self.members)
 
 
+@dataclass(slots=True)
+class TimeBucket:
+    """One bucket of a timeline: executions, their durations (total, maximum, coarse bins for a percentile) and the
+    keys and documents they examined."""
+
+    count: int = 0
+    total_ms: float = 0.0
+    max_ms: float = 0.0
+    docs_examined: int = 0
+    keys_examined: int = 0
+    bins: dict[int, int] = field(default_factory=dict)  # coarse duration bins (sketch.coarse_bin) -> executions
+
+    def add(self, duration_ms: float, docs_examined: int, keys_examined: int) -> None:
+        self.count += 1
+        self.total_ms += duration_ms
+        if duration_ms > self.max_ms:
+            self.max_ms = duration_ms
+        self.docs_examined += docs_examined
+        self.keys_examined += keys_examined
+        bins = self.bins
+        index = coarse_bin(duration_ms)
+        bins[index] = bins.get(index, 0) + 1
+
+    def merge(self, other: TimeBucket) -> None:
+        self.count += other.count
+        self.total_ms += other.total_ms
+        self.max_ms = max(self.max_ms, other.max_ms)
+        self.docs_examined += other.docs_examined
+        self.keys_examined += other.keys_examined
+        bins = self.bins
+        for index, count in other.bins.items():
+            bins[index] = bins.get(index, 0) + count
+
+    def percentile(self, p: float) -> float:
+        """Nearest-rank percentile of the bucket's durations: within 12.5 % above the true value, never above max."""
+        return coarse_percentile(self.bins, p, self.max_ms)
+
+
 @dataclass
 class Timeline:
-    """Executions and total duration per time bucket (one minute, doubled as often as needed to stay bounded)."""
+    """Per time bucket (one minute, doubled as often as needed to stay bounded): executions, durations and work."""
 
     MAX_BUCKETS = 10_000
     width_minutes: int = 1
-    buckets: dict[int, list[float]] = field(default_factory=dict)  # bucket start (epoch minute) -> [count, total ms]
+    buckets: dict[int, TimeBucket] = field(default_factory=dict)  # bucket start (epoch minute) -> bucket
 
-    def add(self, ts: datetime, duration_ms: float) -> None:
+    def add(self, ts: datetime, duration_ms: float, docs_examined: int = 0, keys_examined: int = 0) -> None:
         minute = int(ts.timestamp() // 60)
-        self._add(minute - minute % self.width_minutes, 1, duration_ms)
-
-    def _add(self, start: int, count: float, total: float) -> None:
+        start = minute - minute % self.width_minutes
         bucket = self.buckets.get(start)
         if bucket is None:
-            self.buckets[start] = [count, total]
+            bucket = self.buckets[start] = TimeBucket()
+            if len(self.buckets) > self.MAX_BUCKETS:
+                bucket.add(duration_ms, docs_examined, keys_examined)
+                self._coarsen(self.width_minutes * 2)
+                return
+        bucket.add(duration_ms, docs_examined, keys_examined)
+
+    def _absorb(self, start: int, other: TimeBucket) -> None:
+        bucket = self.buckets.get(start)
+        if bucket is None:
+            self.buckets[start] = bucket = TimeBucket()
+            bucket.merge(other)
             if len(self.buckets) > self.MAX_BUCKETS:
                 self._coarsen(self.width_minutes * 2)
         else:
-            bucket[0] += count
-            bucket[1] += total
+            bucket.merge(other)
 
     def _coarsen(self, width: int) -> None:
         old = self.buckets
         self.width_minutes = width
         self.buckets = {}
-        for start, (count, total) in old.items():
-            self._add(start - start % width, count, total)
+        for start, bucket in old.items():
+            self._absorb(start - start % width, bucket)
 
     def merge(self, other: Timeline) -> None:
         if other.width_minutes > self.width_minutes:
             self._coarsen(other.width_minutes)
-        for start, (count, total) in other.buckets.items():
-            self._add(start - start % self.width_minutes, count, total)
+        for start, bucket in other.buckets.items():
+            self._absorb(start - start % self.width_minutes, bucket)
+
+
+@dataclass
+class RunLog:
+    """The latest ``MAX_RUNS`` runs of a shape, as (start, duration) in epoch milliseconds: enough to see a polled
+    aggregation's period, its trend and its runs piling up. Merging keeps the latest runs, so any split of the input,
+    merged in any order, keeps the same ones."""
+
+    MAX_RUNS = 1_000
+    runs: list[tuple[float, float]] = field(default_factory=list)
+
+    def add(self, start_ms: float, duration_ms: float) -> None:
+        self.runs.append((start_ms, duration_ms))
+        if len(self.runs) > 2 * self.MAX_RUNS:
+            self._trim()
+
+    def merge(self, other: RunLog) -> None:
+        self.runs.extend(other.runs)
+        if len(self.runs) > 2 * self.MAX_RUNS:
+            self._trim()
+
+    def _trim(self) -> None:
+        self.runs.sort()
+        del self.runs[: -self.MAX_RUNS]
+
+    def latest(self) -> list[tuple[float, float]]:
+        """The kept runs in time order (at most ``MAX_RUNS``)."""
+        self._trim()
+        return list(self.runs)
+
+    def __len__(self) -> int:
+        return min(len(self.runs), self.MAX_RUNS)
 
 
 @dataclass
@@ -126,6 +204,15 @@ class ShapeStats:
     timeline: Timeline = field(default_factory=Timeline)
     _latest: Event | None = field(default=None, repr=False)  # the latest execution with a complete command
     intervals: DurationHistogram = field(default_factory=DurationHistogram)  # ms between starts (aggregations)
+    runs: RunLog = field(default_factory=RunLog)  # the latest runs of an aggregation (start, duration)
+    num_yields: int = 0
+    yields_measured: int = 0  # executions that logged numYields
+    response_bytes: int = 0
+    responses_measured: int = 0  # executions that logged reslen / responseLength
+    replanned: int = 0
+    skipped_executions: int = 0  # executions with a skip (find, count, a pipeline's $skip)
+    skip_total: int = 0
+    skip_max: int = 0
     fast: int = 0  # executions left out by --min-ms
     fast_max_ms: float = 0.0
     _last_start: float | None = field(default=None, repr=False, compare=False)  # block-local: the previous start
@@ -169,6 +256,22 @@ class ShapeStats:
             self.internal_reason = self.internal_reason or internal
         if observation.in_length > self.max_in_length:
             self.max_in_length = observation.in_length
+        skip = observation.skip
+        if skip:
+            self.skipped_executions += 1
+            self.skip_total += skip
+            if skip > self.skip_max:
+                self.skip_max = skip
+        yields = get("num_yields")
+        if yields is not None:
+            self.num_yields += yields
+            self.yields_measured += 1
+        response = get("response_length")
+        if response is not None:
+            self.response_bytes += response
+            self.responses_measured += 1
+        if get("replanned"):
+            self.replanned += 1
         app = get("app_name")
         if app:
             apps = self.apps
@@ -193,9 +296,11 @@ class ShapeStats:
                 self._offer_representative(event)
             elif self._latest is None:
                 self._offer_representative(event)
-            self.timeline.add(ts, duration)
+            self.timeline.add(ts, duration, docs or 0, keys or 0)
             if self.shape.op == "aggregate" and event.op != "getMore":
-                self._record_start(ts.timestamp() * 1000 - duration)
+                start = ts.timestamp() * 1000 - duration
+                self._record_start(start)
+                self.runs.add(start, duration)
         elif self._latest is None:
             self._offer_representative(event)
 
@@ -229,9 +334,13 @@ class ShapeStats:
 
     def merge(self, other: ShapeStats) -> None:
         for name in ("count", "getmores", "keys_examined", "docs_examined", "nreturned", "measured",
-                     "blocking_sorts", "used_disk", "errors", "truncated", "internal", "fast"):
+                     "blocking_sorts", "used_disk", "errors", "truncated", "internal", "fast", "num_yields",
+                     "yields_measured", "response_bytes", "responses_measured", "replanned", "skipped_executions",
+                     "skip_total"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.fast_max_ms = max(self.fast_max_ms, other.fast_max_ms)
+        self.skip_max = max(self.skip_max, other.skip_max)
+        self.runs.merge(other.runs)
         self.duration.merge(other.duration)
         self.intervals.merge(other.intervals)
         for mine, theirs_counts in ((self.plans, other.plans), (self.apps, other.apps)):

@@ -98,6 +98,7 @@ class ShapeObservation:
     """What shaping one event noticed that the shape itself leaves out."""
 
     in_length: int = 0  # the longest $in list
+    skip: int = 0  # documents skipped before the first result (find and count skip, a pipeline's leading $skip)
 
 
 # -- filters -------------------------------------------------------------------------------------------------------
@@ -410,8 +411,22 @@ def shape_of(event: Event) -> tuple[QueryShape, ShapeObservation]:
         components = _shape_command(shaper, ns, op, command if type(command) is dict else {})
     except _TooDeep:
         return finish((ns, op, (), (), (), (), (), TOO_DEEP)), _NO_OBSERVATION
-    observation = ShapeObservation(shaper.in_length) if shaper.in_length else _NO_OBSERVATION
+    skip = _skip_of(op, command) if type(command) is dict else 0
+    observation = ShapeObservation(shaper.in_length, skip) if shaper.in_length or skip else _NO_OBSERVATION
     return finish(components), observation
+
+
+def _skip_of(op: str, command: dict[str, Any]) -> int:
+    """How many documents the command skips: ``skip`` of a find or count, the first ``$skip`` of a pipeline."""
+    if op == "find" or op == "count":
+        value = command.get("skip")
+    elif op == "aggregate" and type(command.get("pipeline")) is list:
+        value = next((stage["$skip"] for stage in command["pipeline"] if type(stage) is dict and "$skip" in stage),
+                     None)
+    else:
+        return 0
+    number = _number(value) if value is not None else None
+    return int(number) if number is not None and 0 < number < 1e18 else 0
 
 
 def _shape_command(shaper: _Shaper, ns: str, op: str, command: dict[str, Any]) -> Components:

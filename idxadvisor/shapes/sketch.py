@@ -80,3 +80,39 @@ class DurationHistogram:
             if seen >= rank:
                 return min(_bucket_value(bucket), self.maximum)
         return self.maximum
+
+
+#: Coarse bins for small per-minute histograms: 8 per power of two, so a bin's upper edge is at most 12.5 % above any
+#: value in it. Cheap to compute (``frexp``) and sparse: a minute of one shape rarely fills more than a few.
+COARSE_BINS_PER_OCTAVE = 8
+COARSE_RELATIVE_ERROR = 1 / 8
+
+
+def coarse_bin(value: float) -> int:
+    """The coarse bin of a duration: 0 for anything under 1 ms, then 8 bins per power of two."""
+    if value < 1:
+        return 0
+    mantissa, exponent = math.frexp(value)  # value = mantissa * 2**exponent, 0.5 <= mantissa < 1
+    return exponent * COARSE_BINS_PER_OCTAVE + int((mantissa - 0.5) * 2 * COARSE_BINS_PER_OCTAVE) - 7
+
+
+def coarse_upper(bin_index: int) -> float:
+    """The upper edge of a coarse bin (never below a value it holds)."""
+    if bin_index <= 0:
+        return 1.0
+    exponent, step = divmod(bin_index + 7, COARSE_BINS_PER_OCTAVE)
+    return (0.5 + (step + 1) / (2 * COARSE_BINS_PER_OCTAVE)) * 2.0 ** exponent
+
+
+def coarse_percentile(bins: dict[int, int], p: float, maximum: float) -> float:
+    """Nearest-rank percentile of coarse bins: within 12.5 % above the true value, never above ``maximum``."""
+    total = sum(bins.values())
+    if not total:
+        return 0.0
+    rank = max(1, math.ceil(p / 100 * total))
+    seen = 0
+    for bin_index in sorted(bins):
+        seen += bins[bin_index]
+        if seen >= rank:
+            return min(coarse_upper(bin_index), maximum)
+    return maximum

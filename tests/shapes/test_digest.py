@@ -57,7 +57,12 @@ def test_statistics_of_a_hand_counted_workload() -> None:
     assert stats.last_seen == datetime(2025, 1, 1, 10, 1, 16, tzinfo=timezone.utc)
     minute = int(datetime(2025, 1, 1, 10, 0, tzinfo=timezone.utc).timestamp() // 60)
     # 10:00:00 .. 10:00:56 are runs 1..15 (durations 1..15); 10:01:00 .. 10:01:16 are runs 16..20
-    assert stats.timeline.buckets == {minute: [15, 120], minute + 1: [5, 90]}
+    buckets = stats.timeline.buckets
+    assert sorted(buckets) == [minute, minute + 1]
+    assert (buckets[minute].count, buckets[minute].total_ms, buckets[minute].max_ms) == (15, 120, 15)
+    assert (buckets[minute + 1].count, buckets[minute + 1].total_ms, buckets[minute + 1].max_ms) == (5, 90, 20)
+    assert buckets[minute].percentile(95) == 15  # the 15th of 1..15 ms: its bin [15, 16) is capped by the maximum
+    assert buckets[minute + 1].percentile(50) == 20  # 16..20 ms: the 3rd, 18, lies in the bin [18, 20)
     assert stats.representative.command["filter"] == {"status": "A", "n": 20}  # the latest run
 
 
@@ -106,8 +111,9 @@ def test_a_timeline_coarsens_itself_and_keeps_every_total() -> None:
     for minute in range(Timeline.MAX_BUCKETS * 3):
         timeline.add(datetime.fromtimestamp(start + minute * 60, tz=timezone.utc), 2)
     assert len(timeline.buckets) <= Timeline.MAX_BUCKETS and timeline.width_minutes == 4
-    assert sum(count for count, _ in timeline.buckets.values()) == Timeline.MAX_BUCKETS * 3
-    assert sum(total for _, total in timeline.buckets.values()) == Timeline.MAX_BUCKETS * 6
+    assert sum(bucket.count for bucket in timeline.buckets.values()) == Timeline.MAX_BUCKETS * 3
+    assert sum(bucket.total_ms for bucket in timeline.buckets.values()) == Timeline.MAX_BUCKETS * 6
+    assert all(sum(bucket.bins.values()) == bucket.count for bucket in timeline.buckets.values())
 
 
 def test_capped_sets_stop_growing_and_say_so() -> None:
