@@ -6,6 +6,7 @@ Nothing here prints. Progress, if wanted, is reported through a ``Progress`` obj
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timezone
 from functools import partial
 from typing import Protocol
@@ -76,8 +77,9 @@ def read_workload(
 ) -> tuple[Digest, list[InputSummary]]:
     """Parse every input on all cores into one digest of shapes, and a summary of each input."""
     block_options = BlockOptions(reference_year=datetime.now(timezone.utc).year, keep_excerpts=settings.show_values)
-    run_options = RunOptions(block=block_options) if settings.jobs is None else RunOptions(
-        block=block_options, jobs=settings.jobs)
+    run_options = RunOptions(block=block_options, max_line_bytes=settings.max_line_bytes)
+    if settings.jobs is not None:
+        run_options = replace(run_options, jobs=settings.jobs)
     digest_options = DigestOptions(min_ms=settings.min_ms, since=settings.since, until=settings.until)
     if progress is not None:
         progress.start(estimated_bytes(sources))

@@ -92,6 +92,9 @@ def analyze(
         rich_help_panel=EVIDENCE)] = None,
     jobs: Annotated[Optional[int], typer.Option(
         "--jobs", "-j", metavar="N", help="Worker processes. \\[default: all cores]", rich_help_panel=INPUT)] = None,
+    max_line_bytes: Annotated[Optional[int], typer.Option(
+        metavar="BYTES", help="Skip lines longer than BYTES, counting each as a problem (a file of one endless "
+        "line must not fill memory). \\[default: 67108864, 64 MiB]", rich_help_panel=INPUT)] = None,
     config: Annotated[Optional[Path], typer.Option(
         metavar="FILE", help="Settings file. \\[default: .idxadvisor.toml, or \\[tool.idxadvisor] in pyproject.toml]",
         rich_help_panel=INPUT)] = None,
@@ -110,6 +113,7 @@ def analyze(
         "until": parse_time(until, "--until"), "fail_on": fail_on, "select": select, "ignore": ignore,
         "min_count": min_count, "indexes": Path(indexes) if indexes else None, "data": data,
         "min_savings_pct": min_savings_pct, "sample_size": sample_size, "jobs": jobs,
+        "max_line_bytes": max_line_bytes,
     }
     settings = load_settings(overrides, config)
     refuse_server_uris("--data ", settings.data, "give a sample file: Extended JSON or a mongodump .bson")

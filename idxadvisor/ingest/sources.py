@@ -26,6 +26,12 @@ _BZIP2_MAGIC = b"BZh"
 _XZ_MAGIC = b"\xfd7zXZ\x00"
 _TAR_MAGIC_OFFSET = 257
 _READ_SIZE = 1 << 16  # a decompressor that fails mid-read loses what it held: keep reads small
+#: The default cap on one line: a line longer than this is not held in memory but skipped to its end and counted as
+#: a problem (a gzip bomb of one 10 GB "line" must not exhaust memory). mongod truncates what it logs long before.
+DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+#: Archives inside archives deeper than this are not opened (each level is a stack of readers; 300 levels of tar
+#: would exhaust the interpreter's stack): such a member is an input that could not be read.
+MAX_ARCHIVE_DEPTH = 8
 
 
 class StreamError(Exception):
@@ -57,6 +63,7 @@ class OpenedInput:
     path: Path | None = None
     stream: BinaryIO | None = None
     size: int | None = None  # bytes, when known before reading
+    error: str | None = None  # why this input cannot be read at all (it is reported, not read)
 
 
 def expand_sources(arguments: list[str]) -> list[Source]:
@@ -137,10 +144,11 @@ def _decompressed(stream: BinaryIO, kind: str | None) -> BinaryIO:
     return stream
 
 
-def _open_stream(label: str, raw: BinaryIO, size: int | None) -> Iterator[OpenedInput]:
+def _open_stream(label: str, raw: BinaryIO, size: int | None, depth: int = 0) -> Iterator[OpenedInput]:
     """The input a stream holds, or each member of the tar archive it holds. Damage met before the first byte of an
     input raises OSError; damage after it is raised by the input's reads; damage between two tar members raises
-    StreamError after the members before it have been read."""
+    StreamError after the members before it have been read. An archive nested deeper than ``MAX_ARCHIVE_DEPTH``
+    is an input with an error."""
     peeking = PeekableStream(raw)
     kind = compression(peeking.peek(512))
     stream = PeekableStream(_decompressed(peeking, kind)) if kind else peeking
@@ -149,6 +157,9 @@ def _open_stream(label: str, raw: BinaryIO, size: int | None) -> Iterator[Opened
         raise OSError(_describe(stream.error))
     if not _is_tar(head):
         yield OpenedInput(label, stream=stream, size=size if kind is None else None)
+        return
+    if depth >= MAX_ARCHIVE_DEPTH:
+        yield OpenedInput(label, error=f"an archive nested more than {MAX_ARCHIVE_DEPTH} levels deep: not opened")
         return
     stream.quiet = True  # tarfile drops what it read in a call that raises: let it see a short stream instead
     try:
@@ -164,7 +175,7 @@ def _open_stream(label: str, raw: BinaryIO, size: int | None) -> Iterator[Opened
                     extracted = archive.extractfile(member)
                 if extracted is None:
                     continue
-                yield from _open_stream(f"{label}:{member.name}", extracted, size=member.size)
+                yield from _open_stream(f"{label}:{member.name}", extracted, size=member.size, depth=depth + 1)
     except READ_ERRORS as exc:
         raise StreamError(_describe(stream.error or exc)) from None
     if stream.error is not None:  # the archive's stream broke where tarfile saw a plausible end
@@ -245,27 +256,63 @@ class PeekableStream:
         return True
 
 
-def iter_blocks(stream: BinaryIO | PeekableStream, block_size: int) -> Iterator[bytes]:
-    """Newline-aligned blocks of about ``block_size`` bytes (a longer line makes a longer block).
+@dataclass(frozen=True, slots=True)
+class OverlongLine:
+    """A line longer than the cap, skipped to its end: one line, one problem, ``length`` bytes (newline included)."""
+
+    length: int
+
+    @property
+    def reason(self) -> str:
+        return f"a line of {self.length:,} bytes is longer than the limit (--max-line-bytes): skipped"
+
+
+def iter_blocks(stream: BinaryIO | PeekableStream, block_size: int,
+                max_line: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[bytes | OverlongLine]:
+    """Newline-aligned blocks of about ``block_size`` bytes (a longer line makes a longer block), and an
+    ``OverlongLine`` in place of each line longer than ``max_line``, which is skipped without being held.
 
     A read error ends the iteration with ``StreamError`` after the complete lines read so far have been yielded.
     """
     pieces: list[bytes] = []
     held = 0
+    partial = 0  # bytes of the line being read (since the last newline)
+    skipping: int | None = None  # bytes of an overlong line skipped so far
     while True:
         try:
             piece = stream.read(_READ_SIZE)
         except READ_ERRORS as exc:
             if pieces:
                 yield b"".join(pieces)
+            elif skipping is not None:
+                yield OverlongLine(skipping)
             raise StreamError(_describe(exc)) from None
         if not piece:
             if pieces:
                 yield b"".join(pieces)
+            elif skipping is not None:
+                yield OverlongLine(skipping)
             return
+        if skipping is not None:
+            newline = piece.find(b"\n")
+            if newline < 0:
+                skipping += len(piece)
+                continue
+            yield OverlongLine(skipping + newline + 1)
+            skipping, piece = None, piece[newline + 1:]
+            if not piece:
+                continue
+        last_newline = piece.rfind(b"\n")
+        partial = len(piece) - last_newline - 1 if last_newline >= 0 else partial + len(piece)
         pieces.append(piece)
         held += len(piece)
-        if held >= block_size and b"\n" in piece:
+        if partial > max_line:
+            data = b"".join(pieces)
+            cut = len(data) - partial
+            if cut:
+                yield data[:cut]
+            pieces, held, skipping, partial = [], 0, partial, 0
+        elif held >= block_size and last_newline >= 0:
             data = b"".join(pieces)
             cut = data.rfind(b"\n") + 1
             yield data[:cut]
@@ -273,18 +320,56 @@ def iter_blocks(stream: BinaryIO | PeekableStream, block_size: int) -> Iterator[
             pieces, held = ([rest], len(rest)) if rest else ([], 0)
 
 
-def split_file(path: Path, size: int, block_size: int) -> list[tuple[int, int]]:
-    """Newline-aligned ``(start, end)`` byte ranges of a plain file, each about ``block_size`` long."""
+@dataclass(frozen=True, slots=True)
+class ByteRange:
+    """A newline-aligned part of a plain file; ``overlong`` when it is one line longer than the cap (not read)."""
+
+    start: int
+    end: int
+    overlong: bool = False
+
+
+def split_file(path: Path, size: int, block_size: int, max_line: int = DEFAULT_MAX_LINE_BYTES) -> list[ByteRange]:
+    """Newline-aligned byte ranges of a plain file, each about ``block_size`` long, with every line longer than
+    ``max_line`` in a range of its own marked ``overlong``.
+
+    Ranges start at line starts, so a line longer than the block size always crosses its range's nominal end; with
+    blocks no longer than the cap, that crossing line is the only one that can be overlong, and it is measured only
+    when the range would exceed the cap.
+    """
+    block_size = min(block_size, max_line)
     ranges = []
     start = 0
     with open(path, "rb") as handle:
         while start < size:
             end = min(start + block_size, size)
             if end < size:
-                end = _next_line_start(handle, end, size)
-            ranges.append((start, end))
+                line_end = _next_line_start(handle, end, size)
+                if line_end - start > max_line:
+                    line_start = _line_start_before(handle, start, end)
+                    if line_end - line_start > max_line:
+                        if line_start > start:
+                            ranges.append(ByteRange(start, line_start))
+                        ranges.append(ByteRange(line_start, line_end, overlong=True))
+                        start = line_end
+                        continue
+                end = line_end
+            ranges.append(ByteRange(start, end))
             start = end
     return ranges
+
+
+def _line_start_before(handle: BinaryIO, floor: int, offset: int) -> int:
+    """Where the line holding ``offset`` starts (never before ``floor``, itself a line start)."""
+    position = offset
+    while position > floor:
+        window_start = max(floor, position - 65536)
+        handle.seek(window_start)
+        newline = handle.read(position - window_start).rfind(b"\n")
+        if newline >= 0:
+            return window_start + newline + 1
+        position = window_start
+    return floor
 
 
 def _next_line_start(handle: BinaryIO, offset: int, size: int) -> int:

@@ -55,6 +55,9 @@ FIELD_ALIASES: dict[str, tuple[str, str]] = {
 
 #: The longest duration taken as real: about 31 years. Anything longer, negative or not finite is a damaged value.
 MAX_DURATION_MS = 1e12
+#: The largest counter taken as real: the server counts in 64-bit integers. A larger or negative one is damaged (a
+#: 400-digit "keysExamined" would make every ratio computed from it overflow a float).
+MAX_COUNTER = 2**64 - 1
 #: Timestamps outside these bounds are damaged values (a year 1 or 9999 date breaks date arithmetic later on).
 EARLIEST = datetime(1970, 1, 1, tzinfo=timezone.utc)
 LATEST = datetime(9999, 1, 1, tzinfo=timezone.utc)
@@ -72,6 +75,7 @@ _ACCEPTED = {INT: (int,), FLOAT: (int, float), BOOL: (bool,), STR: (str,)}  # bo
 _KIND_OF_ATTRIBUTE = {attribute: kind for attribute, kind in FIELD_ALIASES.values()}
 _ATTRIBUTE_OF_NAME = {name: attribute for name, (attribute, _) in FIELD_ALIASES.items()}
 _EXPECTED = {attribute: _ACCEPTED[kind] for attribute, kind in _KIND_OF_ATTRIBUTE.items()}
+_INTEGERS = _ACCEPTED[INT]
 
 
 def read_fields(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -79,13 +83,15 @@ def read_fields(values: Mapping[str, Any]) -> dict[str, Any]:
 
     A value of the wrong kind is converted (``"12"`` → 12) or dropped (``{}`` for a counter), never passed on.
     Values already of their kind (all of them, in a line the server wrote) cost one type check each. A duration
-    that cannot be real (negative, not finite, over ``MAX_DURATION_MS``) is dropped, and ``problem`` says so.
+    that cannot be real (negative, not finite, over ``MAX_DURATION_MS``) or a counter outside 0 … ``MAX_COUNTER``
+    is dropped, and ``problem`` says so.
     """
     names = _ATTRIBUTE_OF_NAME
     found = {names[name]: value for name, value in values.items() if name in names and value is not None}
-    expected = _EXPECTED
+    expected, integers = _EXPECTED, _INTEGERS
     for attribute, value in found.items():
-        if type(value) not in expected[attribute]:
+        kinds = expected[attribute]
+        if type(value) not in kinds or (kinds is integers and not 0 <= value <= MAX_COUNTER):
             found = _converted(found)
             break
     duration = found.get("duration_ms")
@@ -96,14 +102,18 @@ def read_fields(values: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _converted(found: dict[str, Any]) -> dict[str, Any]:
-    result = {}
+    result: dict[str, Any] = {}
     for attribute, value in found.items():
         kind = _KIND_OF_ATTRIBUTE[attribute]
+        original = value
         if type(value) not in _ACCEPTED[kind]:
             value = _CONVERTERS[kind](value)
-            if value is None:
-                continue
-        result[attribute] = value
+        if kind == INT and (value is None or not 0 <= value <= MAX_COUNTER):
+            text = str(original)
+            result["problem"] = f"counter is not a usable number ({text[:20]}{'…' if len(text) > 20 else ''})"
+            continue
+        if value is not None:
+            result[attribute] = value
     return result
 
 

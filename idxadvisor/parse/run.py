@@ -19,8 +19,10 @@ from typing import Protocol, TypeVar
 
 from idxadvisor.ingest.detect import HEAD_SIZE, WHOLE_DOCUMENT, detect_format
 from idxadvisor.ingest.sources import (
+    DEFAULT_MAX_LINE_BYTES,
     READ_ERRORS,
     OpenedInput,
+    OverlongLine,
     Source,
     StreamError,
     compression,
@@ -29,7 +31,7 @@ from idxadvisor.ingest.sources import (
     read_range,
     split_file,
 )
-from idxadvisor.models.events import JSON_LOG, PROFILE, TEXT_LOG, UNKNOWN, Event
+from idxadvisor.models.events import JSON_LOG, PROFILE, TEXT_LOG, UNKNOWN, Event, Problem
 from idxadvisor.models.inputs import InputSummary
 from idxadvisor.parse.block import BlockOptions, BlockParser, BlockStats
 from idxadvisor.parse.documents import parse_documents
@@ -54,6 +56,7 @@ class RunOptions:
     jobs: int = field(default_factory=lambda: os.cpu_count() or 1)
     block_size: int = 8 * 1024 * 1024
     inline_threshold: int = 16 * 1024 * 1024  # below this much input, parsing in this process is faster
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES  # a longer line is skipped and counted as a problem
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,10 +66,20 @@ class _Task:
     path: Path | None = None
     start: int = 0
     end: int = 0
+    overlong: int | None = None  # the length of a line too long to read: counted, never parsed
 
     @property
     def size(self) -> int:
+        if self.overlong is not None:
+            return self.overlong
         return len(self.data) if self.data is not None else self.end - self.start
+
+
+def _overlong_line(length: int) -> BlockStats:
+    """The counts of a line skipped for its length: one line, one problem (its line number is made absolute when
+    the block is merged)."""
+    reason = OverlongLine(length).reason
+    return BlockStats(lines=1, problems=1, problem_examples=[Problem(reason, 1)])
 
 
 def _run_task(task: _Task, options: BlockOptions, sink_factory: Callable[[], Sink]) -> tuple[BlockStats, Sink]:
@@ -143,8 +156,10 @@ class Runner:
             self.summaries.append(InputSummary(source.label, UNKNOWN, error=f"{verb}: {_reason(exc)}"))
 
     def _read_input(self, opened: OpenedInput, executor: Executor) -> None:
-        state = _InputState(InputSummary(opened.label, UNKNOWN))
+        state = _InputState(InputSummary(opened.label, UNKNOWN, error=opened.error))
         self.summaries.append(state.summary)
+        if opened.error is not None:
+            return
         head = _head(opened)
         detected = detect_format(head)
         state.summary.format = UNKNOWN if detected == WHOLE_DOCUMENT else detected
@@ -159,20 +174,31 @@ class Runner:
             state.summary.error = f"stopped reading: {exc}"
 
     def _tasks(self, opened: OpenedInput, mode: str) -> Iterator[_Task]:
+        options = self.options
         if opened.path is not None:
             size = opened.size or 0
-            for start, end in split_file(opened.path, size, self.options.block_size):
-                yield _Task(mode, path=opened.path, start=start, end=end)
+            for part in split_file(opened.path, size, options.block_size, options.max_line_bytes):
+                if part.overlong:
+                    yield _Task(mode, overlong=part.end - part.start)
+                else:
+                    yield _Task(mode, path=opened.path, start=part.start, end=part.end)
         else:
             assert opened.stream is not None
-            for block in iter_blocks(opened.stream, self.options.block_size):
-                yield _Task(mode, data=block)
+            for block in iter_blocks(opened.stream, options.block_size, options.max_line_bytes):
+                if isinstance(block, OverlongLine):
+                    yield _Task(mode, overlong=block.length)
+                else:
+                    yield _Task(mode, data=block)
 
     def _submit(self, executor: Executor, state: _InputState, task: _Task) -> None:
         while len(self._pending) >= max(2, 2 * self.options.jobs):
             self._merge_oldest()
         state.summary.bytes += task.size
-        future = executor.submit(_run_task, task, self.options.block, self.sink_factory)
+        if task.overlong is not None:
+            future: Future = Future()
+            future.set_result((_overlong_line(task.overlong), self.sink_factory()))
+        else:
+            future = executor.submit(_run_task, task, self.options.block, self.sink_factory)
         self._pending.append((state, future, task.size))
 
     def _merge_oldest(self) -> None:

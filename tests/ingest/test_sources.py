@@ -117,9 +117,9 @@ def test_split_file_ranges_are_newline_aligned_and_cover_the_file(tmp_path: Path
     data = LOG + b"x" * 70000 + b"\n" + LOG + b"no final newline"
     path.write_bytes(data)
     ranges = split_file(path, len(data), 1000)
-    assert ranges[0][0] == 0 and ranges[-1][1] == len(data)
-    assert all(end == start for (_, end), (start, _) in zip(ranges, ranges[1:]))
-    assert all(data[end - 1:end] == b"\n" for _, end in ranges[:-1])
+    assert ranges[0].start == 0 and ranges[-1].end == len(data) and not any(part.overlong for part in ranges)
+    assert all(before.end == after.start for before, after in zip(ranges, ranges[1:]))
+    assert all(data[part.end - 1:part.end] == b"\n" for part in ranges[:-1])
 
 
 def test_stream_blocks_are_newline_aligned_and_keep_everything() -> None:

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from idxadvisor.models.events import Event
 from idxadvisor.parse.block import BlockOptions, count_lines
 from idxadvisor.parse.documents import parse_documents
+from idxadvisor.parse.fields import MAX_COUNTER
 from idxadvisor.parse.profile import NotAProfileDocument, event_from_profile
 from idxadvisor.shapes.digest import Digest
 from idxadvisor.shapes.shape import shape_of
@@ -52,6 +53,8 @@ def check(data: bytes, mode: str) -> None:
     assert 0 <= stats.entries <= stats.lines
     assert stats.problems <= stats.lines + stats.entries
     assert digest.operations + stats.absorbed + len(stats.held_wrappers) <= stats.entries + stats.lines
+    for shape in digest.shapes.values():  # counters stay within what the server can count, so ratios never overflow
+        assert 0 <= max(shape.keys_examined, shape.docs_examined, shape.nreturned) <= MAX_COUNTER * shape.count
 
 
 @FAST
@@ -73,6 +76,10 @@ def check(data: bytes, mode: str) -> None:
          + b"9" * 5000 + b"ms\n", "text-log")  # big2.log
 @example(b"2020-01-01T00:00:00.000+0000 I COMMAND  [conn1] command a.b command: find { find: \"b\" } "
          + b"9" * 400 + b"ms\n", "text-log")  # big.log
+@example(b"2020-01-01T00:00:00.000+0000 I COMMAND  [conn1] command a.b command: find { find: \"b\" } keysExamined:"
+         + b"9" * 400 + b" nreturned:1 5ms\n", "text-log")  # a 400-digit counter (an OverflowError in a ratio)
+@example(b'{"t":{"$date":"2024-01-01T00:00:00Z"},"id":51803,"attr":{"docsExamined":-4,"keysExamined":1e30}}\n',
+         "json-log")
 @example(b'{"t":{"$date":"2024-01-01T00:00:00Z"},"id":51803,"attr":{"command":{"find":"b","filter":{"a":'
          b'{"$elemMatch":{"$elemMatch":{"$gt":1}}}}}}}\n', "json-log")  # em.log
 @example(b'{"t":{"$date":"2024-01-01T00:00:00Z"},"id":51803,"attr":{"command":{"find":"b","filter":'

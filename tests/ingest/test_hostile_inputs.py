@@ -1,0 +1,110 @@
+"""Inputs made to break the reader: a line longer than memory should hold (a gzip or xz bomb without newlines), a
+400-digit counter, archives nested hundreds of levels deep. Each ends as a counted problem or an input error, the
+good input beside it is analysed, and nothing raises."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import lzma
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from idxadvisor.api import analyze
+from idxadvisor.config import Settings
+from idxadvisor.ingest.sources import MAX_ARCHIVE_DEPTH, OverlongLine, iter_blocks, split_file
+from tests.helpers import json_line, slow_attr
+
+GOOD = "".join(json_line(slow_attr({"find": "orders", "filter": {"sku": n}}), ts=f"2025-01-01T10:00:0{n}.000+00:00")
+               + "\n" for n in range(5)).encode()
+CAP = 256 * 1024
+
+
+def test_a_stream_skips_an_overlong_line_without_holding_it() -> None:
+    data = GOOD + b"x" * (CAP * 4) + b"\n" + GOOD
+    blocks = list(iter_blocks(io.BytesIO(data), 10_000, max_line=CAP))
+    overlong = [block for block in blocks if isinstance(block, OverlongLine)]
+    assert overlong == [OverlongLine(CAP * 4 + 1)]
+    kept = b"".join(block for block in blocks if isinstance(block, bytes))
+    assert kept == GOOD + GOOD
+    assert max(len(block) for block in blocks if isinstance(block, bytes)) <= CAP + 65536
+
+
+def test_a_stream_ending_inside_an_overlong_line_still_counts_it() -> None:
+    blocks = list(iter_blocks(io.BytesIO(GOOD + b"y" * (CAP + 10)), 10_000, max_line=CAP))
+    assert blocks[-1] == OverlongLine(CAP + 10) and b"".join(blocks[:-1]) == GOOD
+
+
+def test_a_file_gets_a_range_of_its_own_for_each_overlong_line(tmp_path: Path) -> None:
+    data = GOOD + b"z" * (CAP * 3) + b"\n" + GOOD + b"w" * (CAP + 1)
+    path = tmp_path / "long.log"
+    path.write_bytes(data)
+    ranges = split_file(path, len(data), 4096, max_line=CAP)
+    assert ranges[0].start == 0 and ranges[-1].end == len(data)
+    assert all(before.end == after.start for before, after in zip(ranges, ranges[1:]))
+    long_ranges = [(part.start, part.end) for part in ranges if part.overlong]
+    first = len(GOOD)
+    second = first + CAP * 3 + 1 + len(GOOD)
+    assert long_ranges == [(first, first + CAP * 3 + 1), (second, len(data))]
+    assert all(part.end - part.start <= 4096 + CAP for part in ranges if not part.overlong)
+
+
+@pytest.mark.parametrize("compress", [gzip.compress, lzma.compress, None])
+def test_a_bomb_without_newlines_is_one_problem_and_the_good_input_is_analysed(tmp_path: Path, compress) -> None:
+    bomb = b"a" * (CAP * 8)
+    path = tmp_path / "bomb.log"
+    path.write_bytes(compress(bomb) if compress else bomb)
+    good = tmp_path / "good.log"
+    good.write_bytes(GOOD)
+    report = analyze([str(path), str(good)], Settings(max_line_bytes=CAP))
+    bombed, fine = report.inputs
+    assert (bombed.lines, bombed.problems, bombed.entries, bombed.error) == (1, 1, 0, None)
+    assert "longer than the limit" in bombed.problem_examples[0].reason and bombed.problem_examples[0].line == 1
+    assert (fine.entries, fine.problems) == (5, 0)
+
+
+def test_line_numbers_after_a_skipped_line_stay_right(tmp_path: Path) -> None:
+    path = tmp_path / "mixed.log.gz"
+    path.write_bytes(gzip.compress(GOOD + b"q" * (CAP + 5) + b"\n" + b"not a log line\n" + GOOD))
+    [read] = analyze([str(path)], Settings(max_line_bytes=CAP, verbose=True)).inputs
+    assert (read.lines, read.entries, read.problems) == (12, 10, 2)
+    assert [problem.line for problem in read.problem_examples] == [6, 7]
+
+
+def test_a_400_digit_counter_is_a_problem_not_an_overflow(tmp_path: Path) -> None:
+    huge = "9" * 400
+    line = ('2019-03-04T10:00:00.000+0000 I COMMAND  [conn7] command shop.c command: find { find: "c", filter: '
+            f'{{ a: 1 }} }} planSummary: COLLSCAN keysExamined:{huge} docsExamined:{huge} nreturned:1 5ms\n')
+    path = tmp_path / "huge.log"
+    path.write_text(line * 5)
+    report = analyze([str(path)], Settings(min_count=1))
+    [read] = report.inputs
+    assert (read.entries, read.problems) == (5, 5)
+    assert read.problem_examples[0].reason.startswith("counter is not a usable number (9999")
+    [shape] = report.shapes
+    assert (shape.count, shape.keys_examined, shape.docs_examined) == (5, 0, 0)
+
+
+def test_archives_nested_too_deep_are_an_input_error_and_the_rest_is_read(tmp_path: Path) -> None:
+    blob, name = GOOD, "inner.log"
+    for level in range(MAX_ARCHIVE_DEPTH + 40):
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w") as archive:
+            info = tarfile.TarInfo(name)
+            info.size = len(blob)
+            archive.addfile(info, io.BytesIO(blob))
+        blob, name = buffer.getvalue(), f"level{level}.tar"
+    nested = tmp_path / "nested.tar"
+    nested.write_bytes(blob)
+    shallow = tmp_path / "shallow.tar"
+    with tarfile.open(shallow, mode="w") as archive:
+        archive.add(nested, arcname="deep.tar")
+        info = tarfile.TarInfo("good.log")
+        info.size = len(GOOD)
+        archive.addfile(info, io.BytesIO(GOOD))
+    report = analyze([str(shallow)], Settings())
+    errors = [item for item in report.inputs if item.error]
+    assert len(errors) == 1 and f"more than {MAX_ARCHIVE_DEPTH} levels" in errors[0].error
+    assert [item.entries for item in report.inputs if item.path.endswith("good.log")] == [5]
