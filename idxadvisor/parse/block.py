@@ -24,7 +24,7 @@ import orjson
 
 from idxadvisor.models.events import JSON_LOG, PROFILE, TEXT_LOG, Event, Problem
 from idxadvisor.parse import jsonlog, textlog
-from idxadvisor.parse.pairing import OpenStatement, StatementPairing
+from idxadvisor.parse.pairing import StatementMark, StatementPairing
 from idxadvisor.parse.profile import NotAProfileDocument, event_from_profile
 
 _SLOW_NEEDLE = jsonlog.SLOW_QUERY_NEEDLES[0]
@@ -75,9 +75,9 @@ class BlockStats:
     versions: set[str] = field(default_factory=set)
     first_ts: datetime | None = None
     last_ts: datetime | None = None
-    held_wrappers: list[Event] = field(default_factory=list)
-    open_statements: dict[str, OpenStatement] = field(default_factory=dict)
-    seen_connections: set[str] = field(default_factory=set)
+    held_wrappers: list[Event] = field(default_factory=list)  # wrappers pairing could not settle inside the block
+    early_statements: list[StatementMark] = field(default_factory=list)  # unclaimed, near the block's start
+    tail_statements: list[StatementMark] = field(default_factory=list)  # unclaimed, near the block's end
     absorbed: int = 0
 
 
@@ -94,7 +94,7 @@ class BlockParser:
         self.options = options
         self.sink = sink
         self.stats = BlockStats()
-        self.pairing = StatementPairing()
+        self.pairing = StatementPairing(self._count)
         self._numbers: _LineNumbers | None = None
 
     # -- entry points -------------------------------------------------------------------------------------------
@@ -113,9 +113,7 @@ class BlockParser:
 
     def finish(self) -> BlockStats:
         stats = self.stats
-        stats.held_wrappers = self.pairing.held_wrappers
-        stats.open_statements = self.pairing.open_statements
-        stats.seen_connections = self.pairing.seen_connections
+        stats.held_wrappers, stats.early_statements, stats.tail_statements = self.pairing.finish()
         stats.absorbed = self.pairing.absorbed
         return stats
 
@@ -300,8 +298,12 @@ class BlockParser:
             if stats.last_ts is None or ts > stats.last_ts:
                 stats.last_ts = ts
         if self.pairing.admit(event):
-            stats.operations += 1
-            self.sink.add(event)
+            self._count(event)
+
+    def _count(self, event: Event) -> None:
+        """An operation: counted and handed to the sink (pairing calls this for wrappers it settles later)."""
+        self.stats.operations += 1
+        self.sink.add(event)
 
     def add_problem(self, reason: str, line: LineNumber, text: str | None) -> None:
         """Count a problem; keep it as an example while there is room (only then is a lazy line number worked out)."""

@@ -121,7 +121,7 @@ class Runner:
         self.sink: Sink = sink_factory()
         self.progress = progress
         self.summaries: list[InputSummary] = []
-        self._pending: deque[tuple[_InputState, Future, int]] = deque()
+        self._pending: deque[tuple[_InputState, Future | None, int]] = deque()  # None: the end of an input
 
     def run(self, sources: list[Source]) -> tuple[list[InputSummary], Sink]:
         executor = self._executor(sources)
@@ -172,6 +172,7 @@ class Runner:
                 self._submit(executor, state, task)
         except StreamError as exc:
             state.summary.error = f"stopped reading: {exc}"
+        self._pending.append((state, None, 0))  # the input ends here: its waiting wrappers are settled then
 
     def _tasks(self, opened: OpenedInput, mode: str) -> Iterator[_Task]:
         options = self.options
@@ -203,19 +204,29 @@ class Runner:
 
     def _merge_oldest(self) -> None:
         state, future, size = self._pending.popleft()
+        if future is None:
+            self._close(state)
+            return
         stats, sink = future.result()
         self._merge(state, stats, sink)
         if self.progress is not None:
             self.progress(size)
 
+    def _close(self, state: _InputState) -> None:
+        """The end of an input: wrappers still waiting for a statement are operations of their own."""
+        for wrapper in state.boundary.close():
+            self.sink.add(wrapper)
+            state.summary.operations += 1
+
     def _merge(self, state: _InputState, stats: BlockStats, sink: Sink) -> None:
         summary = state.summary
         first_line = summary.lines
         absorbed_before = state.boundary.absorbed
-        for wrapper in state.boundary.resolve(stats.held_wrappers):
+        last_ms = stats.last_ts.timestamp() * 1000 if stats.last_ts is not None else None
+        for wrapper in state.boundary.resolve(stats.held_wrappers, stats.early_statements, stats.tail_statements,
+                                              last_ms):
             sink.add(wrapper)
             stats.operations += 1
-        state.boundary.advance(stats.open_statements, stats.seen_connections)
         summary.paired += stats.absorbed + state.boundary.absorbed - absorbed_before
         self.sink.merge(sink)
         summary.lines += stats.lines
@@ -247,6 +258,7 @@ class Runner:
         sink = self.sink_factory()
         stats, found_format = parse_documents(data, self.options.block, sink)
         self._merge(state, stats, sink)
+        self._close(state)
         state.summary.format = found_format
         if self.progress is not None:
             self.progress(len(data))

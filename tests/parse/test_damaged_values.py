@@ -11,7 +11,7 @@ import pytest
 from idxadvisor.models.events import Event
 from idxadvisor.parse import jsonlog
 from idxadvisor.parse.fields import MAX_DURATION_MS, checked_timestamp, read_fields
-from idxadvisor.parse.pairing import OpenStatement, wraps
+from idxadvisor.parse.pairing import statement_mark, wrapper_mark
 from idxadvisor.parse.profile import event_from_profile, profile_timestamp
 from tests.helpers import digest_block, json_line, parse_block, slow_attr
 
@@ -141,12 +141,17 @@ def test_a_wrapper_with_an_impossible_duration_still_pairs() -> None:
     assert (stats.entries, stats.problems, stats.absorbed, digest.operations) == (2, 1, 1, 1)
 
 
-def test_wraps_never_does_date_arithmetic_that_can_overflow() -> None:
+def test_pairing_never_does_date_arithmetic_that_can_overflow() -> None:
+    def statement(ts: datetime) -> object:
+        return statement_mark(Event("a.b", "update", ts=ts, statement=True, connection="c1"))
+
     start = datetime(1970, 1, 1, 0, 0, 1, tzinfo=timezone.utc)
-    wrapper = Event("a.$cmd", "update", ts=datetime(9998, 1, 1, tzinfo=timezone.utc), duration_ms=1e300)
-    assert wraps(OpenStatement("update", "a", start), wrapper)
-    late = Event("a.$cmd", "update", ts=datetime(1970, 1, 1, 0, 0, 1, tzinfo=timezone.utc), duration_ms=float("inf"))
-    assert wraps(OpenStatement("update", "a", datetime(9998, 1, 1, tzinfo=timezone.utc)), late) is False
+    wrapper = Event("a.$cmd", "update", ts=datetime(9998, 1, 1, tzinfo=timezone.utc), duration_ms=1e300,
+                    connection="c1")
+    assert wrapper_mark(wrapper).covers(statement(start))
+    late = Event("a.$cmd", "update", ts=datetime(1970, 1, 1, 0, 0, 1, tzinfo=timezone.utc), duration_ms=float("inf"),
+                 connection="c1")
+    assert wrapper_mark(late).covers(statement(datetime(9998, 1, 1, tzinfo=timezone.utc))) is False
 
 
 # -- a byte order mark ---------------------------------------------------------------------------------------------

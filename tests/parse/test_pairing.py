@@ -81,3 +81,113 @@ def test_blocks_split_between_a_statement_and_its_command_give_the_same_operatio
         got = sorted((e.connection, e.op, e.statement) for e in sink.events)
         assert got == expected, block_size
         assert (summaries[0].entries, summaries[0].operations, summaries[0].paired) == (120, 80, 40)
+
+
+# -- merged and re-sorted logs ---------------------------------------------------------------------------------------
+
+import random  # noqa: E402
+from datetime import datetime, timedelta, timezone  # noqa: E402
+
+BASE = datetime(2025, 3, 1, 12, 0, tzinfo=timezone.utc)
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "+00:00")
+
+
+def server_log(seed: int, remote_prefix: str, commands: int = 60) -> tuple[list[tuple[datetime, str]], int, int]:
+    """One server's slow writes on six connections: each update or delete command has 1-3 statements, of which 0-3
+    are slow enough to be logged (WRITE), and its command entry (COMMAND), logged when it ends, lists them all; finds
+    run between. Returns the timed lines, the operations the server ran that a log shows (a logged statement, or
+    a command none of whose statements was logged, or a find) and the command entries with a statement."""
+    rng = random.Random(seed)
+    lines: list[tuple[datetime, str]] = []
+    operations = paired = 0
+    for connection in range(6):
+        ctx, remote = f"conn{connection + 1}", f"{remote_prefix}:{50000 + connection}"
+        clock = BASE + timedelta(milliseconds=rng.randrange(0, 50))
+        for number in range(commands):
+            kind = rng.choice(["update", "delete"])
+            statements = [{"q": {"k": number, "c": connection, "s": part}} for part in range(rng.randint(1, 3))]
+            if kind == "update":
+                for statement in statements:
+                    statement["u"] = {"$set": {"v": number}}
+            logged = [statement for statement in statements if rng.random() < 0.6]
+            for statement in logged:
+                clock += timedelta(milliseconds=rng.randrange(0, 3))
+                attr = {"type": "update" if kind == "update" else "remove", "ns": "shop.orders",
+                        "command": statement, "planSummary": "COLLSCAN", "keysExamined": 0, "docsExamined": 900,
+                        "durationMillis": 120, "remote": remote}
+                lines.append((clock, json_line(attr, ctx=ctx, component="WRITE", ts=_stamp(clock))))
+            duration = 130 + 5 * len(statements)
+            clock += timedelta(milliseconds=rng.randrange(0, 2))
+            command = {kind: "orders", ("updates" if kind == "update" else "deletes"): statements, "ordered": True}
+            attr = {"type": "command", "ns": "shop.$cmd", "command": command, "durationMillis": duration,
+                    "remote": remote}
+            lines.append((clock, json_line(attr, ctx=ctx, ts=_stamp(clock))))
+            operations += len(logged) or 1
+            paired += bool(logged)
+            clock += timedelta(milliseconds=rng.randrange(1, 40))
+            attr = {"type": "command", "ns": "shop.orders", "command": {"find": "orders", "filter": {"k": number}},
+                    "durationMillis": 200, "remote": remote}
+            lines.append((clock, json_line(attr, ctx=ctx, ts=_stamp(clock))))
+            operations += 1
+            clock += timedelta(milliseconds=rng.randrange(200, 900))
+    return lines, operations, paired
+
+
+def resorted(lines: list[tuple[datetime, str]], seed: int) -> list[str]:
+    """Sorted by timestamp as a tool that is not stable within a millisecond would sort them."""
+    rng = random.Random(seed)
+    keyed = [(moment, rng.random(), line) for moment, line in lines]
+    return [line for _, _, line in sorted(keyed)]
+
+
+def count(tmp_path: Path, lines: list[str], block_size: int) -> tuple[int, int, int]:
+    path = tmp_path / f"merged-{block_size}.log"
+    path.write_text("\n".join(lines) + "\n")
+    options = RunOptions(BlockOptions(REFERENCE_YEAR), jobs=1, block_size=block_size)
+    summaries, sink = Runner(options, CollectingSink).run([Source(str(path), path)])
+    [summary] = summaries
+    assert summary.operations == len(sink.events)
+    return summary.entries, summary.operations, summary.paired
+
+
+@pytest.mark.parametrize("block_size", [1 << 20, 20_000, 3_000])
+def test_a_log_resorted_by_timestamp_counts_each_operation_once(tmp_path: Path, block_size: int) -> None:
+    timed, operations, paired = server_log(1, "10.0.0.5")
+    assert count(tmp_path, [line for _, line in timed], block_size) == (len(timed), operations, paired)
+    assert count(tmp_path, resorted(timed, 7), block_size) == (len(timed), operations, paired)
+
+
+@pytest.mark.parametrize("block_size", [1 << 20, 20_000, 3_000])
+def test_logs_of_two_servers_merged_with_the_same_thread_names_count_each_operation_once(tmp_path: Path,
+                                                                                          block_size: int) -> None:
+    first, first_operations, first_paired = server_log(2, "10.0.0.5")
+    second, second_operations, second_paired = server_log(3, "10.0.0.6")
+    merged = resorted(first + second, 11)
+    assert count(tmp_path, merged, block_size) == (len(first) + len(second), first_operations + second_operations,
+                                                   first_paired + second_paired)
+
+
+def test_a_wrapper_logged_before_its_statement_in_the_same_millisecond_is_absorbed() -> None:
+    assert ops([wrapper("conn1", T1), statement("conn1", T1)]) == [("conn1", "update", True)]
+
+
+def test_two_identical_commands_in_a_row_are_two_operations() -> None:
+    lines = [statement("conn1", T1), wrapper("conn1", T1), statement("conn1", T2), wrapper("conn1", T2)]
+    listed = [line.replace('"ordered":true', '"updates":[{"q":{"_id":1},"u":{"$set":{"a":1}}}],"ordered":true')
+              for line in lines]
+    assert ops(listed) == [("conn1", "update", True), ("conn1", "update", True)]
+
+
+@pytest.mark.corpus
+def test_a_real_log_resorted_within_each_millisecond_keeps_its_operation_count(corpus_dir: Path,
+                                                                                tmp_path: Path) -> None:
+    source = corpus_dir / "GOindiaRIDE" / "mongod-verify.log"  # 8.2.5: WRITE statements beside their commands
+    lines = source.read_text(encoding="utf-8").splitlines()
+    timed = [(line[15:44] if line.startswith('{"t":{"$date":"') else "", line) for line in lines]
+    original = count(tmp_path, lines, 1 << 20)
+    assert original[2] > 40  # it has statements to pair
+    for block_size in (1 << 20, 50_000):
+        assert count(tmp_path, resorted(timed, 5), block_size) == original  # type: ignore[arg-type]
