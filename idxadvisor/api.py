@@ -21,8 +21,9 @@ from idxadvisor.models.report import Report, SampleReport
 from idxadvisor.parse.block import BlockOptions
 from idxadvisor.parse.run import RunOptions, Runner, estimated_bytes
 from idxadvisor.report.build import build_report, select_shapes
+from idxadvisor.runtime import collector_paused
 from idxadvisor.rules import select_rules
-from idxadvisor.rules.base import RuleContext
+from idxadvisor.rules.base import Rule, RuleContext
 from idxadvisor.rules.engine import run_rules
 from idxadvisor.shapes.digest import Digest, DigestOptions
 
@@ -38,6 +39,13 @@ def analyze(paths: Sequence[str], settings: Settings, progress: Progress | None 
     catalog: IndexCatalog = load_index_file(settings.indexes) if settings.indexes else {}
     sources = expand_sources(list(paths))
     digest, summaries = read_workload(sources, settings, progress)
+    with collector_paused():  # thousands of shapes and findings, no cycles: see runtime.collector_paused
+        return _advise(digest, summaries, settings, catalog, rules)
+
+
+def _advise(digest: Digest, summaries: list[InputSummary], settings: Settings, catalog: IndexCatalog,
+            rules: list[Rule]) -> Report:
+    """Select the shapes, run the rules, gather evidence and build the report."""
     selection = select_shapes(digest, settings)
     samples, sample_reports = load_samples(settings, {stats.shape.ns for stats in digest.shapes.values()})
     context = RuleContext(settings, catalog, samples)

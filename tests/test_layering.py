@@ -12,7 +12,7 @@ from pathlib import Path
 import idxadvisor
 
 PACKAGE = Path(idxadvisor.__file__).parent
-FOUNDATION = {"models", "errors", "exitcodes", "units", "config", "__init__"}  # may import one another
+FOUNDATION = {"models", "errors", "exitcodes", "units", "config", "runtime", "__init__"}  # may import one another
 RANK = {**{name: 0 for name in FOUNDATION}, "ingest": 1, "parse": 2, "shapes": 3, "indexes": 4, "workload": 4,
         "rules": 5, "whatif": 5, "cluster": 5, "server": 6, "selection": 6, "gate": 6, "compare": 6, "replay": 7,
         "report": 8, "api": 9, "testing": 10, "cli": 10, "__main__": 11}

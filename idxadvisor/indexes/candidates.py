@@ -203,6 +203,46 @@ def serves(key: KeyPattern, roles: Roles) -> bool:
     return position > 0 or bool(leading_ranges)
 
 
+def serving_signature(roles: Roles) -> tuple:
+    """What ``serves`` reads of a shape's roles: shapes with one signature are served by the same keys."""
+    leading = frozenset(name for name in roles.range if name not in roles.never_leading)
+    return frozenset(roles.equality), roles.sort, leading
+
+
+class KeyIndex:
+    """Key patterns indexed by the fields that lead them, so that finding the keys that serve a shape looks only at
+    keys that could: its equality fields first (in any order), then its first sort field or one of its leading ranges.
+    A collection with thousands of shapes and candidates costs what the few matching keys cost, not all of them."""
+
+    def __init__(self, keys: Iterable[KeyPattern]) -> None:
+        self._by_prefix: dict[frozenset[str], list[KeyPattern]] = {}
+        self._by_prefix_and_next: dict[tuple[frozenset[str], str], list[KeyPattern]] = {}
+        self._position: dict[KeyPattern, int] = {}
+        for key in dict.fromkeys(keys):
+            self._position[key] = len(self._position)
+            fields = [name for name, _ in key]
+            for length in range(len(fields) + 1):
+                prefix = frozenset(fields[:length])
+                if length:
+                    self._by_prefix.setdefault(prefix, []).append(key)
+                if length < len(fields):
+                    self._by_prefix_and_next.setdefault((prefix, fields[length]), []).append(key)
+
+    def serving(self, roles: Roles) -> list[KeyPattern]:
+        """The keys that serve ``roles``, in the order they were given."""
+        equality = frozenset(roles.equality)
+        if roles.sort:
+            candidates = self._by_prefix_and_next.get((equality, roles.sort[0][0]), [])
+        else:
+            leading = [name for name in roles.range if name not in roles.never_leading]
+            if leading:
+                found = [key for name in leading for key in self._by_prefix_and_next.get((equality, name), [])]
+                candidates = sorted(set(found), key=self._position.__getitem__) if len(leading) > 1 else found
+            else:
+                candidates = self._by_prefix.get(equality, []) if equality else []
+        return [key for key in candidates if serves(key, roles)]
+
+
 def first_misplaced(key: KeyPattern, roles: Roles) -> tuple[str, str] | None:
     """A sort or range field that comes before an equality field in ``key``, or a sort field leading an index that
     lacks an equality field altogether (chosen for its order): (that field, the equality field)."""

@@ -15,13 +15,11 @@ is paused while a sample loads.
 
 from __future__ import annotations
 
-import gc
 import gzip
 import io
 import json
 import random
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -36,6 +34,7 @@ from bson.json_util import JSONOptions
 from bson.objectid import ObjectId
 
 from idxadvisor.errors import InputError, UsageError
+from idxadvisor.runtime import collector_paused
 
 _JSON_OPTIONS: JSONOptions = json_util.RELAXED_JSON_OPTIONS
 _CHUNK = 1 << 16
@@ -249,7 +248,7 @@ def load_sample(path: Path, *, sample_size: int = 10_000, seed: int = 0) -> Samp
     reservoir = _Reservoir(sample_size, seed)
     problems = 0
     try:
-        with _open(path) as stream, _collection_paused():
+        with _open(path) as stream, collector_paused():
             if _is_bson(path, stream):
                 problems = _read_bson(stream, reservoir, path)
             else:
@@ -281,19 +280,6 @@ def average_size(documents: list[dict[str, Any]]) -> float | None:
             continue
     return sum(sizes) / len(sizes) if sizes else None
 
-
-
-@contextmanager
-def _collection_paused() -> Iterator[None]:
-    """No cyclic garbage collection while documents are decoded: they hold no cycles, and the collector, run again
-    and again as the sample grows, walked every document read so far (two thirds of the time it took to load)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _open(path: Path) -> IO[bytes]:

@@ -19,7 +19,7 @@ import hashlib
 from collections import Counter, defaultdict
 from dataclasses import dataclass, replace
 
-from idxadvisor.indexes.candidates import replaceable, roles_of, serves
+from idxadvisor.indexes.candidates import KeyIndex, replaceable, roles_of, serves, serving_signature
 from idxadvisor.indexes.model import IndexSpec, KeyPattern
 from idxadvisor.models.report import Finding, IndexProposal, Skip
 from idxadvisor.rules.base import (
@@ -184,17 +184,31 @@ def _share_indexes(proposals: list[_Proposal], context: RuleContext) -> list[Fin
     findings = []
     for ns, group in by_ns.items():
         keys = list(dict.fromkeys(p.verdict.index for p in group if p.verdict.index))
-        served = {key: [p for p in group if serves(key, p.analysis.roles)] for key in keys}
-        for proposal in group:
+        order = {key: position for position, key in enumerate(keys)}
+        index = KeyIndex(keys)
+        signatures = [serving_signature(proposal.analysis.roles) for proposal in group]
+        alike = Counter(signatures)
+        serving = {signature: index.serving(proposal.analysis.roles)
+                   for signature, proposal in zip(signatures, group)}  # shapes alike share one look-up
+        served: Counter[KeyPattern] = Counter()
+        for signature, keys_serving in serving.items():
+            for key in keys_serving:
+                served[key] += alike[signature]
+
+        def rank(key: KeyPattern) -> tuple:
+            # the same choice for every shape: most shapes served, then the longest key, then the candidate of the
+            # most important shape (proposals come in report order)
+            return served[key], len(key), -order.get(key, len(order))
+
+        best_for = {signature: max(keys_serving, key=rank) for signature, keys_serving in serving.items()
+                    if keys_serving}
+        for proposal, signature in zip(group, signatures):
             own = proposal.verdict.index
             if own is None or proposal.rule.code == "IX003":  # a reviewed key is the only one that can work
                 findings.append(_finding(proposal.rule, proposal.analysis, proposal.verdict, own))
                 continue
-            sharing = [key for key in keys if proposal in served[key]] or [own]
-            # the same choice for every shape: most shapes served, then the longest key, then the candidate of the
-            # most important shape (proposals come in report order)
-            best = max(sharing, key=lambda key: (len(served.get(key, [])), len(key), -keys.index(key)))
-            others = len(served.get(best, [])) - 1
+            best = best_for.get(signature, own)
+            others = served[best] - 1
             if others > 0:
                 proposal.verdict.details.append(f"the same index serves {others} other shape"
                                                 f"{'s' if others > 1 else ''} of {ns}")

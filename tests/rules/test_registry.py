@@ -74,3 +74,34 @@ def test_selection_by_code_prefix_name_and_ignore() -> None:
 def test_bad_selections_are_usage_errors(select: list, ignore: list, options: dict, message: str) -> None:
     with pytest.raises(UsageError, match=message.replace("(", r"\(").replace(")", r"\)")):
         select_rules(select, ignore, options)
+
+
+# -- the key index that keeps index sharing linear in shapes ---------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from idxadvisor.indexes.candidates import KeyIndex, Roles, serves  # noqa: E402
+
+_NAMES = st.sampled_from(["a", "b", "c", "d", "e"])
+_KEYS = st.lists(st.tuples(_NAMES, st.sampled_from([1, -1, "hashed"])), min_size=1, max_size=4,
+                 unique_by=lambda pair: pair[0]).map(tuple)
+
+
+@st.composite
+def _roles(draw) -> Roles:  # noqa: ANN001
+    names = draw(st.permutations(["a", "b", "c", "d", "e"]))
+    equality, sort, ranges = draw(st.integers(0, 2)), draw(st.integers(0, 2)), draw(st.integers(0, 2))
+    fields = list(names)
+    chosen_ranges = tuple(fields[equality + sort: equality + sort + ranges])
+    never = frozenset(name for name in chosen_ranges if draw(st.booleans()))
+    return Roles(equality=tuple(fields[:equality]),
+                 sort=tuple((name, draw(st.sampled_from([1, -1]))) for name in fields[equality: equality + sort]),
+                 range=chosen_ranges, never_leading=never)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_KEYS, max_size=25), _roles())
+def test_the_key_index_finds_exactly_the_keys_that_serve(keys: list, roles: Roles) -> None:
+    expected = [key for key in dict.fromkeys(keys) if serves(key, roles)]
+    assert KeyIndex(keys).serving(roles) == expected

@@ -1,0 +1,77 @@
+"""Benchmark how analysis grows with the number of distinct shapes on one collection (not with bytes).
+
+Usage: ``python benchmarks/bench_shapes.py [--shapes 1000 5000 20000] [--runs 3]``
+
+Writes, for each count, a JSON log of that many distinct find shapes on one collection (1-4 of 60 fields, equalities
+and ranges, some sorted), each run 3 times as a collection scan, so that every shape gets an index suggestion and
+the engine must decide which suggestions share an index. Prints the seconds ``analyze`` takes (in this process, one
+job, the median of ``--runs``), the findings, the time per shape, and the growth factor from one count to the next
+against the growth in shapes: linear growth has the two equal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from idxadvisor.api import analyze  # noqa: E402
+from idxadvisor.config import Settings  # noqa: E402
+from tests.helpers import json_line, slow_attr  # noqa: E402
+
+FIELDS = [f"f{number}" for number in range(60)]
+
+
+def write_log(path: Path, shapes: int) -> None:
+    rng = random.Random(1)
+    seen: set[str] = set()
+    with path.open("w") as out:
+        while len(seen) < shapes:
+            chosen = rng.sample(FIELDS, rng.randint(1, 4))
+            command: dict = {"find": "c", "filter": {name: ({"$gt": 1} if rng.random() < 0.3 else 1)
+                                                     for name in chosen}}
+            if rng.random() < 0.3:
+                command["sort"] = {rng.choice(FIELDS): -1}
+            signature = repr(command)
+            if signature in seen:
+                continue
+            seen.add(signature)
+            second = len(seen) % 3600
+            for run in range(3):
+                attr = slow_attr(command, ns="db.c", docsExamined=50_000, nreturned=1)
+                out.write(json_line(attr, ctx=f"conn{run}", ts=f"2025-01-01T{10 + second // 3600:02d}:"
+                                    f"{second // 60 % 60:02d}:{second % 60:02d}.{run:03d}+00:00") + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shapes", type=int, nargs="+", default=[1_000, 5_000, 20_000])
+    parser.add_argument("--runs", type=int, default=3)
+    arguments = parser.parse_args()
+    previous: tuple[int, float] | None = None
+    print(f"{'shapes':>8} {'seconds':>8} {'findings':>9} {'ms/shape':>9}  growth (time / shapes)")
+    with tempfile.TemporaryDirectory() as folder:
+        for count in arguments.shapes:
+            path = Path(folder) / f"shapes-{count}.log"
+            write_log(path, count)
+            timings = []
+            for _ in range(arguments.runs):
+                start = time.perf_counter()
+                report = analyze([str(path)], Settings(format="json", jobs=1, fail_on="never"))
+                timings.append(time.perf_counter() - start)
+            seconds = statistics.median(timings)
+            growth = ""
+            if previous is not None:
+                growth = f"x{seconds / previous[1]:.1f} / x{count / previous[0]:.1f}"
+            print(f"{count:>8,} {seconds:>8.2f} {len(report.findings):>9,} {seconds / count * 1000:>9.2f}  {growth}")
+            previous = (count, seconds)
+
+
+if __name__ == "__main__":
+    main()
