@@ -44,7 +44,8 @@ def test_a_file_that_is_not_json_names_the_line(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("document", "message"), [
-    ([{"key": {"a": 1}}], "expected an object mapping each namespace"),
+    ([{"key": {"a": 1}}], "do not say their collection"),
+    (7, "expected an object mapping each namespace"),
     ({"orders": []}, "'orders' is not a namespace"),
     ({"shop.orders": {"key": {"a": 1}}}, "shop.orders: expected a list of indexes"),
     ({"shop.orders": ["a_1"]}, "shop.orders: index 0 is not an object"),
