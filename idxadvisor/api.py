@@ -11,12 +11,12 @@ from functools import partial
 from typing import Protocol
 
 from idxadvisor.config import Settings
-from idxadvisor.ingest.datasets import resolve_data_arguments
-from idxadvisor.indexes.catalog import IndexCatalog, load_index_file
+from idxadvisor.ingest.datasets import collection_stats, resolve_data_arguments
+from idxadvisor.indexes.catalog import IndexCatalog, load_index_arguments
 from idxadvisor.ingest.sources import Source, expand_sources
 from idxadvisor.indexes.sampling import SampleStatistics
 from idxadvisor.models.inputs import InputSummary
-from idxadvisor.models.report import Report, SampleReport
+from idxadvisor.models.report import Report, SampleReport, ServerReport
 from idxadvisor.parse.block import BlockOptions
 from idxadvisor.parse.run import RunOptions, Runner, estimated_bytes
 from idxadvisor.report.build import build_report, select_shapes
@@ -32,15 +32,40 @@ class Progress(Protocol):
 
 
 def analyze(paths: Sequence[str], settings: Settings, progress: Progress | None = None) -> Report:
-    """Read the inputs, shape and digest their operations, run the rules, and return the report."""
+    """Read the inputs (and the live server of ``settings.uri``, read-only), shape and digest their operations, run
+    the rules, gather evidence (and replay it on a scratch copy with ``settings.replay``), and return the report."""
     rules = select_rules(settings.select, settings.ignore, settings.rules)
-    catalog: IndexCatalog = load_index_file(settings.indexes) if settings.indexes else {}
-    sources = expand_sources(list(paths))
-    digest, summaries = read_workload(sources, settings, progress)
+    catalog: IndexCatalog = load_index_arguments(settings.indexes)
+    if settings.uri is None:
+        return _analyze(paths, settings, progress, rules, catalog, None)
+    from idxadvisor.server.live import open_source  # pymongo's client: only with --uri
+
+    source, read = open_source(settings)
+    with source:
+        return _analyze(paths, settings, progress, rules, catalog, (source, read))
+
+
+def _analyze(paths: Sequence[str], settings: Settings, progress: Progress | None, rules: list, catalog: IndexCatalog,
+             live: tuple | None) -> Report:
+    digest, summaries = read_workload(expand_sources(list(paths)), settings, progress)
+    if live is not None:
+        from idxadvisor.server.live import read_live_workload
+
+        summaries += read_live_workload(*live, settings, digest, _block_options(settings))
     selection = select_shapes(digest, settings)
-    samples, sample_reports = load_samples(settings, {stats.shape.ns for stats in digest.shapes.values()})
+    namespaces = {stats.shape.ns for stats in digest.shapes.values()}
+    samples, sample_reports = load_samples(settings, namespaces)
+    if live is not None:
+        from idxadvisor.server.live import complete_catalog, live_samples
+
+        selected = {stats.shape.ns for stats in selection.shapes}
+        catalog = complete_catalog(*live, selected, catalog)
+        found, reports = live_samples(*live, selected, settings.sample_size, samples)
+        samples.update(found)
+        sample_reports += reports
     context = RuleContext(settings, catalog, samples)
     findings, skips = run_rules(selection.shapes, context, rules)
+    scratch = None
     if samples:
         # imported here: the estimator (mongomock, bson) is only needed with --data, and costs a tenth of a second
         from idxadvisor.whatif.command import parse_server_version
@@ -51,9 +76,45 @@ def analyze(paths: Sequence[str], settings: Settings, progress: Progress | None 
                                   settings.show_values)
         findings, dropped = gather_evidence(findings, shapes, samples, catalog, options)
         skips += dropped
+        if settings.replay and live is not None:
+            findings, dropped, scratch = _replay(findings, shapes, samples, catalog, options, settings, live)
+            skips += dropped
     report = build_report(summaries, selection, settings, findings, selection.skips + skips)
     report.samples = sample_reports
+    if live is not None:
+        report.server = _server_report(live[1], summaries, settings, report, scratch)
     return report
+
+
+def _replay(findings: list, shapes: dict, samples: dict, catalog: IndexCatalog, options: object, settings: Settings,
+            live: tuple) -> tuple:
+    from idxadvisor.replay import ReplayOptions, replay_findings
+    from idxadvisor.replay.run import DEFAULT_TOP
+
+    source, read = live
+    assert settings.uri is not None
+    sources = frozenset(read.databases) | frozenset(settings.db)
+    if settings.scratch_uri is None:
+        sources |= frozenset(source.database_names())  # the scratch database sits beside the source's own
+    replay = ReplayOptions(settings.scratch_uri or settings.uri, sources, settings.scratch_db,
+                           settings.top or DEFAULT_TOP)
+    return replay_findings(findings, shapes, samples, catalog, options, replay)  # type: ignore[arg-type]
+
+
+def _server_report(read: object, summaries: list[InputSummary], settings: Settings, report: Report,
+                   scratch: object) -> ServerReport:
+    from idxadvisor.replay.calibration import summarise
+    from idxadvisor.server.readers import QUERY_STATS_INPUT
+
+    profiled = sum(summary.lines for summary in summaries if summary.path.endswith(".system.profile"))
+    return ServerReport(server=read.label, version=read.version, databases=read.databases,  # type: ignore[attr-defined]
+                        profile_documents=profiled, missing=read.missing,  # type: ignore[attr-defined]
+                        query_stats=any(s.path.endswith(QUERY_STATS_INPUT) and s.entries for s in summaries),
+                        scratch=scratch, calibration=summarise(report.findings) if scratch else None)  # type: ignore[arg-type]
+
+
+def _block_options(settings: Settings) -> BlockOptions:
+    return BlockOptions(reference_year=datetime.now(timezone.utc).year, keep_excerpts=settings.show_values)
 
 
 def load_samples(settings: Settings, namespaces: set[str]) -> tuple[dict[str, SampleStatistics], list[SampleReport]]:
@@ -63,9 +124,14 @@ def load_samples(settings: Settings, namespaces: set[str]) -> tuple[dict[str, Sa
     from idxadvisor.ingest.samples import load_sample  # bson: only with --data
 
     samples, reports = {}, []
+    counts = collection_stats(settings.data)
     for ns, path in resolve_data_arguments(settings.data, namespaces).items():
         sample = load_sample(path, sample_size=settings.sample_size)
         samples[ns] = SampleStatistics(sample.documents, sample.average_document_size, sample.documents_seen)
+        collection = counts.get(ns, {})
+        if isinstance(collection.get("count"), int) and collection["count"] > sample.documents_seen:
+            samples[ns] = SampleStatistics(sample.documents, collection.get("avgObjSize") or
+                                           sample.average_document_size, collection["count"], origin="the collection")
         reports.append(SampleReport(ns=ns, path=str(path), documents=len(sample.documents),
                                     documents_seen=sample.documents_seen, problems=sample.problems))
     return samples, reports
@@ -75,7 +141,7 @@ def read_workload(
     sources: list[Source], settings: Settings, progress: Progress | None = None
 ) -> tuple[Digest, list[InputSummary]]:
     """Parse every input on all cores into one digest of shapes, and a summary of each input."""
-    block_options = BlockOptions(reference_year=datetime.now(timezone.utc).year, keep_excerpts=settings.show_values)
+    block_options = _block_options(settings)
     run_options = RunOptions(block=block_options) if settings.jobs is None else RunOptions(
         block=block_options, jobs=settings.jobs)
     digest_options = DigestOptions(min_ms=settings.min_ms, since=settings.since, until=settings.until)
@@ -85,3 +151,25 @@ def read_workload(
     summaries, digest = runner.run(sources)
     assert isinstance(digest, Digest)
     return digest, summaries
+
+
+def index_file(uri: str, databases: Sequence[str]) -> tuple[dict[str, list], list[str]]:
+    """The index file of a live server (DESIGN.md "Index specification file"), each index with its ``$indexStats``
+    accesses, and what the server would not give (``idxadvisor indexes``)."""
+    from idxadvisor.server.readers import ServerRead, collection_namespaces, index_documents
+    from idxadvisor.server.source import ReadOnlySource, user_databases
+
+    with ReadOnlySource(uri) as source:
+        source.hello()
+        read = ServerRead(source.label)
+        names = list(databases) or user_databases(source.database_names())
+        return index_documents(source, collection_namespaces(source, names), read), read.missing
+
+
+def export_script(databases: Sequence[str], sample_size: int, uri: str | None = None) -> str:
+    """The read-only mongosh script that writes the index file, collection statistics and samples
+    (``idxadvisor export-script``)."""
+    from idxadvisor import __version__
+    from idxadvisor.server.export_script import export_script as script
+
+    return script(databases, sample_size, __version__, uri)
