@@ -54,6 +54,12 @@ class FakeServer:
     def stop(self) -> None:
         self.server.stop()
 
+    def reset(self, **state: Any) -> None:
+        """Every field back to its default, then ``state``; the server keeps running."""
+        for name, default in FakeServer.__dataclass_fields__.items():
+            value = default.default_factory() if callable(default.default_factory) else default.default  # type: ignore[misc]
+            setattr(self, name, state.get(name, value))
+
     def names(self, database: str | None = None) -> list[str]:
         return [c.name for c in self.commands if database is None or c.database == database]
 
@@ -67,14 +73,14 @@ class FakeServer:
             self.commands.append(Recorded(name, database, document))
         handler = getattr(self, f"_{name}", None)
         if name in self.refuse:
-            return request.fail(f"not authorized on {database} to execute command {{ {name}: … }}", code=13,
-                                codeName="Unauthorized")
+            return _error(request, f"not authorized on {database} to execute command {{ {name}: … }}", 13,
+                          "Unauthorized")
         if handler is None:
             return request.ok()
         try:
             reply = handler(database, document)
         except _Fail as failure:
-            return request.fail(failure.message, code=failure.code, codeName=failure.code_name)
+            return _error(request, failure.message, failure.code, failure.code_name)
         return request.reply({"ok": 1, **reply})
 
     def _hello(self, database: str, command: dict[str, Any]) -> dict[str, Any]:
@@ -182,6 +188,10 @@ class _Fail(Exception):
     def __init__(self, message: str, code: int, code_name: str) -> None:
         super().__init__(message)
         self.message, self.code, self.code_name = message, code, code_name
+
+
+def _error(request: Any, message: str, code: int, code_name: str) -> bool:
+    return request.reply({"ok": 0, "errmsg": message, "code": code, "codeName": code_name})
 
 
 def _cursor(ns: str, documents: list[dict[str, Any]]) -> dict[str, Any]:

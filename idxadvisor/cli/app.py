@@ -107,6 +107,8 @@ def run(argv: list[str] | None = None) -> int:
             _traceback()
         error_line(f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)")
         return ExitCode.USAGE
+    if result == ExitCode.INTERRUPTED:  # Typer turns Ctrl-C inside a command into Exit(130), silently
+        error_line("interrupted")
     return int(result) if isinstance(result, int) else ExitCode.OK
 
 

@@ -28,11 +28,18 @@ def profiled_scan(minutes_ago: int, status: str = "paid", region: str = "islands
             "ts": NOW - timedelta(minutes=minutes_ago), "client": "10.0.0.1", "appName": "shop-api"}
 
 
-@pytest.fixture
-def fake() -> Iterator[FakeServer]:
-    server = FakeServer(databases={"shop": {"orders": shop_documents(), "audit": [{"_id": 1}]}},
-                        indexes={"shop.orders": [{"v": 2, "key": {"createdAt": -1}, "name": "createdAt_-1"}]},
-                        profile={"shop": [profiled_scan(minutes) for minutes in range(1, 9)]})
+@pytest.fixture(scope="session")
+def running_fake() -> Iterator[FakeServer]:
+    """One fake server for the session (stopping one takes a second); each test gets it with a fresh state."""
+    server = FakeServer()
     server.uri = server.start()  # type: ignore[attr-defined]
     yield server
     server.stop()
+
+
+@pytest.fixture
+def fake(running_fake: FakeServer) -> FakeServer:
+    running_fake.reset(databases={"shop": {"orders": shop_documents(), "audit": [{"_id": 1}]}},
+                       indexes={"shop.orders": [{"v": 2, "key": {"createdAt": -1}, "name": "createdAt_-1"}]},
+                       profile={"shop": [profiled_scan(minutes) for minutes in range(1, 9)]})
+    return running_fake
