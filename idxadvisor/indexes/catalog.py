@@ -17,6 +17,7 @@ The index files DBAs already have are read too:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from idxadvisor.errors import InputError
 from idxadvisor.indexes.model import IndexSpec, IndexSpecError
 
 IndexCatalog = dict[str, list[IndexSpec]]
+_BLANK = re.compile(r"\s*")
 
 
 def load_index_arguments(arguments: Iterable[str]) -> IndexCatalog:
@@ -67,10 +69,16 @@ def load_index_file(path: Path, namespace: str | None = None) -> IndexCatalog:
 
 
 def _shell_values(data: bytes) -> list[Any] | None:
-    from idxadvisor.parse.shelldoc import ShellSyntaxError, iter_shell_documents
+    """The top-level values of shell-printed text (one ``getIndexes()`` array per collection), or None."""
+    from idxadvisor.parse.shelldoc import ShellSyntaxError, parse_shell_value
 
+    text = data.decode("utf-8", "replace").lstrip("\ufeff")
+    values, position = [], 0
     try:
-        values = [parsed.value for parsed in iter_shell_documents(data.decode("utf-8", "replace"))]
+        while (position := _BLANK.match(text, position).end()) < len(text):  # type: ignore[union-attr]
+            parsed = parse_shell_value(text, position)
+            values.append(parsed.value)
+            position = parsed.end
     except ShellSyntaxError:
         return None
     return values or None
