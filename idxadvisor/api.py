@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from functools import partial
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from idxadvisor.config import Settings
 from idxadvisor.ingest.datasets import collection_stats, resolve_data_arguments
@@ -16,14 +16,17 @@ from idxadvisor.indexes.catalog import IndexCatalog, load_index_arguments
 from idxadvisor.ingest.sources import Source, expand_sources
 from idxadvisor.indexes.sampling import SampleStatistics
 from idxadvisor.models.inputs import InputSummary
-from idxadvisor.models.report import Report, SampleReport, ServerReport
+from idxadvisor.models.report import Report, SampleReport
 from idxadvisor.parse.block import BlockOptions
 from idxadvisor.parse.run import RunOptions, Runner, estimated_bytes
 from idxadvisor.report.build import build_report, select_shapes
 from idxadvisor.rules import select_rules
-from idxadvisor.rules.base import RuleContext
+from idxadvisor.rules.base import Rule, RuleContext
 from idxadvisor.rules.engine import run_rules
 from idxadvisor.shapes.digest import Digest, DigestOptions
+
+if TYPE_CHECKING:
+    from idxadvisor.server.live import LiveServer
 
 
 class Progress(Protocol):
@@ -38,29 +41,23 @@ def analyze(paths: Sequence[str], settings: Settings, progress: Progress | None 
     catalog: IndexCatalog = load_index_arguments(settings.indexes)
     if settings.uri is None:
         return _analyze(paths, settings, progress, rules, catalog, None)
-    from idxadvisor.server.live import open_source  # pymongo's client: only with --uri
+    from idxadvisor.server.live import LiveServer  # pymongo's client: only with --uri
 
-    source, read = open_source(settings)
-    with source:
-        return _analyze(paths, settings, progress, rules, catalog, (source, read))
+    with LiveServer.open(settings) as live:
+        return _analyze(paths, settings, progress, rules, catalog, live)
 
 
-def _analyze(paths: Sequence[str], settings: Settings, progress: Progress | None, rules: list, catalog: IndexCatalog,
-             live: tuple | None) -> Report:
+def _analyze(paths: Sequence[str], settings: Settings, progress: Progress | None, rules: list[Rule],
+             catalog: IndexCatalog, live: LiveServer | None) -> Report:
     digest, summaries = read_workload(expand_sources(list(paths)), settings, progress)
     if live is not None:
-        from idxadvisor.server.live import read_live_workload
-
-        summaries += read_live_workload(*live, settings, digest, _block_options(settings))
+        summaries += live.read_workload(settings, digest, _block_options(settings))
     selection = select_shapes(digest, settings)
-    namespaces = {stats.shape.ns for stats in digest.shapes.values()}
-    samples, sample_reports = load_samples(settings, namespaces)
+    samples, sample_reports = load_samples(settings, {stats.shape.ns for stats in digest.shapes.values()})
     if live is not None:
-        from idxadvisor.server.live import complete_catalog, live_samples
-
         selected = {stats.shape.ns for stats in selection.shapes}
-        catalog = complete_catalog(*live, selected, catalog)
-        found, reports = live_samples(*live, selected, settings.sample_size, samples)
+        catalog = live.complete_catalog(selected, catalog)
+        found, reports = live.samples(selected, settings.sample_size, samples)
         samples.update(found)
         sample_reports += reports
     context = RuleContext(settings, catalog, samples)
@@ -77,40 +74,20 @@ def _analyze(paths: Sequence[str], settings: Settings, progress: Progress | None
         findings, dropped = gather_evidence(findings, shapes, samples, catalog, options)
         skips += dropped
         if settings.replay and live is not None:
-            findings, dropped, scratch = _replay(findings, shapes, samples, catalog, options, settings, live)
+            from idxadvisor.replay import ReplayOptions, replay_findings
+            from idxadvisor.replay.run import DEFAULT_TOP
+
+            replay = ReplayOptions(settings.scratch_uri or live.source.uri, live.source_databases(settings),
+                                   settings.scratch_db, settings.top or DEFAULT_TOP)
+            findings, dropped, scratch = replay_findings(findings, shapes, samples, catalog, options, replay)
             skips += dropped
     report = build_report(summaries, selection, settings, findings, selection.skips + skips)
     report.samples = sample_reports
     if live is not None:
-        report.server = _server_report(live[1], summaries, settings, report, scratch)
+        from idxadvisor.replay.calibration import summarise
+
+        report.server = live.report(summaries, scratch, summarise(report.findings) if scratch else None)
     return report
-
-
-def _replay(findings: list, shapes: dict, samples: dict, catalog: IndexCatalog, options: object, settings: Settings,
-            live: tuple) -> tuple:
-    from idxadvisor.replay import ReplayOptions, replay_findings
-    from idxadvisor.replay.run import DEFAULT_TOP
-
-    source, read = live
-    assert settings.uri is not None
-    sources = frozenset(read.databases) | frozenset(settings.db)
-    if settings.scratch_uri is None:
-        sources |= frozenset(source.database_names())  # the scratch database sits beside the source's own
-    replay = ReplayOptions(settings.scratch_uri or settings.uri, sources, settings.scratch_db,
-                           settings.top or DEFAULT_TOP)
-    return replay_findings(findings, shapes, samples, catalog, options, replay)  # type: ignore[arg-type]
-
-
-def _server_report(read: object, summaries: list[InputSummary], settings: Settings, report: Report,
-                   scratch: object) -> ServerReport:
-    from idxadvisor.replay.calibration import summarise
-    from idxadvisor.server.readers import QUERY_STATS_INPUT
-
-    profiled = sum(summary.lines for summary in summaries if summary.path.endswith(".system.profile"))
-    return ServerReport(server=read.label, version=read.version, databases=read.databases,  # type: ignore[attr-defined]
-                        profile_documents=profiled, missing=read.missing,  # type: ignore[attr-defined]
-                        query_stats=any(s.path.endswith(QUERY_STATS_INPUT) and s.entries for s in summaries),
-                        scratch=scratch, calibration=summarise(report.findings) if scratch else None)  # type: ignore[arg-type]
 
 
 def _block_options(settings: Settings) -> BlockOptions:
@@ -124,14 +101,15 @@ def load_samples(settings: Settings, namespaces: set[str]) -> tuple[dict[str, Sa
     from idxadvisor.ingest.samples import load_sample  # bson: only with --data
 
     samples, reports = {}, []
-    counts = collection_stats(settings.data)
+    counts = collection_stats(settings.data)  # collstats.json beside the samples (idxadvisor export-script)
     for ns, path in resolve_data_arguments(settings.data, namespaces).items():
         sample = load_sample(path, sample_size=settings.sample_size)
-        samples[ns] = SampleStatistics(sample.documents, sample.average_document_size, sample.documents_seen)
         collection = counts.get(ns, {})
         if isinstance(collection.get("count"), int) and collection["count"] > sample.documents_seen:
             samples[ns] = SampleStatistics(sample.documents, collection.get("avgObjSize") or
                                            sample.average_document_size, collection["count"], origin="the collection")
+        else:
+            samples[ns] = SampleStatistics(sample.documents, sample.average_document_size, sample.documents_seen)
         reports.append(SampleReport(ns=ns, path=str(path), documents=len(sample.documents),
                                     documents_seen=sample.documents_seen, problems=sample.problems))
     return samples, reports

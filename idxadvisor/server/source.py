@@ -148,11 +148,6 @@ class ReadOnlySource:
         return self._send("admin", {"aggregate": 1, "pipeline": [{"$queryStats": {}}], "cursor": {}},
                           "$queryStats", cursor=True)
 
-    def explain_plan(self, ns: str, query: dict[str, Any]) -> dict[str, Any]:
-        """``explain`` at ``queryPlanner`` verbosity: the plan the source would choose, without running the query."""
-        database, _ = _split(ns)
-        return self._send(database, {"explain": query, "verbosity": "queryPlanner"}, f"explain on {ns}")
-
     def _aggregate(self, ns: str, pipeline: list[dict[str, Any]], what: str) -> list[dict[str, Any]]:
         database, collection = _split(ns)
         return self._send(database, {"aggregate": collection, "pipeline": pipeline, "cursor": {}}, what, cursor=True)
