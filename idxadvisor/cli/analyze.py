@@ -46,6 +46,41 @@ IndexesOption = Annotated[Optional[list[str]], typer.Option(
     "--indexes", metavar="[NS=]FILE", help="Existing indexes: a JSON file mapping each namespace to its listIndexes "
     "output (idxadvisor indexes writes one), an mdbkit export, or getIndexes() output (NS= names its collection) "
     "(repeatable).", rich_help_panel=EVIDENCE)]
+FormatOption = Annotated[Optional[str], typer.Option(
+    "--format", "-f", metavar="FORMAT", help="text, json, markdown or sarif. \\[default: text]",
+    rich_help_panel=OUTPUT)]
+OutputOption = Annotated[Optional[Path], typer.Option(
+    "--output", "-o", metavar="FILE", help="Write the report to FILE instead of stdout.",
+    rich_help_panel=OUTPUT)]
+ShowValuesOption = Annotated[Optional[bool], typer.Option(
+    "--show-values", metavar=FLAG, help="Print literal query values (kept out of reports otherwise).",
+    rich_help_panel=OUTPUT)]
+VerboseOption = Annotated[Optional[bool], typer.Option(
+    "--verbose", "-v", metavar=FLAG, help="Show problem lines and the reason for every shape without a "
+    "suggestion.", rich_help_panel=OUTPUT)]
+NsOption = Annotated[Optional[list[str]], typer.Option(
+    metavar="GLOB", help="Only namespaces matching GLOB, such as 'shop.*' (repeatable).",
+    rich_help_panel=FILTERING)]
+SinceOption = Annotated[Optional[str], typer.Option(
+    metavar="TIME", help="Only operations at or after TIME: ISO 8601 (UTC unless it has an offset) or an age "
+    "such as 30m, 2h, 7d.", rich_help_panel=FILTERING)]
+FailOnOption = Annotated[Optional[str], typer.Option(
+    metavar="LEVEL", help="Exit 1 when a finding is at least LEVEL: info, warning, error or never. "
+    "\\[default: warning]", rich_help_panel=RULES)]
+DataOption = Annotated[Optional[list[str]], typer.Option(
+    metavar="[NS=]FILE", help="A sample of a collection's documents: Extended JSON or a mongodump .bson file; a "
+    "directory holds <db>.<coll>.json files (repeatable).", rich_help_panel=EVIDENCE)]
+MinSavingsOption = Annotated[Optional[float], typer.Option(
+    metavar="PCT", help="Drop index suggestions that do not cut keys plus documents examined by PCT percent. "
+    "\\[default: 50]", rich_help_panel=EVIDENCE)]
+SampleSizeOption = Annotated[Optional[int], typer.Option(
+    metavar="N", help="Documents kept from each --data sample, or drawn from each collection with $sample with --uri. "
+    "\\[default: 10000]", rich_help_panel=EVIDENCE)]
+ConfigOption = Annotated[Optional[Path], typer.Option(
+    metavar="FILE", help="Settings file. \\[default: .idxadvisor.toml, or \\[tool.idxadvisor] in pyproject.toml]",
+    rich_help_panel=INPUT)]
+DebugOption = Annotated[bool, typer.Option(
+    "--debug", metavar=FLAG, help="Show tracebacks.", rich_help_panel=OUTPUT)]
 
 
 @command()
@@ -53,43 +88,29 @@ def analyze(
     paths: Annotated[Optional[list[str]], typer.Argument(
         help="Log files, profiler dumps, explain output, globs, directories, .gz/.bz2/.xz files, tar archives, "
              "or - for stdin.", metavar="PATH", show_default=False)] = None,
-    format: Annotated[Optional[str], typer.Option(
-        "--format", "-f", metavar="FORMAT", help="text, json, markdown or sarif. \\[default: text]",
-        rich_help_panel=OUTPUT)] = None,
-    output: Annotated[Optional[Path], typer.Option(
-        "--output", "-o", metavar="FILE", help="Write the report to FILE instead of stdout.",
-        rich_help_panel=OUTPUT)] = None,
+    format: FormatOption = None,
+    output: OutputOption = None,
     top: Annotated[Optional[int], typer.Option(
         metavar="N", help="Show the N most important shapes and findings. \\[default: 20 in text and markdown, "
         "all in json and sarif]", rich_help_panel=OUTPUT)] = None,
     sort_by: Annotated[Optional[str], typer.Option(
         metavar="KEY", help="Rank shapes by total, count, mean, p95, max, docs-examined or ratio. \\[default: total]",
         rich_help_panel=OUTPUT)] = None,
-    show_values: Annotated[Optional[bool], typer.Option(
-        "--show-values", metavar=FLAG, help="Print literal query values (kept out of reports otherwise).",
-        rich_help_panel=OUTPUT)] = None,
-    verbose: Annotated[Optional[bool], typer.Option(
-        "--verbose", "-v", metavar=FLAG, help="Show problem lines and the reason for every shape without a "
-        "suggestion.", rich_help_panel=OUTPUT)] = None,
+    show_values: ShowValuesOption = None,
+    verbose: VerboseOption = None,
     min_ms: Annotated[Optional[float], typer.Option(
         metavar="MS", help="Leave out operations faster than MS milliseconds. \\[default: 0]",
         rich_help_panel=FILTERING)] = None,
-    ns: Annotated[Optional[list[str]], typer.Option(
-        metavar="GLOB", help="Only namespaces matching GLOB, such as 'shop.*' (repeatable).",
-        rich_help_panel=FILTERING)] = None,
+    ns: NsOption = None,
     exclude_ns: Annotated[Optional[list[str]], typer.Option(
         metavar="GLOB", help="Leave out namespaces matching GLOB (repeatable).", rich_help_panel=FILTERING)] = None,
     include_internal: Annotated[Optional[bool], typer.Option(
         "--include-internal", metavar=FLAG, help="Keep internal traffic: admin, local, config, system collections, "
         "internal threads and agents.", rich_help_panel=FILTERING)] = None,
-    since: Annotated[Optional[str], typer.Option(
-        metavar="TIME", help="Only operations at or after TIME: ISO 8601 (UTC unless it has an offset) or an age "
-        "such as 30m, 2h, 7d.", rich_help_panel=FILTERING)] = None,
+    since: SinceOption = None,
     until: Annotated[Optional[str], typer.Option(
         metavar="TIME", help="Only operations before TIME (ISO 8601).", rich_help_panel=FILTERING)] = None,
-    fail_on: Annotated[Optional[str], typer.Option(
-        metavar="LEVEL", help="Exit 1 when a finding is at least LEVEL: info, warning, error or never. "
-        "\\[default: warning]", rich_help_panel=RULES)] = None,
+    fail_on: FailOnOption = None,
     select: Annotated[Optional[list[str]], typer.Option(
         metavar="CODE", help="Run only these rules: codes, prefixes (IX) or names (repeatable).",
         rich_help_panel=RULES)] = None,
@@ -99,15 +120,9 @@ def analyze(
         metavar="N", help="Advise nothing for shapes run fewer than N times (getMores do not count). "
         "\\[default: 3]", rich_help_panel=RULES)] = None,
     indexes: IndexesOption = None,
-    data: Annotated[Optional[list[str]], typer.Option(
-        metavar="[NS=]FILE", help="A sample of a collection's documents: Extended JSON or a mongodump .bson file; a "
-        "directory holds <db>.<coll>.json files (repeatable).", rich_help_panel=EVIDENCE)] = None,
-    min_savings_pct: Annotated[Optional[float], typer.Option(
-        metavar="PCT", help="Drop index suggestions that do not cut keys plus documents examined by PCT percent. "
-        "\\[default: 50]", rich_help_panel=EVIDENCE)] = None,
-    sample_size: Annotated[Optional[int], typer.Option(
-        metavar="N", help="Documents kept from each --data sample. \\[default: 10000]",
-        rich_help_panel=EVIDENCE)] = None,
+    data: DataOption = None,
+    min_savings_pct: MinSavingsOption = None,
+    sample_size: SampleSizeOption = None,
     uri: UriOption = None,
     db: DbOption = None,
     query_stats: Annotated[Optional[bool], typer.Option(
@@ -120,14 +135,10 @@ def analyze(
     scratch_uri: ScratchUriOption = None,
     jobs: Annotated[Optional[int], typer.Option(
         "--jobs", "-j", metavar="N", help="Worker processes. \\[default: all cores]", rich_help_panel=INPUT)] = None,
-    config: Annotated[Optional[Path], typer.Option(
-        metavar="FILE", help="Settings file. \\[default: .idxadvisor.toml, or \\[tool.idxadvisor] in pyproject.toml]",
-        rich_help_panel=INPUT)] = None,
-    debug: Annotated[bool, typer.Option(
-        "--debug", metavar=FLAG, help="Show tracebacks.", rich_help_panel=OUTPUT)] = False,
+    config: ConfigOption = None,
+    debug: DebugOption = False,
 ) -> int:
-    """Read slow-operation logs, profiler dumps or a live server, and report query shapes, findings and index
-    suggestions."""
+    """Read slow-operation logs, profiler dumps or a live server; report query shapes, findings and indexes."""
     overrides = {
         "format": format, "output": output, "top": top, "sort_by": sort_by, "show_values": show_values,
         "verbose": verbose, "min_ms": min_ms, "ns": ns, "exclude_ns": exclude_ns,

@@ -28,10 +28,7 @@ def export_script(
     debug: Annotated[bool, typer.Option(
         "--debug", metavar=FLAG, help="Show tracebacks.", rich_help_panel=OUTPUT)] = False,
 ) -> int:
-    """Print a read-only mongosh script that writes the files --indexes and --data read.
-
-    For servers the tool may not connect to: the script writes indexes.json (with $indexStats usage), each
-    collection's statistics and a $sample of its documents."""
+    """Print a read-only mongosh script writing the files --indexes and --data read, for servers no tool may reach."""
     from idxadvisor import api
     from idxadvisor.errors import UsageError
 

@@ -25,9 +25,7 @@ def indexes(
     debug: Annotated[bool, typer.Option(
         "--debug", metavar=FLAG, help="Show tracebacks.", rich_help_panel=OUTPUT)] = False,
 ) -> int:
-    """Write a live server's index file for --indexes, with each index's $indexStats usage.
-
-    Each namespace maps to its listIndexes output; every index carries "accesses": {"ops", "since"}."""
+    """Write a live server's index file for --indexes, each index with its $indexStats usage."""
     from bson import json_util
 
     from idxadvisor import api

@@ -8,11 +8,11 @@ names the estimator answers with (``planSummary``, ``nReturned``, ``nCounted``, 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from idxadvisor.indexes.model import KeyPattern
-from idxadvisor.parse.explain import plan_summary
+from idxadvisor.parse.explain import iter_stages, plan_summary
 from idxadvisor.server.connection import MAX_TIME_MS
 from idxadvisor.whatif.estimator import WhatIfQuery
 
@@ -45,7 +45,7 @@ def execution_counters(reply: Mapping[str, Any]) -> dict[str, Any]:
         return {"unsupported": "the explain reply has no executionStats"}
     plan = planner.get("winningPlan") if isinstance(planner.get("winningPlan"), Mapping) else {}
     plan = plan.get("queryPlan", plan) if isinstance(plan.get("queryPlan"), Mapping) else plan  # 7.0+ SBE wrapper
-    stages = list(_stages(stats.get("executionStages") or {}))
+    stages = list(iter_stages(stats.get("executionStages") or {}))
     names = {stage.get("stage") for stage in stages}
     counters: dict[str, Any] = {
         "planSummary": plan_summary(dict(plan)) or "?",
@@ -60,20 +60,3 @@ def execution_counters(reply: Mapping[str, Any]) -> dict[str, Any]:
         counters["nCounted"] = int(counted)
     return counters
 
-
-def _stages(stage: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
-    stack = [stage]
-    while stack:
-        current = stack.pop()
-        yield current
-        for key in ("inputStage", "thenStage", "elseStage", "outerStage", "innerStage"):
-            child = current.get(key)
-            if isinstance(child, Mapping):
-                stack.append(child)
-        for key in ("inputStages", "shards"):
-            children = current.get(key)
-            if isinstance(children, list):
-                stack.extend(child for child in children if isinstance(child, Mapping))
-        inner = current.get("executionStages")
-        if isinstance(inner, Mapping):
-            stack.append(inner)
