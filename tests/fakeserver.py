@@ -132,6 +132,10 @@ class FakeServer:
             return _cursor(ns, documents[: command["pipeline"][0]["$sample"]["size"]])
         raise _Fail(f"unexpected stage {stage}", 2, "BadValue")
 
+    def _collStats(self, database: str, command: dict[str, Any]) -> dict[str, Any]:
+        documents = self.databases.get(database, {}).get(command["collStats"], [])
+        return {"count": len(documents), "size": 100 * len(documents), "avgObjSize": 100}
+
     def _find(self, database: str, command: dict[str, Any]) -> dict[str, Any]:
         return _cursor(f"{database}.{command['find']}", self.profile.get(database, []))
 

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from idxadvisor.cli.analyze import DbOption
-from idxadvisor.cli.app import command, error_line
+from idxadvisor.cli.app import command, warning_line
 from idxadvisor.cli.common import FLAG, OUTPUT, SERVER, output_stream
 from idxadvisor.exitcodes import ExitCode
 
@@ -34,5 +34,5 @@ def indexes(
     with output_stream(output) as out:
         out.write(json_util.dumps(document, json_options=json_util.RELAXED_JSON_OPTIONS, indent=2) + "\n")
     for line in missing:
-        error_line(f"left out: {line}")
+        warning_line(f"left out: {line}")
     return ExitCode.OK

@@ -49,7 +49,9 @@ class ScratchDatabase:
             raise UsageError(f"--scratch-db {self.name} is a source database: replay writes only to a database of "
                              "its own")
         self._client = connect(self.uri, tz_aware=True)
-        existing = self._call(lambda: self._client.list_database_names(), "listDatabases")
+        listing = {"listDatabases": 1, "nameOnly": True, "maxTimeMS": MAX_TIME_MS}
+        reply = self._call(lambda: self._client.admin.command(listing), "listDatabases")
+        existing = {database["name"] for database in reply.get("databases", [])}
         if self.name in existing:
             self._client.close()
             raise UsageError(f"--scratch-db {self.name} already exists on {self.report.server}: replay writes only "

@@ -206,7 +206,10 @@ def collection_namespaces(source: ReadOnlySource, databases: Iterable[str]) -> l
 
 def read_sample(source: ReadOnlySource, ns: str, size: int) -> SampleStatistics:
     """``$sample`` documents with the collection's document count and average size (``$collStats``)."""
-    stats = source.collection_stats(ns)
+    try:
+        stats = source.collection_stats(ns)
+    except CommandRefused:
+        stats = {}  # neither $collStats nor collStats: the count will do, and the sample gives the size
     count = stats.get("count")
     if count is None:
         count = source.count(ns)

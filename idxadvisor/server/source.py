@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
-from idxadvisor.server.connection import MAX_TIME_MS, connect, describe_failure, host_label
+from idxadvisor.server.connection import MAX_TIME_MS, CommandRefused, connect, describe_failure, host_label
 
 _READ_COMMANDS = frozenset({"hello", "buildInfo", "listDatabases", "listCollections", "listIndexes", "aggregate",
                             "collStats", "count", "find", "explain"})
@@ -117,11 +117,12 @@ class ReadOnlySource:
         return self._aggregate(ns, [{"$indexStats": {}}], f"$indexStats on {ns}")
 
     def collection_stats(self, ns: str) -> dict[str, Any]:
-        """Documents, size and average document size: ``$collStats`` (3.4+), else ``collStats``."""
-        if self.version() >= (3, 4):
+        """Documents, size and average document size: ``$collStats``, else the ``collStats`` command (deprecated in
+        6.2, but what a user without the aggregation's privilege, or an older server, may still answer)."""
+        try:
             documents = self._aggregate(ns, [{"$collStats": {"storageStats": {}}}], f"$collStats on {ns}")
             stats = documents[0].get("storageStats", {}) if documents else {}
-        else:
+        except CommandRefused:
             database, collection = _split(ns)
             stats = self._send(database, {"collStats": collection}, f"collStats on {ns}")
         return {"count": stats.get("count"), "size": stats.get("size"), "avgObjSize": stats.get("avgObjSize")}

@@ -35,6 +35,8 @@ def assert_source_only_read(fake: FakeServer, scratch: set[str]) -> None:
         if command.database in scratch:
             continue
         assert command.name in SOURCE_READS, f"{command.name} reached the source database {command.database}"
+        if command.name != "endSessions" and command.name != "buildInfo":
+            assert command.document["maxTimeMS"] > 0, command
         if command.name == "explain":
             assert command.document["verbosity"] == "queryPlanner"
 
@@ -216,7 +218,7 @@ def test_indexes_without_index_usage_says_so(capsys: pytest.CaptureFixture[str],
     assert run(["indexes", "--uri", fake.uri, "--db", "shop"]) == 0  # type: ignore[attr-defined]
     captured = capsys.readouterr()
     assert "accesses" not in captured.out and json.loads(captured.out)["shop.orders"][1]["name"] == "createdAt_-1"
-    assert captured.err.startswith("idxadvisor: error: left out: index usage:") and "s3cret" not in captured.err
+    assert captured.err.startswith("idxadvisor: warning: left out: index usage:") and "s3cret" not in captured.err
 
 
 def test_replay_command_end_to_end_with_a_log(capsys: pytest.CaptureFixture[str], fake: FakeServer,
@@ -246,3 +248,28 @@ def test_the_read_only_check_refuses_every_write() -> None:
         with pytest.raises(ReadOnlyViolation):
             check_read_only(command)
     check_read_only({"explain": {"find": "c"}, "verbosity": "queryPlanner"})
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "markdown", "sarif"])
+def test_every_format_shows_the_replay_and_no_password(capsys: pytest.CaptureFixture[str], fake: FakeServer,
+                                                        fmt: str) -> None:
+    assert run(["analyze", "--uri", fake.uri, "--replay", "--format", fmt]) == 1  # type: ignore[attr-defined]
+    out = capsys.readouterr().out
+    assert "s3cret" not in out and "reader" not in out
+    if fmt == "text":
+        assert "replay: scratch database idxadvisor_scratch_" in out and "dropped" in out
+        assert "server: today COLLSCAN" in out and "calibration on the sample: 8 of 8 counters agree" in out
+    elif fmt == "markdown":
+        assert "Estimator vs server: 8 of 8 counters agree over 1 replayed finding." in out
+    elif fmt == "sarif":
+        run_ = json.loads(out)["runs"][0]
+        assert run_["properties"]["server"]["scratch"]["dropped"] is True
+        assert run_["results"][0]["properties"]["evidence"]["evaluator"] == "server"
+
+
+def test_a_collection_stats_refusal_falls_back_to_collstats(capsys: pytest.CaptureFixture[str],
+                                                            fake: FakeServer) -> None:
+    fake.refuse.add("$collStats")
+    code, report, err = analyze(capsys, fake)
+    assert code == 1 and err == ""
+    assert "collStats" in fake.names("shop") and report["samples"][0]["documents_seen"] == 400

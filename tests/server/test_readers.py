@@ -80,4 +80,4 @@ def test_a_sample_knows_its_collections_size() -> None:
     sample = read_sample(source, "test.matrices", 5)
     assert (len(sample), sample.documents_seen, sample.average_document_size) == (5, 1104369, 550.0)
     assert sample.origin == "the collection"
-    assert [next(iter(command)) for command in source.sent] == ["buildInfo", "aggregate", "aggregate"]
+    assert [next(iter(command["pipeline"][0])) for command in source.sent] == ["$collStats", "$sample"]
