@@ -15,6 +15,10 @@ A sample is smaller than its collection, so both plans are estimated without the
 The limit is then applied: a plan that gives the sort stops after skip + limit results, a blocking sort reads every
 match first. A suggestion that does not cut keys plus documents examined by ``min_savings_pct`` is dropped, with that
 reason; an estimate the model cannot make says so (``unsupported``) and keeps the finding.
+
+Whatever answers the explains is an ``Evaluator``: the estimator by default, a real server on a scratch copy in
+``idxadvisor.replay``. Their numbers go through the same calibration, scaling and limit, and give ``Evidence`` with
+the same ``before``/``after`` keys, so the report does not care which ran.
 """
 
 from __future__ import annotations
