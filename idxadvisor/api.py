@@ -9,11 +9,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
 from functools import partial
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from idxadvisor.config import Settings
-from idxadvisor.ingest.datasets import resolve_data_arguments
-from idxadvisor.indexes.catalog import IndexCatalog, load_index_file
+from idxadvisor.ingest.datasets import collection_stats, resolve_data_arguments
+from idxadvisor.indexes.catalog import IndexCatalog, load_index_arguments
 from idxadvisor.ingest.sources import Source, expand_sources
 from idxadvisor.indexes.sampling import SampleStatistics
 from idxadvisor.models.inputs import InputSummary
@@ -27,6 +27,9 @@ from idxadvisor.rules.base import Rule, RuleContext
 from idxadvisor.rules.engine import run_rules
 from idxadvisor.shapes.digest import Digest, DigestOptions
 
+if TYPE_CHECKING:
+    from idxadvisor.server.live import LiveServer
+
 
 class Progress(Protocol):
     def start(self, total_bytes: float) -> None: ...
@@ -34,22 +37,41 @@ class Progress(Protocol):
 
 
 def analyze(paths: Sequence[str], settings: Settings, progress: Progress | None = None) -> Report:
-    """Read the inputs, shape and digest their operations, run the rules, and return the report."""
+    """Read the inputs (and the live server of ``settings.uri``, read-only), shape and digest their operations, run
+    the rules, gather evidence (and replay it on a scratch copy with ``settings.replay``), and return the report."""
     rules = select_rules(settings.select, settings.ignore, settings.rules)
-    catalog: IndexCatalog = load_index_file(settings.indexes) if settings.indexes else {}
-    sources = expand_sources(list(paths))
-    digest, summaries = read_workload(sources, settings, progress)
+    catalog: IndexCatalog = load_index_arguments(settings.indexes)
+    if settings.uri is None:
+        return _analyze(paths, settings, progress, rules, catalog, None)
+    from idxadvisor.server.live import LiveServer  # pymongo's client: only with --uri
+
+    with LiveServer.open(settings) as live:
+        return _analyze(paths, settings, progress, rules, catalog, live)
+
+
+def _analyze(paths: Sequence[str], settings: Settings, progress: Progress | None, rules: list[Rule],
+             catalog: IndexCatalog, live: LiveServer | None) -> Report:
+    digest, summaries = read_workload(expand_sources(list(paths)), settings, progress)
+    if live is not None:
+        summaries += live.read_workload(settings, digest, _block_options(settings))
     with collector_paused():  # thousands of shapes and findings, no cycles: see runtime.collector_paused
-        return _advise(digest, summaries, settings, catalog, rules)
+        return _advise(digest, summaries, settings, rules, catalog, live)
 
 
-def _advise(digest: Digest, summaries: list[InputSummary], settings: Settings, catalog: IndexCatalog,
-            rules: list[Rule]) -> Report:
-    """Select the shapes, run the rules, gather evidence and build the report."""
+def _advise(digest: Digest, summaries: list[InputSummary], settings: Settings, rules: list[Rule],
+            catalog: IndexCatalog, live: LiveServer | None) -> Report:
+    """Select the shapes, run the rules, gather evidence (estimated, and replayed on a server) and build the report."""
     selection = select_shapes(digest, settings)
     samples, sample_reports = load_samples(settings, {stats.shape.ns for stats in digest.shapes.values()})
+    if live is not None:
+        selected = {stats.shape.ns for stats in selection.shapes}
+        catalog = live.complete_catalog(selected, catalog)
+        found, reports = live.samples(selected, settings.sample_size, samples)
+        samples.update(found)
+        sample_reports += reports
     context = RuleContext(settings, catalog, samples)
     findings, skips = run_rules(selection.shapes, context, rules)
+    scratch = None
     if samples:
         # imported here: the estimator (mongomock, bson) is only needed with --data, and costs a tenth of a second
         from idxadvisor.whatif.command import parse_server_version
@@ -60,9 +82,25 @@ def _advise(digest: Digest, summaries: list[InputSummary], settings: Settings, c
                                   settings.show_values)
         findings, dropped = gather_evidence(findings, shapes, samples, catalog, options)
         skips += dropped
+        if settings.replay and live is not None:
+            from idxadvisor.replay import ReplayOptions, replay_findings
+            from idxadvisor.replay.run import DEFAULT_TOP
+
+            replay = ReplayOptions(settings.scratch_uri or live.source.uri, live.source_databases(settings),
+                                   settings.scratch_db, settings.top or DEFAULT_TOP)
+            findings, dropped, scratch = replay_findings(findings, shapes, samples, catalog, options, replay)
+            skips += dropped
     report = build_report(summaries, selection, settings, findings, selection.skips + skips)
     report.samples = sample_reports
+    if live is not None:
+        from idxadvisor.replay.calibration import summarise
+
+        report.server = live.report(summaries, scratch, summarise(report.findings) if scratch else None)
     return report
+
+
+def _block_options(settings: Settings) -> BlockOptions:
+    return BlockOptions(reference_year=datetime.now(timezone.utc).year, keep_excerpts=settings.show_values)
 
 
 def load_samples(settings: Settings, namespaces: set[str]) -> tuple[dict[str, SampleStatistics], list[SampleReport]]:
@@ -72,9 +110,15 @@ def load_samples(settings: Settings, namespaces: set[str]) -> tuple[dict[str, Sa
     from idxadvisor.ingest.samples import load_sample  # bson: only with --data
 
     samples, reports = {}, []
+    counts = collection_stats(settings.data)  # collstats.json beside the samples (idxadvisor export-script)
     for ns, path in resolve_data_arguments(settings.data, namespaces).items():
         sample = load_sample(path, sample_size=settings.sample_size)
-        samples[ns] = SampleStatistics(sample.documents, sample.average_document_size, sample.documents_seen)
+        collection = counts.get(ns, {})
+        if isinstance(collection.get("count"), int) and collection["count"] > sample.documents_seen:
+            samples[ns] = SampleStatistics(sample.documents, collection.get("avgObjSize") or
+                                           sample.average_document_size, collection["count"], origin="the collection")
+        else:
+            samples[ns] = SampleStatistics(sample.documents, sample.average_document_size, sample.documents_seen)
         reports.append(SampleReport(ns=ns, path=str(path), documents=len(sample.documents),
                                     documents_seen=sample.documents_seen, problems=sample.problems))
     return samples, reports
@@ -84,7 +128,7 @@ def read_workload(
     sources: list[Source], settings: Settings, progress: Progress | None = None
 ) -> tuple[Digest, list[InputSummary]]:
     """Parse every input on all cores into one digest of shapes, and a summary of each input."""
-    block_options = BlockOptions(reference_year=datetime.now(timezone.utc).year, keep_excerpts=settings.show_values)
+    block_options = _block_options(settings)
     run_options = RunOptions(block=block_options, max_line_bytes=settings.max_line_bytes)
     if settings.jobs is not None:
         run_options = replace(run_options, jobs=settings.jobs)
@@ -95,3 +139,25 @@ def read_workload(
     summaries, digest = runner.run(sources)
     assert isinstance(digest, Digest)
     return digest, summaries
+
+
+def index_file(uri: str, databases: Sequence[str]) -> tuple[dict[str, list], list[str]]:
+    """The index file of a live server (DESIGN.md "Index specification file"), each index with its ``$indexStats``
+    accesses, and what the server would not give (``idxadvisor indexes``)."""
+    from idxadvisor.server.readers import ServerRead, collection_namespaces, index_documents
+    from idxadvisor.server.source import ReadOnlySource, user_databases
+
+    with ReadOnlySource(uri) as source:
+        source.hello()
+        read = ServerRead(source.label)
+        names = list(databases) or user_databases(source.database_names())
+        return index_documents(source, collection_namespaces(source, names), read), read.missing
+
+
+def export_script(databases: Sequence[str], sample_size: int, uri: str | None = None) -> str:
+    """The read-only mongosh script that writes the index file, collection statistics and samples
+    (``idxadvisor export-script``)."""
+    from idxadvisor import __version__
+    from idxadvisor.server.export_script import export_script as script
+
+    return script(databases, sample_size, __version__, uri)

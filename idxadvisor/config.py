@@ -47,11 +47,23 @@ class Settings(BaseModel):
     rules: dict[str, dict[str, Any]] = Field(default_factory=dict)
     min_count: int = Field(default=3, ge=1)
     data: list[str] = Field(default_factory=list)
-    indexes: Path | None = None
+    indexes: list[str] = Field(default_factory=list)  # [NS=]FILE arguments (one file name is accepted too)
     min_savings_pct: float = Field(default=50.0, ge=0, le=100)
     sample_size: int = Field(default=10_000, ge=1)
     server_version: str = "8.0"
     max_line_bytes: int = Field(default=64 * 1024 * 1024, ge=1024)
+    uri: str | None = None  # a live source server, read only (--uri)
+    db: list[str] = Field(default_factory=list)
+    query_stats: bool = False
+    replay: bool = False
+    scratch_db: str | None = None
+    scratch_uri: str | None = None
+
+    @field_validator("indexes", mode="before")
+    @classmethod
+    def _index_files(cls, value: Any) -> Any:
+        """``indexes = "file.json"`` (one file, as before the option was repeatable) is a list of one."""
+        return [str(value)] if isinstance(value, (str, Path)) else value
 
     @field_validator("since", "until")
     @classmethod

@@ -74,7 +74,7 @@ def test_errors_are_one_line_without_a_traceback(capsys: pytest.CaptureFixture[s
     assert err.startswith("idxadvisor: error: ") and err.count("\n") == 1 and "Traceback" not in err
     assert run(["analyze", str(DEMO_LOG), "--since", "yesterday"]) == 2
     assert capsys.readouterr().err == ("idxadvisor: error: --since: 'yesterday' is not an ISO 8601 time "
-                                       "(for example 2025-08-18T19:00)\n")
+                                       "(for example 2025-08-18T19:00) nor an age (30m, 2h, 7d)\n")
 
 
 def test_output_file_gets_the_report_and_stdout_stays_empty(capsys: pytest.CaptureFixture[str],
@@ -112,7 +112,7 @@ def test_only_warnings_pass_fail_on_error(capsys: pytest.CaptureFixture[str], tm
 
 URI = "mongodb://admin:s3cret@db.example.com/shop"
 MASKED = "mongodb://admin:****@db.example.com/shop"
-NO_SERVER = "reading from a live server is not supported yet"
+NO_SERVER = "a server is not a file here"
 
 
 @pytest.mark.parametrize("arguments", [
@@ -137,6 +137,11 @@ def test_whatif_refuses_a_server_uri_too(capsys: pytest.CaptureFixture[str]) -> 
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err == (f"idxadvisor: error: --data {MASKED}: {NO_SERVER} (give a sample "
                                                    "file: Extended JSON or a mongodump .bson)\n")
+
+
+def test_a_server_given_as_a_log_file_says_use_uri(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["analyze", URI]) == 2
+    assert capsys.readouterr().err == f"idxadvisor: error: {MASKED}: {NO_SERVER} (use --uri {MASKED})\n"
 
 
 def test_a_server_uri_in_the_config_file_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

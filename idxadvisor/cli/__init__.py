@@ -7,6 +7,7 @@ before the first line is read.
 """
 
 from idxadvisor.cli.app import app, main, run
-from idxadvisor.cli import analyze, info, whatif  # noqa: F401,E402 - each registers its commands on ``app``
+# each registers its commands on ``app``
+from idxadvisor.cli import analyze, export_script, indexes, info, replay, whatif  # noqa: F401,E402
 
 __all__ = ["app", "main", "run"]

@@ -73,6 +73,14 @@ def error_line(message: str) -> None:
     sys.stderr.write(line + "\n")
 
 
+def warning_line(message: str) -> None:
+    """One line on stderr about something left out (yellow on a terminal); passwords masked."""
+    line = f"idxadvisor: warning: {mask_secrets(message)}"
+    if wants_colour(sys.stderr):
+        line = f"\x1b[33m{line}\x1b[0m"
+    sys.stderr.write(line + "\n")
+
+
 def _traceback() -> None:
     """The current exception's traceback on stderr (``--debug``), with passwords masked like every other message."""
     sys.stderr.write(mask_secrets(traceback.format_exc()))
@@ -107,6 +115,8 @@ def run(argv: list[str] | None = None) -> int:
             _traceback()
         error_line(f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)")
         return ExitCode.USAGE
+    if result == ExitCode.INTERRUPTED:  # Typer turns Ctrl-C inside a command into Exit(130), silently
+        error_line("interrupted")
     return int(result) if isinstance(result, int) else ExitCode.OK
 
 

@@ -10,7 +10,7 @@ import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -29,19 +29,30 @@ SERVER_URI = re.compile(r"^(?:[^=/]*=)?mongodb(?:\+srv)?:/", re.IGNORECASE)
 
 
 def refuse_server_uris(option: str, values: list[str], instead: str) -> None:
-    """Reading from a live server is not supported yet: say so, without echoing the password of the URI."""
+    """A server URI where a file is expected: one line saying what to write instead (the error boundary masks the
+    password of the URI)."""
     for value in values:
         if SERVER_URI.match(value):
-            raise UsageError(f"{option}{value}: reading from a live server is not supported yet ({instead})")
+            raise UsageError(f"{option}{value}: a server is not a file here ({instead})")
 
 
-def parse_time(value: str | None, option: str) -> datetime | None:
+AGE = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw])$")
+AGE_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def parse_time(value: str | None, option: str, now: datetime | None = None) -> datetime | None:
+    """An ISO 8601 time, or an age before now: ``30m``, ``2h``, ``7d`` (s, m, h, d, w)."""
     if value is None:
         return None
+    age = AGE.match(value.strip())
+    if age:
+        moment = now or datetime.now(timezone.utc)
+        return moment - timedelta(**{AGE_UNITS[age.group(2)]: float(age.group(1))})
     try:
         return datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
     except ValueError:
-        raise UsageError(f"{option}: '{value}' is not an ISO 8601 time (for example 2025-08-18T19:00)") from None
+        raise UsageError(f"{option}: '{value}' is not an ISO 8601 time (for example 2025-08-18T19:00) nor an age "
+                         "(30m, 2h, 7d)") from None
 
 
 @contextmanager

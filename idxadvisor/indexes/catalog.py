@@ -2,11 +2,23 @@
 
 ``{"shop.orders": [{"v": 2, "key": {"_id": 1}, "name": "_id_"}, {"key": {"status": 1, "createdAt": -1}, ...}]}``.
 Key order matters, so the file is read with an order-preserving parser; Extended JSON numbers (``{"$numberInt": "1"}``)
-are accepted. Any problem is an ``InputError`` naming the namespace and index.
+are accepted. An index may carry its ``$indexStats`` usage, ``"accesses": {"ops": …, "since": …}``, as
+``idxadvisor indexes`` writes it; it is kept on the ``IndexSpec``. Any problem is an ``InputError`` naming the
+namespace and index.
+
+The index files DBAs already have are read too:
+
+* mdbkit's export, ``{"db": …, "collections": {ns: [listIndexes output]}, "usage": {ns: [{name, ops, since}]}}``
+  (its usage becomes each index's ``accesses``);
+* ``db.coll.getIndexes()`` as mongosh (or the legacy shell, or ``printjson``) prints it: shell syntax, read by the
+  project's shell-document parser. Up to 4.2 every index says its namespace (``ns``); from 4.4 on it does not, so
+  such a file is named with its namespace: ``--indexes shop.orders=orders-indexes.txt``.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -16,16 +28,98 @@ from idxadvisor.errors import InputError
 from idxadvisor.indexes.model import IndexSpec, IndexSpecError
 
 IndexCatalog = dict[str, list[IndexSpec]]
+_BLANK = re.compile(r"\s*")
 
 
-def load_index_file(path: Path) -> IndexCatalog:
+def load_index_arguments(arguments: Iterable[str]) -> IndexCatalog:
+    """Every ``--indexes [NS=]FILE`` argument, merged (a later file's namespace replaces an earlier one's)."""
+    catalog: IndexCatalog = {}
+    for argument in arguments:
+        ns, separator, file_part = str(argument).partition("=")
+        if separator and "." in ns and not Path(argument).exists():
+            catalog.update(load_index_file(Path(file_part), namespace=ns))
+        else:
+            catalog.update(load_index_file(Path(argument)))
+    return catalog
+
+
+def load_index_file(path: Path, namespace: str | None = None) -> IndexCatalog:
+    """An index file in any of the accepted formats; ``namespace`` names the collection of a bare index list."""
+    origin = f"--indexes {path}"
     try:
-        document = orjson.loads(path.read_bytes())
+        data = path.read_bytes()
     except OSError as exc:
         raise InputError(f"--indexes: cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        document = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        raise InputError(f"--indexes: {path} is not JSON ({exc.msg} at line {exc.lineno})") from None
+        shell = _shell_values(data)
+        if shell is None:
+            raise InputError(f"--indexes: {path} is not JSON ({exc.msg} at line {exc.lineno}) nor mongo-shell "
+                             "getIndexes() output") from None
+        return _index_lists(shell, namespace, origin)
+    if type(document) is list:
+        return _index_lists([document], namespace, origin)
+    if type(document) is dict and type(document.get("collections")) is dict and "db" in document:
+        return parse_index_catalog(_with_usage(document["collections"], document.get("usage")), origin)
+    if namespace is not None:
+        raise InputError(f"{origin}: a namespace ({namespace}=) names a list of indexes, but the file maps "
+                         "namespaces to indexes already")
     return parse_index_catalog(document, str(path))
+
+
+def _shell_values(data: bytes) -> list[Any] | None:
+    """The top-level values of shell-printed text (one ``getIndexes()`` array per collection), or None."""
+    from idxadvisor.parse.shelldoc import ShellSyntaxError, parse_shell_value
+
+    text = data.decode("utf-8", "replace").lstrip("\ufeff")
+    values, position = [], 0
+    try:
+        while (position := _BLANK.match(text, position).end()) < len(text):  # type: ignore[union-attr]
+            parsed = parse_shell_value(text, position)
+            values.append(parsed.value)
+            position = parsed.end
+    except ShellSyntaxError:
+        return None
+    return values or None
+
+
+def _index_lists(values: list[Any], namespace: str | None, origin: str) -> IndexCatalog:
+    """``getIndexes()`` outputs (one list per collection): the namespace from ``NS=``, else from the indexes' ``ns``."""
+    lists = [value for value in values if type(value) is list]
+    if len(lists) != len(values) or not lists:
+        raise InputError(f"{origin}: expected getIndexes() output: a list of index documents per collection")
+    if namespace is not None and len(lists) > 1:
+        raise InputError(f"{origin}: {namespace}= names one collection, but the file holds {len(lists)} index lists")
+    document: dict[str, list[Any]] = {}
+    for indexes in lists:
+        ns = namespace or _namespace_of(indexes)
+        if ns is None:
+            raise InputError(f"{origin}: the indexes do not say their collection (getIndexes() leaves out 'ns' "
+                             "since MongoDB 4.4); name it: --indexes <db>.<collection>=FILE")
+        document.setdefault(ns, []).extend(indexes)
+    return parse_index_catalog(document, origin)
+
+
+def _namespace_of(indexes: list[Any]) -> str | None:
+    names = {index.get("ns") for index in indexes if type(index) is dict and type(index.get("ns")) is str}
+    return names.pop() if len(names) == 1 else None
+
+
+def _with_usage(collections: dict[str, Any], usage: Any) -> dict[str, Any]:
+    """mdbkit's ``usage`` (per namespace: ``{name, ops, since}`` per index and host) as each index's ``accesses``."""
+    if type(usage) is not dict:
+        return collections
+    merged: dict[str, Any] = {}
+    for ns, indexes in collections.items():
+        ops: dict[str, dict[str, Any]] = {}
+        for item in usage.get(ns) or []:
+            if type(item) is dict and type(item.get("name")) is str and isinstance(item.get("ops"), int):
+                seen = ops.setdefault(item["name"], {"ops": 0, "since": item.get("since")})
+                seen["ops"] += item["ops"]
+        merged[ns] = [{**index, "accesses": ops[index["name"]]} if type(index) is dict and index.get("name") in ops
+                      else index for index in indexes] if type(indexes) is list else indexes
+    return merged
 
 
 def parse_index_catalog(document: Any, origin: str = "--indexes") -> IndexCatalog:

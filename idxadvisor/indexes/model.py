@@ -110,6 +110,8 @@ class IndexSpec:
     partial_filter: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
     collation: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
     expire_after_seconds: float | None = None  # a TTL index: it deletes documents, not only finds them
+    # $indexStats as the server returned it ({"ops": …, "since": …}), where the index file or the server gave it
+    accesses: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -136,6 +138,7 @@ class IndexSpec:
             partial_filter=document.get("partialFilterExpression"),
             collation=collation,
             expire_after_seconds=_number_or_none(document.get("expireAfterSeconds")),
+            accesses=document.get("accesses") if isinstance(document.get("accesses"), Mapping) else None,
         )
 
     @classmethod

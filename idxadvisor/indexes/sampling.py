@@ -82,8 +82,9 @@ class SampleStatistics:
     """Field facts from sample documents; computed per path on first use."""
 
     def __init__(self, documents: Sequence[Mapping[str, Any]], average_document_size: float | None = None,
-                 documents_seen: int | None = None) -> None:
+                 documents_seen: int | None = None, origin: str = "the sample file") -> None:
         self.documents = documents
+        self.origin = origin  # what ``documents_seen`` counts: the sample file, or the collection on the server
         self.average_document_size = average_document_size
         self.documents_seen = documents_seen if documents_seen is not None else len(documents)
         self._arrays: dict[str, bool] = {}

@@ -2,17 +2,21 @@
 
 ``NS=FILE`` says it. Otherwise the file's name does: ``<db>.<coll>.json`` or ``<coll>.json`` (any extension, and
 ``.gz`` on top); and when the workload has a single collection, an unnamed file belongs to it. A directory holds one
-file per collection, named that way.
+file per collection, named that way, and may hold ``collstats.json`` (``idxadvisor export-script`` writes it): each
+collection's document count, size and average document size, so that a sample scales to its whole collection.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from idxadvisor.errors import UsageError
 
 _COMPRESSED = (".gz", ".bz2", ".xz")
+COLLECTION_STATS_FILE = "collstats.json"
 
 
 def _stem(path: Path) -> str:
@@ -48,8 +52,8 @@ def resolve_data_arguments(arguments: Iterable[str], namespaces: Iterable[str]) 
             resolved[ns] = _existing(Path(file_part), argument)
             continue
         path = _existing(Path(argument), argument)
-        files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith(".")) if path.is_dir() \
-            else [path]
+        files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith(".")
+                       and p.name != COLLECTION_STATS_FILE) if path.is_dir() else [path]
         for file in files:
             target = _namespace_for(file, known)
             if target is None and len(known) == 1 and not path.is_dir():
@@ -65,3 +69,19 @@ def _existing(path: Path, argument: str) -> Path:
     if not path.exists():
         raise UsageError(f"--data {argument}: no such file or directory")
     return path
+
+
+def collection_stats(arguments: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """Namespace → ``{"count", "size", "avgObjSize"}`` from the ``collstats.json`` of every ``--data`` directory."""
+    found: dict[str, dict[str, Any]] = {}
+    for argument in arguments:
+        stats_file = Path(argument) / COLLECTION_STATS_FILE
+        if not stats_file.is_file():
+            continue
+        try:
+            document = json.loads(stats_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"--data {stats_file}: cannot read the collection statistics: {exc}") from None
+        if isinstance(document, dict):
+            found.update({ns: stats for ns, stats in document.items() if isinstance(stats, dict)})
+    return found

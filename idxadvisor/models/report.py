@@ -123,12 +123,25 @@ class IndexProposal(_Model):
     replaces: str | None = None
 
 
+class CalibrationRow(_Model):
+    """One counter of one plan (today's, or the candidate's) as the server measured it on the scratch copy and as
+    the estimator predicted it on the same sample and indexes."""
+
+    plan: Literal["before", "after"]
+    counter: str
+    server: int | float | str | None = None
+    estimator: int | float | str | None = None
+    agree: bool
+
+
 class Evidence(_Model):
     evaluator: Literal["estimator", "server"]
     query: dict[str, Any] | None = None
     before: dict[str, Any]
     after: dict[str, Any]
     notes: list[str] = Field(default_factory=list)
+    estimate: Evidence | None = None  # with a server's evidence: what the estimator predicted beside it
+    calibration: list[CalibrationRow] = Field(default_factory=list)
 
 
 class Finding(_Model):
@@ -193,6 +206,40 @@ class SampleReport(_Model):
     problems: int = 0
 
 
+class CalibrationSummary(_Model):
+    """How often the estimator's counters matched the server's, over every replayed finding."""
+
+    findings: int = 0
+    counters: int = 0
+    agreeing: int = 0
+    disagreements: list[str] = Field(default_factory=list)  # "IX001 shop.orders after totalKeysExamined: 12 vs 15"
+
+
+class ScratchReport(_Model):
+    """The scratch database a replay wrote to, and what it held; ``dropped`` says it is gone."""
+
+    server: str
+    database: str
+    collections: int = 0
+    documents: int = 0
+    indexes: int = 0
+    problems: list[str] = Field(default_factory=list)
+    dropped: bool = False
+
+
+class ServerReport(_Model):
+    """The live server read (``--uri``): its version, the databases read, and what it would not give."""
+
+    server: str
+    version: str | None = None
+    databases: list[str] = Field(default_factory=list)
+    profile_documents: int = 0
+    query_stats: bool = False
+    missing: list[str] = Field(default_factory=list)
+    scratch: ScratchReport | None = None
+    calibration: CalibrationSummary | None = None
+
+
 class Report(_Model):
     schema_version: int = SCHEMA_VERSION
     tool: ToolInfo
@@ -203,6 +250,7 @@ class Report(_Model):
     suggested_indexes: list[SuggestedIndex] = Field(default_factory=list)
     skipped: list[Skip] = Field(default_factory=list)
     samples: list[SampleReport] = Field(default_factory=list)
+    server: ServerReport | None = None
 
     def max_severity(self) -> str | None:
         if not self.findings:

@@ -11,7 +11,7 @@ its ``DISTINCT_SCAN``; anything else could be a find, a distinct or a findAndMod
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from idxadvisor.models.events import EXPLAIN, UNKNOWN, Event
@@ -111,7 +111,7 @@ def _modern_event(document: dict[str, Any]) -> Event:
     event.docs_examined = as_int(stats.get("totalDocsExamined"))
     event.nreturned = as_int(stats.get("nReturned"))
     event.has_sort_stage = type(plan) is dict and any(
-        stage.get("stage") == "SORT" for stage in _stages(plan))
+        stage.get("stage") == "SORT" for stage in iter_stages(plan))
     event.internal = internal_reason(ns, None, None)
     return event
 
@@ -134,28 +134,32 @@ def _legacy_event(document: dict[str, Any]) -> Event:
     return event
 
 
-def _stages(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def iter_stages(plan: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    """Every stage of a plan tree, root first: a ``winningPlan`` (through mongos' ``shards`` and SBE's ``queryPlan``)
+    or an ``executionStages`` tree (``thenStage``/``elseStage`` of a cached plan, ``outerStage``/``innerStage`` of a
+    join, each shard's ``executionStages``)."""
     stack = [plan]
     while stack:
         stage = stack.pop()
         yield stage
-        for key in ("inputStage", "queryPlan"):
+        for key in ("inputStage", "queryPlan", "thenStage", "elseStage", "outerStage", "innerStage"):
             child = stage.get(key)
-            if type(child) is dict:
+            if isinstance(child, Mapping):
                 stack.append(child)
         for key in ("inputStages", "shards"):
             children = stage.get(key)
             if type(children) is list:
-                stack.extend(child for child in reversed(children) if type(child) is dict)
-        inner = stage.get("winningPlan")
-        if type(inner) is dict:
-            stack.append(inner)
+                stack.extend(child for child in reversed(children) if isinstance(child, Mapping))
+        for key in ("winningPlan", "executionStages"):
+            inner = stage.get(key)
+            if isinstance(inner, Mapping):
+                stack.append(inner)
 
 
 def plan_summary(plan: dict[str, Any]) -> str | None:
     """The log's planSummary for a winning plan: its leaf stages, index scans with their key patterns."""
     parts = []
-    for stage in _stages(plan):
+    for stage in iter_stages(plan):
         name = stage.get("stage")
         if name not in _LEAF_STAGES:
             continue
@@ -181,7 +185,7 @@ _COUNT_STAGES = frozenset({"COUNT", "COUNT_SCAN", "RECORD_STORE_FAST_COUNT"})
 
 def _op_from_plan(plan: dict[str, Any]) -> str:
     """What the winning plan proves about the command explained: ``count``, ``distinct``, or ``unknown``."""
-    names = {stage.get("stage") for stage in _stages(plan)}
+    names = {stage.get("stage") for stage in iter_stages(plan)}
     if names & _COUNT_STAGES:
         return "count"
     if "DISTINCT_SCAN" in names:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, TextIO
 
-from idxadvisor.models.report import Finding, Report, ShapeReport
+from idxadvisor.models.report import Evidence, Finding, Report, ShapeReport
 from idxadvisor.report.build import operation_counts, samples_line, skips_for_people
+from idxadvisor.report.server import evidence_line, server_lines
 from idxadvisor.units import human_count, human_impact, human_ms, mask_secrets
 
 
@@ -55,6 +56,8 @@ def _lines(report: Report, verbose: bool, limit: int | None) -> list[str]:
         lines.append(f"Left out: {reason}: {_counted(count, 'operation')}.")
     if report.samples:
         lines.append(f"Data: {samples_line(report.samples)}.")
+    if report.server is not None:
+        lines += [f"{_cell(line[0].upper() + line[1:])}." for line in server_lines(report.server)]
     lines += ["", "| input | format | lines | entries | problems | truncated |", "|---|---|--:|--:|--:|--:|"]
     for item in report.inputs:
         path = _code(mask_secrets(item.path)) + (f" (error: {_cell(mask_secrets(item.error))})" if item.error else "")
@@ -111,4 +114,18 @@ def _finding(finding: Finding) -> list[str]:
         docs = [_number(side.get("totalDocsExamined", "?")) for side in (before, after)]
         lines.append(f"  - evidence ({finding.evidence.evaluator}): keys examined {keys[0]} → {keys[1]}, "
                      f"documents examined {docs[0]} → {docs[1]}")
+        lines += _calibration(finding.evidence)
+    return lines
+
+
+def _calibration(evidence: Evidence) -> list[str]:
+    """The estimator's prediction beside the server's numbers: one row per counter of each plan."""
+    if evidence.estimate is None:
+        return []
+    lines = [f"  - the estimator predicted: {_cell(evidence_line(evidence.estimate))}"]
+    if evidence.calibration:
+        lines += ["", "  | plan | counter | server | estimator | agree |", "  |---|---|--:|--:|---|"]
+        lines += [f"  | {'today' if row.plan == 'before' else 'with the index'} | {row.counter} | "
+                  f"{_cell(_number(row.server))} | {_cell(_number(row.estimator))} | {'yes' if row.agree else '**no**'} |"
+                  for row in evidence.calibration]
     return lines

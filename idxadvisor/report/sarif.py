@@ -42,6 +42,7 @@ def document(report: Report, artifact: str | None = None) -> dict[str, Any]:
                 "rules": [_rule(rule) for rule in ALL_RULES],
             }},
             "results": [_result(finding, location) for finding in report.findings],
+            **({"properties": {"server": report.server.model_dump(mode="json")}} if report.server else {}),
         }],
     }
 
@@ -87,4 +88,6 @@ def _result(finding: Finding, location: str | None) -> dict[str, Any]:
         del result["locations"]
     if finding.index is not None:
         result["properties"]["index"] = finding.index.model_dump(mode="json")
+    if finding.evidence is not None and finding.evidence.evaluator == "server":
+        result["properties"]["evidence"] = finding.evidence.model_dump(mode="json")
     return result

@@ -16,6 +16,7 @@ from rich.text import Text
 
 from idxadvisor.models.report import Finding, InputReport, Report, ShapeReport
 from idxadvisor.report.build import operation_counts, samples_line, skips_for_people
+from idxadvisor.report.server import calibration_line, evidence_line, server_lines
 from idxadvisor.units import human_count, human_impact, human_ms
 
 SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -68,6 +69,10 @@ def _header(report: Report) -> Text:
     if report.samples:
         text.append(f"\ndata: {samples_line(report.samples)}", style="red" if any(s.problems for s in report.samples)
                     else "")
+    if report.server is not None:
+        for line in server_lines(report.server):
+            warn = line.startswith("not read") or "NOT DROPPED" in line or "not built" in line
+            text.append(f"\n{line}", style="yellow" if warn else "")
     return text
 
 
@@ -187,27 +192,16 @@ def _finding_block(finding: Finding, width: int) -> Group:
         parts += _indented(f"- {detail}", 8, width, "dim")
     if finding.index is not None:
         parts += _indented(finding.index.command, 8, width, "green")
-    if finding.evidence is not None:
-        parts += _indented(_evidence_line(finding), 8, width, "dim")
-    return Group(*parts)
-
-
-def _evidence_line(finding: Finding) -> str:
     evidence = finding.evidence
-    assert evidence is not None
-    before, after = evidence.before, evidence.after
-
-    def cost(plan: dict) -> str:  # type: ignore[type-arg]
-        if "unsupported" in plan:
-            return f"not estimated ({plan['unsupported']})"
-        return (f"{plan.get('planSummary', '?')}: keys {_number(plan.get('totalKeysExamined'))}, "
-                f"docs {_number(plan.get('totalDocsExamined'))}, returned {_number(plan.get('nReturned'))}")
-
-    return f"{evidence.evaluator}: today {cost(before)} → with the index {cost(after)}"
-
-
-def _number(value: object) -> str:
-    return f"{value:,}" if isinstance(value, (int, float)) else "?"
+    if evidence is not None:
+        parts += _indented(evidence_line(evidence), 8, width, "dim")
+        if evidence.estimate is not None:
+            parts += _indented(evidence_line(evidence.estimate), 8, width, "dim")
+        calibration = calibration_line(evidence)
+        if calibration:
+            agree = all(row.agree for row in evidence.calibration)
+            parts += _indented(calibration, 8, width, "dim" if agree else "yellow")
+    return Group(*parts)
 
 
 def _print_skipped(report: Report, console: Console, width: int) -> None:

@@ -57,6 +57,16 @@ class DurationHistogram:
         if value > self.maximum:
             self.maximum = value
 
+    def add_repeated(self, value: float, count: int) -> None:
+        """``count`` durations of ``value`` (a server's aggregated metrics: its mean, its maximum)."""
+        if count <= 0 or value != value or value < 0:
+            return
+        bucket = _bucket(value)
+        self.counts[bucket] = self.counts.get(bucket, 0) + count
+        self.n += count
+        self.total += value * count
+        self.maximum = max(self.maximum, value)
+
     def merge(self, other: DurationHistogram) -> None:
         counts = self.counts
         for bucket, count in other.counts.items():

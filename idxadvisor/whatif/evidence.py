@@ -15,6 +15,10 @@ A sample is smaller than its collection, so both plans are estimated without the
 The limit is then applied: a plan that gives the sort stops after skip + limit results, a blocking sort reads every
 match first. A suggestion that does not cut keys plus documents examined by ``min_savings_pct`` is dropped, with that
 reason; an estimate the model cannot make says so (``unsupported``) and keeps the finding.
+
+Whatever answers the explains is an ``Evaluator``: the estimator by default, a real server on a scratch copy in
+``idxadvisor.replay``. Their numbers go through the same calibration, scaling and limit, and give ``Evidence`` with
+the same ``before``/``after`` keys, so the report does not care which ran.
 """
 
 from __future__ import annotations
@@ -23,8 +27,8 @@ import json
 import random
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, Protocol
 
 from bson import json_util
 
@@ -40,8 +44,8 @@ from idxadvisor.whatif.estimator import Estimator, WhatIfQuery
 
 REDACTED = "###"
 ERS_MIN_COST = 10  # sample keys plus documents the proposed index must examine before ERS advice means anything
-_KEPT = ("planSummary", "nReturned", "nCounted", "totalKeysExamined", "totalDocsExamined", "blockingSort",
-         "covered", "unsupported", "error")
+_KEPT = ("planSummary", "nReturned", "nCounted", "totalKeysExamined", "totalDocsExamined", "executionTimeMillis",
+         "blockingSort", "covered", "unsupported", "error")
 _SCALED = ("nReturned", "nCounted", "totalKeysExamined", "totalDocsExamined")
 
 
@@ -52,33 +56,77 @@ class EvidenceOptions:
     show_values: bool = False
 
 
+class Evaluator(Protocol):
+    """What answers explain("executionStats") for a finding's query: the estimator here, a real server in
+    ``idxadvisor.replay``. Both give the explain names (``planSummary``, ``nReturned``, ``nCounted``,
+    ``totalKeysExamined``, ``totalDocsExamined`` …), or ``{"unsupported": reason}``; the evidence built from them is
+    the same, so the report does not care which ran."""
+
+    name: Literal["estimator", "server"]
+
+    def explain(self, ns: str, query: WhatIfQuery, indexes: list[IndexSpec], hint: IndexSpec | None) -> dict[str, Any]:
+        """``query`` over the collection's sample with these indexes (``hint`` forces one, as hint() does)."""
+        ...
+
+    def describe(self, ns: str, sample: SampleStatistics) -> str:
+        """The first note of the evidence: what ran, over what."""
+        ...
+
+
+class EstimatorEvaluator:
+    """The what-if estimator over each collection's sample (one model per collection, built on first use)."""
+
+    name: Literal["estimator", "server"] = "estimator"
+
+    def __init__(self, samples: Mapping[str, SampleStatistics], server_version: tuple[int, int] = (8, 0)) -> None:
+        self._samples = samples
+        self._server_version = server_version
+        self._estimators: dict[str, Estimator] = {}
+
+    def estimator(self, ns: str) -> Estimator:
+        estimator = self._estimators.get(ns)
+        if estimator is None:
+            estimator = self._estimators[ns] = Estimator(self._samples[ns].documents,
+                                                         server_version=self._server_version)
+        return estimator
+
+    def explain(self, ns: str, query: WhatIfQuery, indexes: list[IndexSpec], hint: IndexSpec | None) -> dict[str, Any]:
+        return dict(self.estimator(ns).explain(query, indexes, hint))
+
+    def describe(self, ns: str, sample: SampleStatistics) -> str:
+        return f"estimated over {len(sample):,} sampled documents"
+
+
 @dataclass
 class _Estimate:
     finding: Finding
     stats: ShapeStats
     sample: SampleStatistics
-    estimator: Estimator
     query: WhatIfQuery | None
     before: dict[str, Any]
-    after: dict[str, Any]
+    after: dict[str, Any] = field(default_factory=dict)
+    today: list[IndexSpec] = field(default_factory=list)
     factor: float | None = None  # calibrated against the log, when the log allows it
     how: str = ""
 
 
 def gather_evidence(findings: list[Finding], shapes: Mapping[str, ShapeStats], samples: Mapping[str, SampleStatistics],
-                    catalog: Mapping[str, list[IndexSpec]], options: EvidenceOptions) -> tuple[list[Finding], list[Skip]]:
-    """The findings with evidence attached, and the ones dropped for too small a saving (as skips)."""
-    estimators: dict[str, Estimator] = {}
+                    catalog: Mapping[str, list[IndexSpec]], options: EvidenceOptions,
+                    evaluator: Evaluator | None = None) -> tuple[list[Finding], list[Skip]]:
+    """The findings with evidence attached, and the ones dropped for too small a saving (as skips).
+
+    Every finding's plan of today is evaluated before any candidate is, so that an evaluator that builds indexes as
+    they are asked for (a server) has only today's indexes while it answers for today."""
+    evaluator = evaluator or EstimatorEvaluator(samples, options.server_version)
     estimates: dict[int, _Estimate] = {}
     for position, finding in enumerate(findings):
         stats = shapes.get(finding.fingerprint)
         sample = samples.get(finding.ns)
         if finding.index is None or finding.index.name or stats is None or sample is None or not len(sample):
             continue
-        estimator = estimators.get(finding.ns)
-        if estimator is None:
-            estimator = estimators[finding.ns] = Estimator(sample.documents, server_version=options.server_version)
-        estimates[position] = _estimate(finding, stats, sample, estimator, catalog.get(finding.ns))
+        estimates[position] = _estimate_today(finding, stats, sample, evaluator, catalog.get(finding.ns))
+    for estimate in estimates.values():
+        _estimate_candidate(estimate, evaluator)
     factors = _collection_factors(estimates.values(), shapes.values(), samples)
     kept: list[Finding] = []
     dropped: list[Skip] = []
@@ -87,15 +135,17 @@ def gather_evidence(findings: list[Finding], shapes: Mapping[str, ShapeStats], s
         if estimate is None:
             kept.append(finding)
             continue
-        finding.evidence = _evidence(estimate, factors.get(finding.ns), options)
+        finding.evidence = _evidence(estimate, factors.get(finding.ns), options, evaluator)
         saving = _saving(finding.evidence.before, finding.evidence.after)
         if saving is not None and saving < options.min_savings_pct:
+            by = "the estimate" if evaluator.name == "estimator" else "the server's explain"
             dropped.append(Skip(fingerprint=finding.fingerprint, ns=finding.ns, shape=estimate.stats.shape.text,
-                                reason=f"{finding.rule}: by the estimate, {_key(finding)} cuts keys plus documents "
+                                reason=f"{finding.rule}: by {by}, {_key(finding)} cuts keys plus documents "
                                        f"examined by {saving:.0f}% only (--min-savings-pct {options.min_savings_pct:g})"))
             continue
-        if finding.rule == "IX002":
-            _compare_with_ers(finding, estimate.stats, estimate.sample, estimate.estimator, finding.evidence)
+        if finding.rule == "IX002" and isinstance(evaluator, EstimatorEvaluator):
+            _compare_with_ers(finding, estimate.stats, estimate.sample, evaluator.estimator(finding.ns),
+                              finding.evidence)
         kept.append(finding)
     return kept, dropped
 
@@ -121,7 +171,7 @@ def _collection_factors(estimates: Iterable[_Estimate], shapes: Iterable[ShapeSt
     for ns, sample in samples.items():
         if ns not in factors and sample.documents_seen > len(sample):
             factor = sample.documents_seen / len(sample)
-            factors[ns] = (factor, f"scaled x{factor:,.1f} to the {sample.documents_seen:,} documents of the sample file")
+            factors[ns] = (factor, f"scaled x{factor:,.1f} to the {sample.documents_seen:,} documents of {sample.origin}")
     return factors
 
 
@@ -130,37 +180,47 @@ def _key(finding: Finding) -> str:
     return "{ " + ", ".join(f"{name}: {direction}" for name, direction in finding.index.key) + " }"
 
 
-def _estimate(finding: Finding, stats: ShapeStats, sample: SampleStatistics, estimator: Estimator,
-              existing: list[IndexSpec] | None) -> _Estimate:
+def _estimate_today(finding: Finding, stats: ShapeStats, sample: SampleStatistics, evaluator: Evaluator,
+                    existing: list[IndexSpec] | None) -> _Estimate:
     query = representative_query(stats, sample)
     if isinstance(query, str):
         unsupported = {"unsupported": query}
-        return _Estimate(finding, stats, sample, estimator, None, unsupported, unsupported)
+        return _Estimate(finding, stats, sample, None, unsupported, unsupported)
     today, hint = todays_indexes(stats, existing)
-    assert finding.index is not None
-    candidate = IndexSpec(key=tuple((name, direction) for name, direction in finding.index.key))
     unlimited = replace(query, limit=None, skip=None)
-    estimate = _Estimate(finding, stats, sample, estimator, query, estimator.explain(unlimited, today, hint),
-                         estimator.explain(unlimited, [*today, candidate], candidate))
+    estimate = _Estimate(finding, stats, sample, query, evaluator.explain(finding.ns, unlimited, today, hint),
+                         today=today)
     estimate.factor, estimate.how = _calibration(stats, estimate.before, query)
     return estimate
 
 
-def _evidence(estimate: _Estimate, collection: tuple[float, str] | None, options: EvidenceOptions) -> Evidence:
+def _estimate_candidate(estimate: _Estimate, evaluator: Evaluator) -> None:
+    if estimate.query is None:
+        return
+    assert estimate.finding.index is not None
+    candidate = IndexSpec(key=tuple((name, direction) for name, direction in estimate.finding.index.key))
+    unlimited = replace(estimate.query, limit=None, skip=None)
+    estimate.after = evaluator.explain(estimate.finding.ns, unlimited, [*estimate.today, candidate], candidate)
+
+
+def _evidence(estimate: _Estimate, collection: tuple[float, str] | None, options: EvidenceOptions,
+              evaluator: Evaluator) -> Evidence:
     query = estimate.query
     if query is None:
-        return Evidence(evaluator="estimator", before=estimate.before, after=estimate.after)
+        return Evidence(evaluator=evaluator.name, before=estimate.before, after=estimate.after)
     factor, how = (estimate.factor, estimate.how) if estimate.factor is not None else (collection or (1.0, ""))
-    notes = [f"estimated over {len(estimate.sample):,} sampled documents"] + ([how] if how else [])
+    notes = [evaluator.describe(estimate.finding.ns, estimate.sample)] + ([how] if how else [])
     window = (query.skip or 0) + abs(query.limit) if query.limit else None
     if window:
-        notes.append(f"the limit of {abs(query.limit)} applied to the estimate: a plan that gives the sort stops "  # type: ignore[arg-type]
+        numbers = "the estimate" if evaluator.name == "estimator" else "the server's numbers"
+        notes.append(f"the limit of {abs(query.limit)} applied to {numbers}: a plan that gives the sort stops "  # type: ignore[arg-type]
                      "after the results it needs, a blocking sort reads every match first")
-    before = _summary(estimate.before, factor, window, query.limit, query.skip)
+    before = scale_explain(estimate.before, factor, window, query.limit, query.skip)
     if "totalKeysExamined" in before:
         before["logged"] = _logged(estimate.stats)
-    return Evidence(evaluator="estimator", query=_query_document(query) if options.show_values else None,
-                    before=before, after=_summary(estimate.after, factor, window, query.limit, query.skip), notes=notes)
+    return Evidence(evaluator=evaluator.name, query=_query_document(query) if options.show_values else None,
+                    before=before, after=scale_explain(estimate.after, factor, window, query.limit, query.skip),
+                    notes=notes)
 
 
 def executions(stats: ShapeStats) -> int:
@@ -195,8 +255,10 @@ def _calibration(stats: ShapeStats, before: Mapping[str, Any], query: WhatIfQuer
                     f"({logged:,.0f} keys and documents per execution)")
 
 
-def _summary(result: Mapping[str, Any], factor: float, window: int | None, limit: int | None,
-             skip: int | None = None) -> dict[str, Any]:
+def scale_explain(result: Mapping[str, Any], factor: float, window: int | None, limit: int | None,
+                  skip: int | None = None) -> dict[str, Any]:
+    """An explain of the unlimited query over the sample, scaled to the collection (``factor``), then cut to the
+    query's ``skip`` + ``limit`` (``window``); the unscaled numbers stay under ``sample``."""
     summary = {key: result[key] for key in _KEPT if key in result}
     if "totalKeysExamined" not in summary:
         return summary

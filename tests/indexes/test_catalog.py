@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from idxadvisor.errors import InputError
-from idxadvisor.indexes.catalog import load_index_file, parse_index_catalog
+from idxadvisor.indexes.catalog import load_index_arguments, load_index_file, parse_index_catalog
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -44,7 +44,8 @@ def test_a_file_that_is_not_json_names_the_line(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("document", "message"), [
-    ([{"key": {"a": 1}}], "expected an object mapping each namespace"),
+    ([{"key": {"a": 1}}], "do not say their collection"),
+    (7, "expected an object mapping each namespace"),
     ({"orders": []}, "'orders' is not a namespace"),
     ({"shop.orders": {"key": {"a": 1}}}, "shop.orders: expected a list of indexes"),
     ({"shop.orders": ["a_1"]}, "shop.orders: index 0 is not an object"),
@@ -58,3 +59,90 @@ def test_every_malformed_catalog_is_one_input_error_naming_the_place(tmp_path: P
                                                                      message: str) -> None:
     with pytest.raises(InputError, match=message):
         load_index_file(write(tmp_path, json.dumps(document)))
+
+
+MDBKIT_EXPORT = {  # the layout of mdbkit 0.8's index export (tests/fixtures/real/indexes/*.json in its repository)
+    "db": "", "generatedAt": "2026-10-02T18:37:14.049Z", "source": {"me": "127.0.0.1:28510", "isMongos": False},
+    "databases": ["shop"],
+    "collections": {"shop.orders": [{"v": 2, "key": {"_id": 1}, "name": "_id_"},
+                                    {"v": 2, "key": {"status": 1, "createdAt": -1}, "name": "status_1_createdAt_-1"},
+                                    {"v": 2, "key": {"total": 1}, "name": "total_1", "hidden": True}]},
+    "usage": {"shop.orders": [
+        {"name": "status_1_createdAt_-1", "host": "a:27017", "shard": None, "ops": 30,
+         "since": {"$date": "2026-10-02T18:36:41.101Z"}},
+        {"name": "status_1_createdAt_-1", "host": "b:27017", "shard": None, "ops": 12,
+         "since": {"$date": "2026-10-02T18:36:40.000Z"}}]},
+    "shardKeys": {},
+}
+
+GET_INDEXES_44 = """[
+  { v: 2, key: { _id: 1 }, name: '_id_' },
+  { v: 2, key: { status: 1, createdAt: -1 }, name: 'status_1_createdAt_-1', partialFilterExpression: { total: { '$gt': 50 } } },
+  { v: 2, key: { email: 1 }, name: 'email_1', unique: true }
+]
+"""
+
+GET_INDEXES_42 = """[
+\t{
+\t\t"v" : 2,
+\t\t"key" : {
+\t\t\t"_id" : 1
+\t\t},
+\t\t"name" : "_id_",
+\t\t"ns" : "shop.orders"
+\t},
+\t{
+\t\t"v" : 2,
+\t\t"key" : {
+\t\t\t"region" : 1,
+\t\t\t"createdAt" : NumberLong(-1)
+\t\t},
+\t\t"name" : "region_1_createdAt_-1",
+\t\t"ns" : "shop.orders"
+\t}
+]
+"""
+
+
+def test_an_mdbkit_export_is_read_with_its_usage(tmp_path: Path) -> None:
+    catalog = load_index_file(write(tmp_path, json.dumps(MDBKIT_EXPORT)))
+    specs = catalog["shop.orders"]
+    assert [spec.key for spec in specs[1:]] == [(("status", 1), ("createdAt", -1)), (("total", 1),)]
+    assert specs[2].hidden
+    assert specs[1].accesses == {"ops": 42, "since": {"$date": "2026-10-02T18:36:41.101Z"}}  # summed over members
+    assert specs[0].accesses is None
+
+
+def test_mongosh_get_indexes_output_needs_its_namespace(tmp_path: Path) -> None:
+    path = write(tmp_path, GET_INDEXES_44)
+    with pytest.raises(InputError, match=r"do not say their collection .* --indexes <db>.<collection>=FILE"):
+        load_index_file(path)
+    catalog = load_index_arguments([f"shop.orders={path}"])
+    specs = catalog["shop.orders"]
+    assert [spec.name for spec in specs] == ["_id_", "status_1_createdAt_-1", "email_1"]
+    assert specs[1].partial_filter == {"total": {"$gt": 50}} and specs[2].unique
+
+
+def test_legacy_shell_get_indexes_output_names_its_namespace(tmp_path: Path) -> None:
+    catalog = load_index_arguments([str(write(tmp_path, GET_INDEXES_42))])
+    assert [spec.key for spec in catalog["shop.orders"]] == [(("_id", 1),), (("region", 1), ("createdAt", -1))]
+
+
+def test_several_index_files_merge(tmp_path: Path) -> None:
+    first = tmp_path / "a.json"
+    first.write_text(json.dumps({"shop.orders": [{"key": {"a": 1}, "name": "a_1"}]}))
+    second = tmp_path / "users.js"
+    second.write_text("[ { v: 2, key: { email: 1 }, name: 'email_1' } ]")
+    catalog = load_index_arguments([str(first), f"shop.users={second}"])
+    assert sorted(catalog) == ["shop.orders", "shop.users"]
+
+
+def test_a_namespace_for_a_file_that_has_them_is_an_error(tmp_path: Path) -> None:
+    path = write(tmp_path, json.dumps({"shop.orders": [{"key": {"a": 1}}]}))
+    with pytest.raises(InputError, match="maps namespaces to indexes already"):
+        load_index_arguments([f"shop.orders={path}"])
+
+
+def test_text_that_is_neither_json_nor_shell_output_is_one_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="is not JSON .* nor mongo-shell getIndexes"):
+        load_index_file(write(tmp_path, "status_1: {status: 1}\n"))

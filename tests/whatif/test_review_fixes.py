@@ -305,7 +305,7 @@ def test_collection_sizes_skip_scans_that_stop_at_the_first_match(tmp_path: Any)
 
 
 def test_a_limit_after_a_skip_caps_what_is_left_after_the_skip(tmp_path: Any) -> None:
-    from idxadvisor.whatif.evidence import _summary
+    from idxadvisor.whatif.evidence import scale_explain as _summary
 
     result = {"planSummary": "IXSCAN { a: 1 }", "nReturned": 6, "totalKeysExamined": 6, "totalDocsExamined": 6,
               "blockingSort": True}

@@ -1,0 +1,62 @@
+"""``explain`` at the pymongo boundary: the command for a what-if query, and the counters of a server's reply.
+
+``explain_command`` turns a ``WhatIfQuery`` into the find or count command a server explains, with ``hint`` and
+``maxTimeMS``. ``execution_counters`` reads an ``explain("executionStats")`` reply (3.0+, sharded or not) into the
+names the estimator answers with (``planSummary``, ``nReturned``, ``nCounted``, ``totalKeysExamined``,
+``totalDocsExamined``, ``executionTimeMillis``, ``blockingSort``), so the evidence of both evaluators is built alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from idxadvisor.indexes.model import KeyPattern
+from idxadvisor.parse.explain import iter_stages, plan_summary
+from idxadvisor.server.connection import MAX_TIME_MS
+from idxadvisor.whatif.estimator import WhatIfQuery
+
+
+def explain_command(collection: str, query: WhatIfQuery, hint: KeyPattern | None) -> dict[str, Any]:
+    """The command to explain: ``find`` (filter, sort, projection, skip, limit) or ``count``, with ``hint``."""
+    if query.command == "count":
+        command: dict[str, Any] = {"count": collection, "query": dict(query.filter)}
+    else:
+        command = {"find": collection, "filter": dict(query.filter)}
+        if query.sort:
+            command["sort"] = dict(query.sort)
+        if query.projection:
+            command["projection"] = dict(query.projection)
+    if query.skip:
+        command["skip"] = query.skip
+    if query.limit:
+        command["limit"] = query.limit
+    if hint is not None:
+        command["hint"] = dict(hint)
+    command["maxTimeMS"] = MAX_TIME_MS
+    return command
+
+
+def execution_counters(reply: Mapping[str, Any]) -> dict[str, Any]:
+    """The counters of an ``explain("executionStats")`` reply, or ``{"unsupported": …}`` when it has none."""
+    planner = reply.get("queryPlanner") if isinstance(reply.get("queryPlanner"), Mapping) else {}
+    stats = reply.get("executionStats") if isinstance(reply.get("executionStats"), Mapping) else None
+    if stats is None:
+        return {"unsupported": "the explain reply has no executionStats"}
+    plan = planner.get("winningPlan") if isinstance(planner.get("winningPlan"), Mapping) else {}
+    plan = plan.get("queryPlan", plan) if isinstance(plan.get("queryPlan"), Mapping) else plan  # 7.0+ SBE wrapper
+    stages = list(iter_stages(stats.get("executionStages") or {}))
+    names = {stage.get("stage") for stage in stages}
+    counters: dict[str, Any] = {
+        "planSummary": plan_summary(dict(plan)) or "?",
+        "nReturned": int(stats.get("nReturned") or 0),
+        "totalKeysExamined": int(stats.get("totalKeysExamined") or 0),
+        "totalDocsExamined": int(stats.get("totalDocsExamined") or 0),
+        "executionTimeMillis": int(stats.get("executionTimeMillis") or 0),
+        "blockingSort": bool(names & {"SORT", "sort"}),
+    }
+    counted = next((stage.get("nCounted") for stage in stages if "nCounted" in stage), None)
+    if counted is not None:
+        counters["nCounted"] = int(counted)
+    return counters
+
