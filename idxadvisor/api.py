@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from functools import partial
+from pathlib import Path
 from typing import Protocol
 
 from idxadvisor.config import Settings
@@ -24,6 +25,7 @@ from idxadvisor.rules import select_rules
 from idxadvisor.rules.base import RuleContext
 from idxadvisor.rules.engine import run_rules
 from idxadvisor.shapes.digest import Digest, DigestOptions
+from idxadvisor.workload import check_filters, is_workload_file, load_workload, save_workload
 
 
 class Progress(Protocol):
@@ -31,12 +33,15 @@ class Progress(Protocol):
     def advance(self, done_bytes: int) -> None: ...
 
 
-def analyze(paths: Sequence[str], settings: Settings, progress: Progress | None = None) -> Report:
-    """Read the inputs, shape and digest their operations, run the rules, and return the report."""
+def analyze(paths: Sequence[str], settings: Settings, progress: Progress | None = None, *,
+            workload_file: Path | None = None) -> Report:
+    """Read the inputs (logs, profiler dumps, explain output, workload files), shape and digest their operations, run
+    the rules, and return the report; with ``workload_file``, also save the digest there as a workload file."""
     rules = select_rules(settings.select, settings.ignore, settings.rules)
     catalog: IndexCatalog = load_index_file(settings.indexes) if settings.indexes else {}
-    sources = expand_sources(list(paths))
-    digest, summaries = read_workload(sources, settings, progress)
+    digest, summaries = read_inputs(paths, settings, progress)
+    if workload_file is not None:
+        save_workload(workload_file, digest, summaries)
     selection = select_shapes(digest, settings)
     samples, sample_reports = load_samples(settings, {stats.shape.ns for stats in digest.shapes.values()})
     context = RuleContext(settings, catalog, samples)
@@ -69,6 +74,24 @@ def load_samples(settings: Settings, namespaces: set[str]) -> tuple[dict[str, Sa
         reports.append(SampleReport(ns=ns, path=str(path), documents=len(sample.documents),
                                     documents_seen=sample.documents_seen, problems=sample.problems))
     return samples, reports
+
+
+def read_inputs(
+    paths: Sequence[str], settings: Settings, progress: Progress | None = None
+) -> tuple[Digest, list[InputSummary]]:
+    """Logs parsed on all cores and workload files loaded, merged into one digest: a summary per input (those a
+    workload file was made from, named ``<workload file>:<input>``)."""
+    sources = expand_sources(list(paths))
+    workloads = [source for source in sources if is_workload_file(source)]
+    logs = [source for source in sources if source not in workloads]
+    digest, summaries = read_workload(logs, settings, progress)
+    for source in workloads:
+        assert source.path is not None
+        workload = load_workload(source.path)
+        check_filters(workload, digest.options)
+        digest.merge(workload.digest)
+        summaries += workload.inputs
+    return digest, summaries
 
 
 def read_workload(

@@ -31,8 +31,8 @@ from idxadvisor.report import render
 @command()
 def analyze(
     paths: Annotated[Optional[list[str]], typer.Argument(
-        help="Log files, profiler dumps, explain output, globs, directories, .gz/.bz2/.xz files, tar archives, "
-             "or - for stdin.", metavar="PATH", show_default=False)] = None,
+        help="Log files, profiler dumps, explain output, workload files, globs, directories, .gz/.bz2/.xz files, tar "
+             "archives, or - for stdin.", metavar="PATH", show_default=False)] = None,
     format: Annotated[Optional[str], typer.Option(
         "--format", "-f", metavar="FORMAT", help="text, json, markdown or sarif. \\[default: text]",
         rich_help_panel=OUTPUT)] = None,
@@ -48,6 +48,9 @@ def analyze(
     show_values: Annotated[Optional[bool], typer.Option(
         "--show-values", metavar=FLAG, help="Print literal query values (kept out of reports otherwise).",
         rich_help_panel=OUTPUT)] = None,
+    save_workload: Annotated[Optional[Path], typer.Option(
+        metavar="FILE", help="Also save the workload (every shape and its statistics, no literal value) to FILE, "
+        "for 'idxadvisor check' and later runs; FILE.gz is compressed.", rich_help_panel=OUTPUT)] = None,
     verbose: Annotated[Optional[bool], typer.Option(
         "--verbose", "-v", metavar=FLAG, help="Show problem lines and the reason for every shape without a "
         "suggestion.", rich_help_panel=OUTPUT)] = None,
@@ -120,7 +123,7 @@ def analyze(
         raise UsageError("no input: name log files, or pipe a log into 'idxadvisor analyze -'")
     progress = ProgressBar()
     try:
-        report = api.analyze(inputs, settings, progress)
+        report = api.analyze(inputs, settings, progress, workload_file=save_workload)
     finally:
         progress.stop()
     with output_stream(settings.output) as out:
