@@ -9,9 +9,10 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from idxadvisor.config import Settings
+from idxadvisor.errors import UsageError
 from idxadvisor.ingest.datasets import resolve_data_arguments
 from idxadvisor.indexes.catalog import IndexCatalog, load_index_file
 from idxadvisor.ingest.sources import Source, expand_sources
@@ -26,6 +27,9 @@ from idxadvisor.rules.base import RuleContext
 from idxadvisor.rules.engine import run_rules
 from idxadvisor.shapes.digest import Digest, DigestOptions
 from idxadvisor.workload import check_filters, is_workload_file, load_workload, save_workload
+
+if TYPE_CHECKING:
+    from idxadvisor.gate.run import CheckRequest
 
 
 class Progress(Protocol):
@@ -58,6 +62,23 @@ def analyze(paths: Sequence[str], settings: Settings, progress: Progress | None 
         skips += dropped
     report = build_report(summaries, selection, settings, findings, selection.skips + skips)
     report.samples = sample_reports
+    return report
+
+
+def check(request: CheckRequest, settings: Settings, progress: Progress | None = None) -> Report:
+    """Judge a change of index definitions (``request.indexes``) against a recorded workload: the report of the
+    workload with the gating rules' findings, each finding's status, and the verdict in ``report.gate``."""
+    from idxadvisor.gate.run import evaluate  # the gate is only needed by check
+
+    if not request.workloads:
+        raise UsageError("--workload: name the recorded workload (a workload file, logs or profiler dumps)")
+    digest, summaries = read_inputs(request.workloads, settings, progress)
+    selection = select_shapes(digest, settings)
+    samples, sample_reports = load_samples(settings, {stats.shape.ns for stats in digest.shapes.values()})
+    result = evaluate(selection.shapes, settings, request, samples)
+    report = build_report(summaries, selection, settings, result.findings, selection.skips + result.skips)
+    report.samples = sample_reports
+    report.gate = result.gate
     return report
 
 

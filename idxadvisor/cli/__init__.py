@@ -7,6 +7,6 @@ before the first line is read.
 """
 
 from idxadvisor.cli.app import app, main, run
-from idxadvisor.cli import analyze, info, whatif  # noqa: F401,E402 - each registers its commands on ``app``
+from idxadvisor.cli import analyze, check, info, whatif  # noqa: F401,E402 - each registers its commands on ``app``
 
 __all__ = ["app", "main", "run"]
