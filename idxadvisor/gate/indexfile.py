@@ -94,6 +94,7 @@ def parse_index_text(text: str, path: str) -> LocatedCatalog:
         walker.position += 1
     else:
         while True:
+            walker.skip()
             start = walker.position
             ns = walker.string()
             origin = str(walker.location(start))
