@@ -11,7 +11,7 @@ what the log proves exists. They are matched to the proposed set by key pattern,
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Literal
 
 from idxadvisor.indexes.catalog import IndexCatalog
@@ -119,7 +119,3 @@ def diff_catalogs(baseline: IndexCatalog, proposed: IndexCatalog, baseline_known
             if old is None or (not by_key and _definition(new) != _definition(old)):
                 events.append(IndexEvent("created", ns, new, locations.get((ns, new.name))))
     return events
-
-
-def with_hidden(index: IndexSpec, hidden: bool) -> IndexSpec:
-    return replace(index, hidden=hidden)
