@@ -16,7 +16,7 @@ from json.decoder import scanstring
 from pathlib import Path
 
 from idxadvisor.errors import InputError
-from idxadvisor.gate.positions import location_at
+from idxadvisor.gate.positions import location_at, read_text
 from idxadvisor.indexes.catalog import IndexCatalog, check_namespace, parse_index_entry, with_id_index
 from idxadvisor.models.report import SourceLocation
 
@@ -77,13 +77,7 @@ class _Walker:
 
 def read_index_file(path: Path) -> LocatedCatalog:
     """The index file with positions; InputError with file, line and column for anything wrong in it."""
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read the index file: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: the index file is not UTF-8 ({exc.reason} at byte {exc.start})") from None
-    return parse_index_text(text, str(path))
+    return parse_index_text(read_text(path, "index file"), str(path))
 
 
 def parse_index_text(text: str, path: str) -> LocatedCatalog:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from idxadvisor.errors import InputError
-from idxadvisor.gate.positions import location_at
+from idxadvisor.gate.positions import location_at, read_text
 from idxadvisor.models.report import SourceLocation
 from idxadvisor.parse.shelldoc import ShellSyntaxError, parse_shell_value
 
@@ -440,13 +440,7 @@ def _function_after(reader: _Reader, index: int) -> tuple[list[str], tuple[int, 
 
 def read_script_calls(path: Path) -> list[Call]:
     """Every index call of a script, in order; InputError with file, line and column for what cannot be read."""
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read the migration script: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: the migration script is not UTF-8 ({exc.reason} at byte {exc.start})") from None
-    return script_calls(text, str(path))
+    return script_calls(read_text(path, "migration script"), str(path))
 
 
 def script_calls(text: str, path: str) -> list[Call]:
