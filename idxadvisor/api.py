@@ -9,9 +9,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from idxadvisor.config import Settings
+from idxadvisor.errors import UsageError
 from idxadvisor.ingest.datasets import collection_stats, resolve_data_arguments
 from idxadvisor.indexes.catalog import IndexCatalog, load_index_arguments
 from idxadvisor.ingest.sources import Source, expand_sources
@@ -26,8 +28,10 @@ from idxadvisor.rules import select_rules
 from idxadvisor.rules.base import Rule, RuleContext
 from idxadvisor.rules.engine import run_rules
 from idxadvisor.shapes.digest import Digest, DigestOptions
+from idxadvisor.workload import check_filters, is_workload_file, load_workload, save_workload
 
 if TYPE_CHECKING:
+    from idxadvisor.gate.run import CheckRequest
     from idxadvisor.server.live import LiveServer
 
 
@@ -36,24 +40,29 @@ class Progress(Protocol):
     def advance(self, done_bytes: int) -> None: ...
 
 
-def analyze(paths: Sequence[str], settings: Settings, progress: Progress | None = None) -> Report:
-    """Read the inputs (and the live server of ``settings.uri``, read-only), shape and digest their operations, run
-    the rules, gather evidence (and replay it on a scratch copy with ``settings.replay``), and return the report."""
+def analyze(paths: Sequence[str], settings: Settings, progress: Progress | None = None, *,
+            workload_file: Path | None = None) -> Report:
+    """Read the inputs (logs, profiler dumps, explain output, workload files, and the live server of
+    ``settings.uri``, read-only), shape and digest their operations, run the rules, gather evidence (and replay it on
+    a scratch copy with ``settings.replay``), and return the report; with ``workload_file``, also save the digest
+    there as a workload file."""
     rules = select_rules(settings.select, settings.ignore, settings.rules)
     catalog: IndexCatalog = load_index_arguments(settings.indexes)
     if settings.uri is None:
-        return _analyze(paths, settings, progress, rules, catalog, None)
+        return _analyze(paths, settings, progress, rules, catalog, None, workload_file)
     from idxadvisor.server.live import LiveServer  # pymongo's client: only with --uri
 
     with LiveServer.open(settings) as live:
-        return _analyze(paths, settings, progress, rules, catalog, live)
+        return _analyze(paths, settings, progress, rules, catalog, live, workload_file)
 
 
 def _analyze(paths: Sequence[str], settings: Settings, progress: Progress | None, rules: list[Rule],
-             catalog: IndexCatalog, live: LiveServer | None) -> Report:
-    digest, summaries = read_workload(expand_sources(list(paths)), settings, progress)
+             catalog: IndexCatalog, live: LiveServer | None, workload_file: Path | None) -> Report:
+    digest, summaries = read_inputs(paths, settings, progress)
     if live is not None:
         summaries += live.read_workload(settings, digest, _block_options(settings))
+    if workload_file is not None:
+        save_workload(workload_file, digest, summaries)
     with collector_paused():  # thousands of shapes and findings, no cycles: see runtime.collector_paused
         return _advise(digest, summaries, settings, rules, catalog, live)
 
@@ -103,6 +112,24 @@ def _block_options(settings: Settings) -> BlockOptions:
     return BlockOptions(reference_year=datetime.now(timezone.utc).year, keep_excerpts=settings.show_values)
 
 
+def check(request: CheckRequest, settings: Settings, progress: Progress | None = None) -> Report:
+    """Judge a change of index definitions (``request.indexes``) against a recorded workload: the report of the
+    workload with the gating rules' findings, each finding's status, and the verdict in ``report.gate``."""
+    from idxadvisor.gate.run import evaluate  # the gate is only needed by check
+
+    if not request.workloads:
+        raise UsageError("--workload: name the recorded workload (a workload file, logs or profiler dumps)")
+    digest, summaries = read_inputs(request.workloads, settings, progress)
+    with collector_paused():  # see analyze
+        selection = select_shapes(digest, settings)
+        samples, sample_reports = load_samples(settings, {stats.shape.ns for stats in digest.shapes.values()})
+        result = evaluate(selection.shapes, settings, request, samples)
+        report = build_report(summaries, selection, settings, result.findings, selection.skips + result.skips)
+    report.samples = sample_reports
+    report.gate = result.gate
+    return report
+
+
 def load_samples(settings: Settings, namespaces: set[str]) -> tuple[dict[str, SampleStatistics], list[SampleReport]]:
     """The --data samples, by namespace, and how each was read."""
     if not settings.data:
@@ -122,6 +149,24 @@ def load_samples(settings: Settings, namespaces: set[str]) -> tuple[dict[str, Sa
         reports.append(SampleReport(ns=ns, path=str(path), documents=len(sample.documents),
                                     documents_seen=sample.documents_seen, problems=sample.problems))
     return samples, reports
+
+
+def read_inputs(
+    paths: Sequence[str], settings: Settings, progress: Progress | None = None
+) -> tuple[Digest, list[InputSummary]]:
+    """Logs parsed on all cores and workload files loaded, merged into one digest: a summary per input (those a
+    workload file was made from, named ``<workload file>:<input>``)."""
+    sources = expand_sources(list(paths))
+    workloads = [source for source in sources if is_workload_file(source)]
+    logs = [source for source in sources if source not in workloads]
+    digest, summaries = read_workload(logs, settings, progress)
+    for source in workloads:
+        assert source.path is not None
+        workload = load_workload(source.path)
+        check_filters(workload, digest.options)
+        digest.merge(workload.digest)
+        summaries += workload.inputs
+    return digest, summaries
 
 
 def read_workload(

@@ -119,13 +119,16 @@ def find_config_file(directory: Path) -> Path | None:
     return None
 
 
-def load_settings(overrides: dict[str, Any], config_path: Path | None = None, directory: Path | None = None) -> Settings:
+def load_settings(overrides: dict[str, Any], config_path: Path | None = None, directory: Path | None = None,
+                  defaults: dict[str, Any] | None = None) -> Settings:
     """Settings from the config file (the given one, or the one found in ``directory``) with ``overrides`` on top.
 
-    ``overrides`` holds only the options the user actually gave (None values are dropped).
+    ``overrides`` holds only the options the user actually gave (None values are dropped); ``defaults`` are a
+    command's own defaults, below the config file (``check`` fails on errors only unless told otherwise).
     """
     path = config_path if config_path is not None else find_config_file(directory or Path.cwd())
-    values: dict[str, Any] = read_config_file(path) if path is not None else {}
+    values: dict[str, Any] = dict(defaults or {})
+    values.update(read_config_file(path) if path is not None else {})
     values.update({key: value for key, value in overrides.items() if value is not None})
     try:
         return Settings.model_validate(values)

@@ -30,7 +30,12 @@ A case file::
         todo: "why this case is expected to fail for now"
 
 Finding keys: ``rule`` (default the file's), ``ns``, ``severity``, ``message`` (a substring), ``details`` (a
-substring of one of them), ``index`` (``key``, ``replaces``, ``name``, and ``command``: a substring). Every expected finding must match a distinct
+substring of one of them), ``index`` (``key``, ``replaces``, ``name``, and ``command``: a substring), and for
+``check`` cases ``status`` (new, existing, accepted) and ``line`` (of the script call or index file entry).
+
+A case with a ``check`` mapping runs ``idxadvisor check`` instead of ``analyze``: its ``indexes`` are the proposed
+index file, ``check.migration`` a mongosh migration script applied to ``check.baseline_indexes`` (today's indexes;
+without them, those the plans show), ``check.db`` the database of calls that do not name one. Every expected finding must match a distinct
 finding of the rule, and the rule must report no other.
 
 A key the loader does not know (``docExamined`` for ``docsExamined``) is a ``RuleCaseError`` naming the file, the case
@@ -59,8 +64,10 @@ OPERATION_COUNTERS = ("keysExamined", "docsExamined", "nreturned", "nMatched", "
 OPERATION_KEYS = frozenset({"ns", "command", "plan", "type", "ctx", "at", "every", "repeat", "durationMillis",
                             "durations", *OPERATION_COUNTERS})
 FILE_KEYS = frozenset({"rule", "config", "cases"})
-CASE_KEYS = frozenset({"operations", "log", "fixture", "indexes", "data", "config", "expect", "skipped", "todo"})
-EXPECT_KEYS = frozenset({"rule", "ns", "severity", "message", "details", "index"})
+CASE_KEYS = frozenset({"operations", "log", "fixture", "indexes", "data", "config", "expect", "skipped", "todo",
+                       "check"})
+CHECK_KEYS = frozenset({"baseline_indexes", "migration", "db"})
+EXPECT_KEYS = frozenset({"rule", "ns", "severity", "message", "details", "index", "status", "line"})
 INDEX_KEYS = frozenset({"key", "replaces", "name", "command"})
 SKIPPED_KEYS = frozenset({"shape", "reason"})
 _START = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
@@ -125,6 +132,8 @@ def _check_list(spec: dict[str, Any], key: str, known: Iterable[str], where: str
 
 def _check_case(spec: Any, where: str) -> None:
     _check_keys(spec, CASE_KEYS, where)
+    if "check" in spec:
+        _check_keys(spec["check"], CHECK_KEYS, f"{where}: check")
     _check_list(spec, "operations", OPERATION_KEYS, where, required=("ns", "command"))
     for number, expected in enumerate(_check_list(spec, "expect", EXPECT_KEYS, where)):
         if "index" in expected:
@@ -177,7 +186,7 @@ def case_inputs(case: RuleCase, workdir: Path, repository: Path) -> tuple[list[s
     overrides: dict[str, Any] = {"format": "json", **case.config, **spec.get("config", {})}
     if "indexes" in spec:
         path = workdir / "indexes.json"
-        path.write_text(json.dumps(spec["indexes"]), encoding="utf-8")
+        path.write_text(json.dumps(spec["indexes"], indent=2), encoding="utf-8")
         overrides["indexes"] = path
     if "data" in spec:
         data_files = []
@@ -190,16 +199,36 @@ def case_inputs(case: RuleCase, workdir: Path, repository: Path) -> tuple[list[s
 
 
 def run_case(case: RuleCase, workdir: Path, repository: Path) -> Report:
+    """``analyze`` the case's inputs; with a ``check`` key, ``check`` them against the change it describes (the case's
+    ``indexes`` are then the proposed set, ``check.baseline_indexes`` today's, ``check.migration`` a mongosh script)."""
     inputs, overrides = case_inputs(case, workdir, repository)
-    return analyze(inputs, Settings.model_validate(overrides))
+    if "check" not in case.spec:
+        return analyze(inputs, Settings.model_validate(overrides))
+    from idxadvisor.api import check
+    from idxadvisor.gate.run import CheckRequest
+
+    spec = case.spec["check"]
+    proposed: list[str] = [str(overrides.pop("indexes"))] if "indexes" in overrides else []
+    baseline = None
+    if "baseline_indexes" in spec:
+        baseline = workdir / "baseline-indexes.json"
+        baseline.write_text(json.dumps(spec["baseline_indexes"]), encoding="utf-8")
+    if "migration" in spec:
+        script = workdir / "migration.js"
+        script.write_text(spec["migration"], encoding="utf-8")
+        proposed.append(str(script))
+    request = CheckRequest(workloads=inputs, indexes=proposed, baseline_indexes=baseline, database=spec.get("db"))
+    return check(request, Settings.model_validate({"fail_on": "error", **overrides}))
 
 
 def _matches(finding: Finding, expected: dict[str, Any], rule: str) -> bool:
     if finding.rule != expected.get("rule", rule):
         return False
-    for key in ("ns", "severity"):
+    for key in ("ns", "severity", "status"):
         if key in expected and getattr(finding, key) != expected[key]:
             return False
+    if "line" in expected and (finding.location is None or finding.location.line != expected["line"]):
+        return False
     if "message" in expected and expected["message"] not in finding.message:
         return False
     if "details" in expected and not any(expected["details"] in detail for detail in finding.details):

@@ -24,7 +24,8 @@ def write(tmp_path: Path, body: str) -> Path:
 
 def test_every_case_file_of_the_repository_loads() -> None:
     cases = load_rule_cases(REPO_ROOT / "rules")
-    assert {case.rule for case in cases} == {"AG001", "IX001", "IX002", "IX003", "IX004", "QY001"}
+    assert {case.rule for case in cases} == {"AG001", "CI001", "CI002", "CI003", "IX001", "IX002", "IX003", "IX004",
+                                             "QY001"}
 
 
 @pytest.mark.parametrize(("body", "message"), [
@@ -38,6 +39,8 @@ def test_every_case_file_of_the_repository_loads() -> None:
      "case 'c': expect[0].index: unknown key 'keys' (did you mean 'key'?)"),
     ("    operations:\n" + GOOD_OPERATION + "    expect:\n      - {namespace: shop.orders}\n",
      "case 'c': expect[0]: unknown key 'namespace'"),
+    ("    operations:\n" + GOOD_OPERATION + "    check: {baseline: x.json}\n    expect: []\n",
+     "case 'c': check: unknown key 'baseline' (did you mean 'baseline_indexes'?)"),
     ("    operations:\n" + GOOD_OPERATION + "    expect: []\n    skipped:\n      - {shape: x, why: y}\n",
      "case 'c': skipped[0]: unknown key 'why'"),
     ("    operations:\n      - command: {find: orders}\n    expect: []\n", "case 'c': operations[0]: 'ns' is missing"),

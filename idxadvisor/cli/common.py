@@ -12,7 +12,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Annotated, Any, Optional, TextIO
+
+import typer
 
 from idxadvisor.errors import UsageError
 from idxadvisor.exitcodes import ExitCode
@@ -20,7 +22,95 @@ from idxadvisor.models.report import SEVERITY_ORDER, Report
 
 # Help panels, in the order people look for them.
 INPUT, FILTERING, RULES, EVIDENCE, SERVER, OUTPUT = "Input", "Filtering", "Rules", "Evidence", "Server", "Output"
+CHANGE = "Change"  # check: the index change it judges
 FLAG = ""  # the placeholder of a flag: none (Typer would print <bool>)
+
+# Options several commands share, declared once (each command adds its own).
+FormatOption = Annotated[Optional[str], typer.Option(
+    "--format", "-f", metavar="FORMAT", help="text, json, markdown or sarif. \\[default: text]", rich_help_panel=OUTPUT)]
+OutputOption = Annotated[Optional[Path], typer.Option(
+    "--output", "-o", metavar="FILE", help="Write the report to FILE instead of stdout.", rich_help_panel=OUTPUT)]
+TopOption = Annotated[Optional[int], typer.Option(
+    metavar="N", help="Show the N most important shapes and findings. \\[default: 20 in text and markdown, all in json "
+    "and sarif]", rich_help_panel=OUTPUT)]
+ShowValuesOption = Annotated[Optional[bool], typer.Option(
+    "--show-values", metavar=FLAG, help="Print literal query values (kept out of reports otherwise).",
+    rich_help_panel=OUTPUT)]
+VerboseOption = Annotated[Optional[bool], typer.Option(
+    "--verbose", "-v", metavar=FLAG, help="Show problem lines and the reason for every shape without a suggestion.",
+    rich_help_panel=OUTPUT)]
+MinMsOption = Annotated[Optional[float], typer.Option(
+    metavar="MS", help="Leave out operations faster than MS milliseconds. \\[default: 0]", rich_help_panel=FILTERING)]
+NsOption = Annotated[Optional[list[str]], typer.Option(
+    metavar="GLOB", help="Only namespaces matching GLOB, such as 'shop.*' (repeatable).", rich_help_panel=FILTERING)]
+ExcludeNsOption = Annotated[Optional[list[str]], typer.Option(
+    metavar="GLOB", help="Leave out namespaces matching GLOB (repeatable).", rich_help_panel=FILTERING)]
+IncludeInternalOption = Annotated[Optional[bool], typer.Option(
+    "--include-internal", metavar=FLAG, help="Keep internal traffic: admin, local, config, system collections, "
+    "internal threads and agents.", rich_help_panel=FILTERING)]
+SinceOption = Annotated[Optional[str], typer.Option(
+    metavar="TIME", help="Only operations at or after TIME: ISO 8601 (UTC unless it has an offset) or an age "
+    "such as 30m, 2h, 7d.", rich_help_panel=FILTERING)]
+UntilOption = Annotated[Optional[str], typer.Option(
+    metavar="TIME", help="Only operations before TIME (ISO 8601).", rich_help_panel=FILTERING)]
+SelectOption = Annotated[Optional[list[str]], typer.Option(
+    metavar="CODE", help="Run only these rules: codes, prefixes (IX) or names (repeatable).", rich_help_panel=RULES)]
+IgnoreOption = Annotated[Optional[list[str]], typer.Option(
+    metavar="CODE", help="Skip these rules: codes, prefixes or names (repeatable).", rich_help_panel=RULES)]
+MinCountOption = Annotated[Optional[int], typer.Option(
+    metavar="N", help="Advise nothing for shapes run fewer than N times (getMores do not count). \\[default: 3]",
+    rich_help_panel=RULES)]
+DataOption = Annotated[Optional[list[str]], typer.Option(
+    metavar="[NS=]FILE", help="A sample of a collection's documents: Extended JSON or a mongodump .bson file; a "
+    "directory holds <db>.<coll>.json files (repeatable).", rich_help_panel=EVIDENCE)]
+MinSavingsOption = Annotated[Optional[float], typer.Option(
+    metavar="PCT", help="Drop index suggestions that do not cut keys plus documents examined by PCT percent. "
+    "\\[default: 50]", rich_help_panel=EVIDENCE)]
+SampleSizeOption = Annotated[Optional[int], typer.Option(
+    metavar="N", help="Documents kept from each --data sample, or drawn from each collection with $sample with --uri. "
+    "\\[default: 10000]", rich_help_panel=EVIDENCE)]
+IndexesOption = Annotated[Optional[list[str]], typer.Option(
+    "--indexes", metavar="[NS=]FILE", help="Existing indexes: a JSON file mapping each namespace to its listIndexes "
+    "output (idxadvisor indexes writes one), an mdbkit export, or getIndexes() output (NS= names its collection) "
+    "(repeatable).", rich_help_panel=EVIDENCE)]
+FailOnOption = Annotated[Optional[str], typer.Option(
+    metavar="LEVEL", help="Exit 1 when a finding is at least LEVEL: info, warning, error or never. "
+    "\\[default: warning]", rich_help_panel=RULES)]
+UriOption = Annotated[Optional[str], typer.Option(
+    metavar="URI", help="Read a live server, read-only: its system.profile as operations, listIndexes as existing "
+    "indexes, $sample and $collStats as data (mongodb:// or mongodb+srv://; TLS and credentials in the URI).",
+    rich_help_panel=SERVER)]
+DbOption = Annotated[Optional[list[str]], typer.Option(
+    "--db", metavar="NAME", help="Read only this database (repeatable). \\[default: every database but admin, "
+    "local and config]", rich_help_panel=SERVER)]
+ScratchDbOption = Annotated[Optional[str], typer.Option(
+    metavar="NAME", help="The scratch database replay creates, fills and drops; it must not exist yet. "
+    "\\[default: idxadvisor_scratch_<random>]", rich_help_panel=SERVER)]
+ScratchUriOption = Annotated[Optional[str], typer.Option(
+    metavar="URI", help="Replay on this server instead of the source (recommended: a separate, disposable one).",
+    rich_help_panel=SERVER)]
+JobsOption = Annotated[Optional[int], typer.Option(
+    "--jobs", "-j", metavar="N", help="Worker processes. \\[default: all cores]", rich_help_panel=INPUT)]
+ConfigOption = Annotated[Optional[Path], typer.Option(
+    metavar="FILE", help="Settings file. \\[default: .idxadvisor.toml, or \\[tool.idxadvisor] in pyproject.toml]",
+    rich_help_panel=INPUT)]
+DebugOption = Annotated[bool, typer.Option("--debug", metavar=FLAG, help="Show tracebacks.", rich_help_panel=OUTPUT)]
+
+
+def shared_overrides(*, format: str | None, output: Path | None, top: int | None, show_values: bool | None,
+                     verbose: bool | None, min_ms: float | None, ns: list[str] | None, exclude_ns: list[str] | None,
+                     include_internal: bool | None, since: str | None, until: str | None, fail_on: str | None,
+                     select: list[str] | None, ignore: list[str] | None, min_count: int | None,
+                     data: list[str] | None, min_savings_pct: float | None, sample_size: int | None,
+                     jobs: int | None) -> dict[str, Any]:
+    """The settings the shared options give (None: not given), with --data checked for server URIs."""
+    refuse_server_uris("--data ", data or [], "give a sample file: Extended JSON or a mongodump .bson; with --uri "
+                       "the server's collections are sampled with $sample")
+    return {"format": format, "output": output, "top": top, "show_values": show_values, "verbose": verbose,
+            "min_ms": min_ms, "ns": ns, "exclude_ns": exclude_ns, "include_internal": include_internal,
+            "since": parse_time(since, "--since"), "until": parse_time(until, "--until"), "fail_on": fail_on,
+            "select": select, "ignore": ignore, "min_count": min_count, "data": data,
+            "min_savings_pct": min_savings_pct, "sample_size": sample_size, "jobs": jobs}
 
 PROGRESS_THRESHOLD = 64 * 1024 * 1024  # show a progress bar for inputs at least this large
 

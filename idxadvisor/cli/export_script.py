@@ -7,9 +7,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from idxadvisor.cli.analyze import DbOption
 from idxadvisor.cli.app import command
-from idxadvisor.cli.common import EVIDENCE, FLAG, OUTPUT, SERVER, output_stream
+from idxadvisor.cli.common import EVIDENCE, FLAG, OUTPUT, SERVER, DbOption, output_stream
 from idxadvisor.exitcodes import ExitCode
 
 

@@ -6,7 +6,10 @@ from typing import Annotated, Optional
 
 import typer
 
-from idxadvisor.cli.analyze import (
+from idxadvisor.cli.analyze import run_analysis
+from idxadvisor.cli.app import command
+from idxadvisor.cli.common import (
+    OUTPUT,
     ConfigOption,
     DataOption,
     DbOption,
@@ -24,10 +27,8 @@ from idxadvisor.cli.analyze import (
     SinceOption,
     UriOption,
     VerboseOption,
-    run_analysis,
+    parse_time,
 )
-from idxadvisor.cli.app import command
-from idxadvisor.cli.common import OUTPUT, parse_time
 
 
 @command()

@@ -127,20 +127,32 @@ def parse_index_catalog(document: Any, origin: str = "--indexes") -> IndexCatalo
         raise InputError(f"{origin}: expected an object mapping each namespace to its list of indexes")
     catalog: IndexCatalog = {}
     for ns, indexes in document.items():
-        if "." not in ns:
-            raise InputError(f"{origin}: '{ns}' is not a namespace (database.collection)")
+        check_namespace(ns, origin)
         if type(indexes) is not list:
             raise InputError(f"{origin}: {ns}: expected a list of indexes as listIndexes returns it")
-        specs = []
-        for position, index in enumerate(indexes):
-            if type(index) is not dict:
-                raise InputError(f"{origin}: {ns}: index {position} is not an object")
-            try:
-                specs.append(IndexSpec.from_document(index))
-            except IndexSpecError as exc:
-                name = index.get("name", f"#{position}")
-                raise InputError(f"{origin}: {ns}: index {name}: {exc}") from None
-        if not any(spec.is_id_index for spec in specs):
-            specs.insert(0, IndexSpec.from_key({"_id": 1}, name="_id_"))
-        catalog[ns] = specs
+        catalog[ns] = with_id_index([parse_index_entry(index, origin, ns, position)
+                                     for position, index in enumerate(indexes)])
     return catalog
+
+
+def check_namespace(ns: Any, origin: str) -> None:
+    if type(ns) is not str or "." not in ns:
+        raise InputError(f"{origin}: '{ns}' is not a namespace (database.collection)")
+
+
+def parse_index_entry(index: Any, origin: str, ns: str, position: int) -> IndexSpec:
+    """One entry of a namespace's list; InputError naming the namespace and the index."""
+    if type(index) is not dict:
+        raise InputError(f"{origin}: {ns}: index {position} is not an object")
+    try:
+        return IndexSpec.from_document(index)
+    except IndexSpecError as exc:
+        name = index.get("name", f"#{position}")
+        raise InputError(f"{origin}: {ns}: index {name}: {exc}") from None
+
+
+def with_id_index(specs: list[IndexSpec]) -> list[IndexSpec]:
+    """Every collection has its _id index, listed or not."""
+    if not any(spec.is_id_index for spec in specs):
+        specs.insert(0, IndexSpec.from_key({"_id": 1}, name="_id_"))
+    return specs

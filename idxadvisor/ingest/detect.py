@@ -19,6 +19,9 @@ from idxadvisor.models.events import JSON_LOG, PROFILE, PROFILE_OPS, TEXT_LOG, U
 
 WHOLE_DOCUMENT = "document"
 EMPTY = "empty"
+WORKLOAD = "workload"  # a workload file (``analyze --save-workload``): a digest, not a log
+WORKLOAD_KIND = "idxadvisor-workload"
+_WORKLOAD_HEAD = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"kind"\s*:\s*"' + WORKLOAD_KIND.encode() + rb'"')
 HEAD_SIZE = 64 * 1024
 _VOTING_LINES = 50
 _TEXT_TIMESTAMP = re.compile(
@@ -27,8 +30,16 @@ _TEXT_TIMESTAMP = re.compile(
 )
 
 
+def is_workload_head(head: bytes) -> bool:
+    """A workload file opens with its ``kind`` marker (the writer puts it first)."""
+    return _WORKLOAD_HEAD.match(head) is not None
+
+
 def detect_format(head: bytes) -> str:
-    """``json-log``, ``text-log``, ``profile`` (a document per line), ``document`` (whole), ``empty`` or ``unknown``."""
+    """``json-log``, ``text-log``, ``profile`` (a document per line), ``document`` (whole), ``workload``, ``empty`` or
+    ``unknown``."""
+    if is_workload_head(head):
+        return WORKLOAD
     text = head.decode("utf-8", "replace").lstrip("\ufeff")
     if not text.strip():
         return EMPTY

@@ -390,3 +390,12 @@ def read_range(path: Path, start: int, end: int) -> bytes:
         handle.seek(start)
         return handle.read(end - start)
 
+
+
+def read_decompressed(path: Path, size: int = -1) -> bytes:
+    """The first ``size`` bytes of a file (all with -1), decompressed when it is gzip, bzip2 or xz (not a tar)."""
+    with open(path, "rb") as raw:
+        kind = compression(raw.read(6))
+        raw.seek(0)
+        stream = _decompressed(raw, kind)
+        return stream.read(size)

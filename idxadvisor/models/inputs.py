@@ -32,3 +32,4 @@ class InputSummary:
     last_ts: datetime | None = None
     error: str | None = None
     problem_examples: list[Problem] = field(default_factory=list)
+    head_sha256: str | None = None  # of the input's first 64 KiB as read (decompressed): with path and bytes, its identity

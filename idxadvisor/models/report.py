@@ -144,6 +144,22 @@ class Evidence(_Model):
     calibration: list[CalibrationRow] = Field(default_factory=list)
 
 
+class SourceLocation(_Model):
+    """Where in a file a finding points (1-based line and column): an index file entry or a migration-script call."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: str
+    line: int | None = None
+    column: int | None = None
+
+    def __str__(self) -> str:
+        return ":".join(str(part) for part in (self.path, self.line, self.column) if part is not None)
+
+
+FindingStatus = Literal["new", "existing", "accepted"]
+
+
 class Finding(_Model):
     rule: str
     name: str
@@ -156,6 +172,14 @@ class Finding(_Model):
     details: list[str] = Field(default_factory=list)
     index: IndexProposal | None = None
     evidence: Evidence | None = None
+    location: SourceLocation | None = None  # check: the index file entry or script call the finding concerns
+    # check: "new" (the change brings it), "existing" (the baseline indexes have it too), "accepted" (in --baseline);
+    # only findings without a status or "new" ones count towards the exit code
+    status: FindingStatus | None = None
+
+    @property
+    def counts(self) -> bool:
+        return self.status is None or self.status == "new"
 
 
 class SuggestedIndex(_Model):
@@ -238,6 +262,31 @@ class ServerReport(_Model):
     missing: list[str] = Field(default_factory=list)
     scratch: ScratchReport | None = None
     calibration: CalibrationSummary | None = None
+class IndexChangeReport(_Model):
+    """One change of the index set ``check`` judges: an index created, dropped, hidden or unhidden."""
+
+    ns: str
+    action: Literal["created", "dropped", "hidden", "unhidden"]
+    name: str
+    key: list[tuple[str, int | str]]
+    location: SourceLocation | None = None
+
+
+class GateReport(_Model):
+    """The verdict of ``idxadvisor check``: the change it judged, and which findings count towards the exit code."""
+
+    passed: bool
+    fail_on: str
+    counted: int  # findings that count (new, or every finding without --baseline-indexes) at or above fail_on
+    indexes: list[str]
+    baseline_indexes: str | None = None
+    baseline: str | None = None
+    changes: list[IndexChangeReport] = Field(default_factory=list)
+    new: int = 0
+    existing: int = 0
+    accepted: int = 0
+    resolved: list[Finding] = Field(default_factory=list)  # findings of the baseline indexes the change makes go away
+    notes: list[str] = Field(default_factory=list)
 
 
 class Report(_Model):
@@ -251,8 +300,11 @@ class Report(_Model):
     skipped: list[Skip] = Field(default_factory=list)
     samples: list[SampleReport] = Field(default_factory=list)
     server: ServerReport | None = None
+    gate: GateReport | None = None  # idxadvisor check only
 
     def max_severity(self) -> str | None:
-        if not self.findings:
+        """The worst severity among the findings that count (``check`` leaves out existing and accepted ones)."""
+        counted = [finding.severity for finding in self.findings if finding.counts]
+        if not counted:
             return None
-        return max((finding.severity for finding in self.findings), key=SEVERITY_ORDER.__getitem__)
+        return max(counted, key=SEVERITY_ORDER.__getitem__)

@@ -8,6 +8,7 @@ merged in input order, which statement pairing needs at block boundaries. Small 
 
 from __future__ import annotations
 
+import hashlib
 import multiprocessing
 import os
 from collections import deque
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from idxadvisor.ingest.detect import HEAD_SIZE, WHOLE_DOCUMENT, detect_format
+from idxadvisor.ingest.detect import HEAD_SIZE, WHOLE_DOCUMENT, WORKLOAD, detect_format
 from idxadvisor.ingest.sources import (
     DEFAULT_MAX_LINE_BYTES,
     READ_ERRORS,
@@ -161,8 +162,12 @@ class Runner:
         if opened.error is not None:
             return
         head = _head(opened)
+        state.summary.head_sha256 = hashlib.sha256(head[:HEAD_SIZE]).hexdigest()
         detected = detect_format(head)
         state.summary.format = UNKNOWN if detected == WHOLE_DOCUMENT else detected
+        if detected == WORKLOAD:  # named files are split off before the run; this one came through stdin or a tar
+            state.summary.error = "a workload file is read only when named as a file, not from stdin or an archive"
+            return
         if detected == WHOLE_DOCUMENT:
             self._read_whole_document(opened, state)
             return

@@ -10,11 +10,14 @@ from datetime import datetime, timezone
 
 from idxadvisor import __version__
 from idxadvisor.config import Settings
+from idxadvisor.indexes.model import render_key_pattern
 from idxadvisor.models.inputs import InputSummary
 from idxadvisor.models.report import (
     SEVERITY_ORDER,
     DurationReport,
     Finding,
+    GateReport,
+    IndexChangeReport,
     InputReport,
     ProblemReport,
     Report,
@@ -195,6 +198,33 @@ def skips_for_people(skipped: list[Skip]) -> tuple[list[Skip], Counter[str]]:
         else:
             listed.append(skip)
     return listed, without_query
+
+
+def gate_line(gate: GateReport) -> str:
+    """``FAIL: 3 findings that count are at or above error (2 new, 9 existing, 1 accepted; 1 resolved)``."""
+    verdict = "PASS" if gate.passed else "FAIL"
+    counted = f"{gate.counted} finding{'s' if gate.counted != 1 else ''} that count{'s' if gate.counted == 1 else ''}"
+    text = f"{verdict}: {counted} at or above {gate.fail_on}" if gate.fail_on != "never" else f"{verdict}: --fail-on never"
+    parts = [f"{gate.new} new", f"{gate.existing} existing"] if gate.baseline_indexes else []
+    parts += [f"{gate.accepted} accepted"] if gate.baseline else []
+    parts += [f"{len(gate.resolved)} resolved by the change"] if gate.resolved else []
+    return text + (f" ({', '.join(parts)})" if parts else "")
+
+
+def key_text(key: list[tuple[str, int | str]]) -> str:
+    return render_key_pattern(tuple((name, direction) for name, direction in key))
+
+
+def change_line(change: IndexChangeReport) -> str:
+    """``dropped  shop.orders status_1 { status: 1 }  migrations/1.js:8:1``."""
+    key = key_text(change.key)
+    where = f"  {change.location}" if change.location is not None else ""
+    return f"{change.action:<8} {change.ns} {change.name} {key}{where}"
+
+
+def evidence_after_label(finding: Finding) -> str:
+    """What the evidence's "after" plan is: the proposed indexes for a change (check), else the proposed index."""
+    return "with the proposed indexes" if finding.rule.startswith("CI") else "with the index"
 
 
 def samples_line(samples: list[SampleReport]) -> str:

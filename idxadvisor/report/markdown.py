@@ -6,7 +6,14 @@ from datetime import datetime
 from typing import Any, TextIO
 
 from idxadvisor.models.report import Evidence, Finding, Report, ShapeReport
-from idxadvisor.report.build import operation_counts, samples_line, skips_for_people
+from idxadvisor.report.build import (
+    evidence_after_label,
+    gate_line,
+    key_text,
+    operation_counts,
+    samples_line,
+    skips_for_people,
+)
 from idxadvisor.report.server import evidence_line, server_lines
 from idxadvisor.units import human_count, human_impact, human_ms, mask_secrets
 
@@ -43,7 +50,7 @@ def render(report: Report, out: TextIO, verbose: bool = False, limit: int | None
 
 def _lines(report: Report, verbose: bool, limit: int | None) -> list[str]:
     summary = report.summary
-    lines = ["## idxadvisor report", ""]
+    lines = ["## idxadvisor check" if report.gate is not None else "## idxadvisor report", ""]
     lines.append(f"{_counted(summary.inputs, 'input')}, {_counted(summary.lines, 'line')}, "
                  f"{_counted(summary.entries, 'slow-operation entry', 'slow-operation entries')}, "
                  f"{_counted(summary.operations, 'operation')}, {_counted(summary.shapes, 'shape')}; "
@@ -63,13 +70,50 @@ def _lines(report: Report, verbose: bool, limit: int | None) -> list[str]:
         path = _code(mask_secrets(item.path)) + (f" (error: {_cell(mask_secrets(item.error))})" if item.error else "")
         lines.append(f"| {path} | {item.format} | {item.lines:,} | {item.entries:,} | {item.problems:,} "
                      f"| {item.truncated:,} |")
-    lines += ["", f"### Top {len(report.shapes)} of {summary.shapes} query shapes", ""]
+    if report.gate is not None:  # check: the verdict and the change take the place of the shapes (JSON has them)
+        lines += _gate(report)
+    else:
+        lines += _shapes(report)
+    lines += _suggestions_and_findings(report, verbose, limit)
+    return lines
+
+
+def _gate(report: Report) -> list[str]:
+    gate = report.gate
+    assert gate is not None
+    icon = "✅" if gate.passed else "❌"
+    lines = ["", f"### {icon} Gate: {_cell(gate_line(gate))}", ""]
+    against = f" against {_code(gate.baseline_indexes)}" if gate.baseline_indexes else ""
+    lines.append(f"Index change: {', '.join(_code(path) for path in gate.indexes)}{against}.")
+    if gate.changes:
+        lines += ["", "| change | namespace | index | key | where |", "|---|---|---|---|---|"]
+        for change in gate.changes:
+            key = key_text(change.key)
+            where = _code(str(change.location)) if change.location is not None else ""
+            lines.append(f"| {change.action} | {_code(change.ns)} | {_code(change.name)} | {_code(key)} | {where} |")
+    else:
+        lines += ["", "No index created, dropped, hidden or unhidden."]
+    lines += [""] + [f"- note: {_cell(note)}" for note in gate.notes] if gate.notes else []
+    if gate.resolved:
+        lines += ["", "Resolved by the change:", ""]
+        lines += [f"- `{finding.rule}` on `{_cell(finding.ns)}`: {_cell(finding.message)}" for finding in gate.resolved]
+    return lines
+
+
+def _shapes(report: Report) -> list[str]:
+    summary = report.summary
+    lines = ["", f"### Top {len(report.shapes)} of {summary.shapes} query shapes", ""]
     if report.shapes:
         lines += ["| # | shape | count | total | p95 | max | plan | docs/returned | blocking sort |",
                   "|--:|---|--:|--:|--:|--:|---|--:|--:|"]
         lines += [_shape_row(rank, shape) for rank, shape in enumerate(report.shapes, start=1)]
     else:
         lines.append("No slow operations in scope.")
+    return lines
+
+
+def _suggestions_and_findings(report: Report, verbose: bool, limit: int | None) -> list[str]:
+    lines: list[str] = []
     if report.suggested_indexes:
         suggestions = report.suggested_indexes[:limit] if limit else report.suggested_indexes
         lines += ["", f"### Suggested indexes ({len(report.suggested_indexes)})", "",
@@ -103,7 +147,9 @@ def _shape_row(rank: int, shape: ShapeReport) -> str:
 
 
 def _finding(finding: Finding) -> list[str]:
-    lines = [f"- **{finding.severity}** `{finding.rule}` {finding.name} on `{_cell(finding.ns)}`: "
+    status = f" ({finding.status})" if finding.status is not None else ""
+    where = f" at {_code(str(finding.location))}" if finding.location is not None else ""
+    lines = [f"- **{finding.severity}**{status} `{finding.rule}` {finding.name} on `{_cell(finding.ns)}`{where}: "
              f"{_cell(finding.message)}"]
     lines += [f"  - {_cell(detail)}" for detail in finding.details]
     if finding.index is not None:
@@ -112,7 +158,8 @@ def _finding(finding: Finding) -> list[str]:
         before, after = finding.evidence.before, finding.evidence.after
         keys = [_number(side.get("totalKeysExamined", "?")) for side in (before, after)]
         docs = [_number(side.get("totalDocsExamined", "?")) for side in (before, after)]
-        lines.append(f"  - evidence ({finding.evidence.evaluator}): keys examined {keys[0]} → {keys[1]}, "
+        against = f", today → {evidence_after_label(finding)}" if finding.rule.startswith("CI") else ""
+        lines.append(f"  - evidence ({finding.evidence.evaluator}{against}): keys examined {keys[0]} → {keys[1]}, "
                      f"documents examined {docs[0]} → {docs[1]}")
         lines += _calibration(finding.evidence)
     return lines

@@ -3,7 +3,10 @@
 Rules come from the registry, with their documentation as ``fullDescription``. Findings are about query shapes, not
 lines of source: each result's location is the file the advice is about (the ``--indexes`` file when one was given,
 since that is what a pull request changes; otherwise the first input), its logical location is the namespace, and
-the shape fingerprint is its partial fingerprint, so a dashboard tracks one finding across runs.
+the shape fingerprint is its partial fingerprint, so a dashboard tracks one finding across runs. A finding of
+``check`` about an index file entry or a migration-script call points at its line and column, so code scanning
+annotates the pull request there; its status gives the result's ``baselineState`` (``new`` or ``unchanged``), and a
+finding accepted by ``--baseline`` is reported with an external suppression.
 
 The location's ``uri`` is a valid URI reference: a relative path percent-encoded (relative to where the command ran,
 usually the repository root), an absolute path a ``file://`` URI. A report read from stdin has no file to point at, so
@@ -69,23 +72,38 @@ def _rule(rule: Any) -> dict[str, Any]:
     }
 
 
+_BASELINE_STATES = {"new": "new", "existing": "unchanged"}
+
+
 def _result(finding: Finding, location: str | None) -> dict[str, Any]:
     text = finding.message
     if finding.index is not None:
         text += f" Suggested: {finding.index.command}"
+    physical: dict[str, Any] = {"artifactLocation": {"uri": location}}
+    if finding.location is not None:
+        physical = {"artifactLocation": {"uri": artifact_uri(finding.location.path)}}
+        if finding.location.line is not None:
+            physical["region"] = {"startLine": finding.location.line}
+            if finding.location.column is not None:
+                physical["region"]["startColumn"] = finding.location.column
     result: dict[str, Any] = {
         "ruleId": finding.rule,
         "level": LEVELS[finding.severity],
         "message": {"text": text},
         "locations": [{
-            "physicalLocation": {"artifactLocation": {"uri": location}},
+            "physicalLocation": physical,
             "logicalLocations": [{"name": finding.ns, "kind": "namespace"}],
         }],
         "partialFingerprints": {"idxadvisor/shape/v1": finding.fingerprint},
         "properties": {"impact": finding.impact, "details": finding.details},
     }
-    if location is None:
+    if physical["artifactLocation"]["uri"] is None:
         del result["locations"]
+    if finding.status in _BASELINE_STATES:
+        result["baselineState"] = _BASELINE_STATES[finding.status]
+    elif finding.status == "accepted":
+        result["suppressions"] = [{"kind": "external", "status": "accepted",
+                                   "justification": "recorded in the baseline of findings (--baseline)"}]
     if finding.index is not None:
         result["properties"]["index"] = finding.index.model_dump(mode="json")
     if finding.evidence is not None and finding.evidence.evaluator == "server":

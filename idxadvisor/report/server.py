@@ -35,13 +35,17 @@ def plan_cost(plan: dict[str, Any], evaluator: str = "estimator") -> str:
     """``IXSCAN { status: 1 }: keys 1,345, docs 0, returned 0``, or why there is no number."""
     if "unsupported" in plan:
         return f"not {'estimated' if evaluator == 'estimator' else 'measured'} ({plan['unsupported']})"
+    if "error" in plan:  # an index that cannot be built (two array fields), say
+        error = plan["error"]
+        return f"fails ({error.get('errmsg', error) if isinstance(error, dict) else error})"
     return (f"{plan.get('planSummary', '?')}: keys {_number(plan.get('totalKeysExamined'))}, "
             f"docs {_number(plan.get('totalDocsExamined'))}, returned {_number(plan.get('nReturned'))}")
 
 
-def evidence_line(evidence: Evidence) -> str:
+def evidence_line(evidence: Evidence, after_label: str = "with the index") -> str:
+    """``estimator: today COLLSCAN: keys 0, docs 9,000, returned 3 → with the index IXSCAN …``."""
     before, after = plan_cost(evidence.before, evidence.evaluator), plan_cost(evidence.after, evidence.evaluator)
-    return f"{evidence.evaluator}: today {before} → with the index {after}"
+    return f"{evidence.evaluator}: today {before} → {after_label} {after}"
 
 
 def calibration_line(evidence: Evidence) -> str | None:

@@ -15,7 +15,14 @@ from rich.table import Table
 from rich.text import Text
 
 from idxadvisor.models.report import Finding, InputReport, Report, ShapeReport
-from idxadvisor.report.build import operation_counts, samples_line, skips_for_people
+from idxadvisor.report.build import (
+    change_line,
+    evidence_after_label,
+    gate_line,
+    operation_counts,
+    samples_line,
+    skips_for_people,
+)
 from idxadvisor.report.server import calibration_line, evidence_line, server_lines
 from idxadvisor.units import human_count, human_impact, human_ms
 
@@ -42,7 +49,10 @@ def render(report: Report, console: Console, verbose: bool = False, limit: int |
     if verbose:
         _print_problems(report.inputs, console)
     console.print()
-    _print_shapes(report, console, width)
+    if report.gate is not None:  # check: the verdict and the change take the place of the shapes (JSON has them)
+        _print_gate(report, console, width)
+    else:
+        _print_shapes(report, console, width)
     _print_suggestions(report, console, width, limit)
     _print_findings(report.findings, console, width, limit)
     if verbose:
@@ -102,6 +112,23 @@ def _print_problems(inputs: list[InputReport], console: Console) -> None:
             if problem.excerpt:
                 line.append(f"\n    {problem.excerpt}")
             console.print(line)
+
+
+def _print_gate(report: Report, console: Console, width: int) -> None:
+    gate = report.gate
+    assert gate is not None
+    console.print(Text(f"Gate: {gate_line(gate)}", style="bold green" if gate.passed else "bold red"))
+    against = f" (baseline {gate.baseline_indexes})" if gate.baseline_indexes else ""
+    console.print(Text(f"Index change: {', '.join(gate.indexes)}{against}", style="bold"))
+    if not gate.changes:
+        console.print(Text("  no index created, dropped, hidden or unhidden", style="dim"))
+    for change in gate.changes:
+        console.print(Group(*_indented(change_line(change), 2, width)))
+    for note in gate.notes:
+        console.print(Group(*_indented(f"note: {note}", 2, width, "dim")))
+    for finding in gate.resolved:
+        console.print(Group(*_indented(f"resolved: {finding.rule} {finding.ns}: {finding.message}", 2, width,
+                                       "green")))
 
 
 def _print_shapes(report: Report, console: Console, width: int) -> None:
@@ -187,14 +214,19 @@ def _finding_block(finding: Finding, width: int) -> Group:
     head.append(f"{finding.severity.upper():<7} ", style=SEVERITY_STYLES.get(finding.severity, ""))
     head.append(f"{finding.rule} {finding.name}", style="bold")
     head.append(f"  {finding.ns}")
-    parts = [head, *_indented(finding.message, 8, width)]
+    if finding.status is not None:
+        head.append(f"  [{finding.status}]", style="bold" if finding.counts else "dim")
+    parts = [head]
+    if finding.location is not None:
+        parts += _indented(f"at {finding.location}", 8, width, "dim")
+    parts += _indented(finding.message, 8, width)
     for detail in finding.details:
         parts += _indented(f"- {detail}", 8, width, "dim")
     if finding.index is not None:
         parts += _indented(finding.index.command, 8, width, "green")
     evidence = finding.evidence
     if evidence is not None:
-        parts += _indented(evidence_line(evidence), 8, width, "dim")
+        parts += _indented(evidence_line(evidence, evidence_after_label(finding)), 8, width, "dim")
         if evidence.estimate is not None:
             parts += _indented(evidence_line(evidence.estimate), 8, width, "dim")
         calibration = calibration_line(evidence)

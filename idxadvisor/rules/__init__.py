@@ -8,6 +8,9 @@ from typing import Any
 from idxadvisor.errors import UsageError
 from idxadvisor.rules.ag001_repeated_aggregation import RepeatedAggregation
 from idxadvisor.rules.base import Rule
+from idxadvisor.rules.ci001_index_in_use_dropped import IndexInUseDropped
+from idxadvisor.rules.ci002_shape_loses_support import ShapeLosesSupport
+from idxadvisor.rules.ci003_redundant_index import RedundantIndex
 from idxadvisor.rules.ix001_missing_compound_index import MissingCompoundIndex
 from idxadvisor.rules.ix002_esr_order import EsrOrder
 from idxadvisor.rules.ix003_parallel_array_index import ParallelArrayIndex
@@ -16,6 +19,9 @@ from idxadvisor.rules.qy001_count_slower_than_find import CountSlowerThanFind
 
 ALL_RULES: tuple[type[Rule], ...] = (
     RepeatedAggregation,
+    IndexInUseDropped,
+    ShapeLosesSupport,
+    RedundantIndex,
     MissingCompoundIndex,
     EsrOrder,
     ParallelArrayIndex,

@@ -17,9 +17,11 @@ from typing import Any, ClassVar
 
 from idxadvisor.config import Settings
 from idxadvisor.indexes.candidates import Roles, candidate_key, roles_of, serves
+from idxadvisor.indexes.change import IndexChange
 from idxadvisor.indexes.model import IndexSpec, KeyPattern
 from idxadvisor.indexes.plans import PlanSummary, parse_plan_summary
 from idxadvisor.indexes.sampling import SampleStatistics
+from idxadvisor.models.report import SourceLocation
 from idxadvisor.shapes.digest import ShapeStats
 
 REQUIRED_SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "## Fix")
@@ -38,6 +40,8 @@ class Verdict:
     index: KeyPattern | None = None
     existing_index: IndexSpec | None = None  # a finding about an index that exists already
     impact: float | None = None  # wasted documents, when the rule counts them its own way (None: the standard formula)
+    location: SourceLocation | None = None  # check: the index file entry or script call it is about
+    command: str | None = None  # the command that fixes a finding about an existing index (default: drop it)
 
 
 @dataclass
@@ -128,6 +132,23 @@ class ShapeAnalysis:
         collection_collation = next((other.collation for other in indexes if other.is_id_index), None)
         return not index.hidden and index.partial_filter is None and index.collation == collection_collation
 
+    def bounded_by(self, indexes: Iterable[IndexSpec]) -> IndexSpec | None:
+        """An index the planner may use that at least bounds the scan (its first field has an equality or a range of
+        the shape) or gives its sort, even if it does not serve the shape fully: without one, a collection scan."""
+        indexes = list(indexes)
+        roles = self.roles
+        ranges = {name for name in roles.range if name not in roles.never_leading}
+        for index in indexes:
+            if not index.key or not self.plannable(index, indexes):
+                continue
+            name, direction = index.key[0]
+            bounded = (name in roles.equality and (isinstance(direction, int) or direction == "hashed")) or \
+                (name in ranges and isinstance(direction, int))
+            sorted_by = bool(roles.sort) and name == roles.sort[0][0] and isinstance(direction, int)
+            if bounded or (sorted_by and not index.sparse):
+                return index
+        return None
+
     def _usable(self, index: IndexSpec, indexes: list[IndexSpec]) -> bool:
         unhidden = replace(index, hidden=False)
         if not self.plannable(unhidden, indexes) or not serves(index.key, self.roles):
@@ -146,6 +167,7 @@ class RuleContext:
     indexes: Mapping[str, list[IndexSpec]] = field(default_factory=dict)
     samples: Mapping[str, SampleStatistics] = field(default_factory=dict)
     shapes: list[ShapeStats] = field(default_factory=list)
+    change: IndexChange | None = None  # check: the index change being judged (indexes is then the proposed set)
 
     def shapes_of(self, ns: str) -> list[ShapeStats]:
         return [stats for stats in self.shapes if stats.shape.ns == ns]

@@ -93,10 +93,13 @@ def run_rules(shapes: list[ShapeStats], context: RuleContext, rules: list[Rule])
             continue
         proposals.append(_Proposal(rule, analysis, verdict))
     findings += _share_indexes(proposals, context)
-    for ns in sorted({stats.shape.ns for stats in shapes} | set(context.indexes)):
+    namespaces = {stats.shape.ns for stats in shapes} | set(context.indexes)
+    if context.change is not None:
+        namespaces |= context.change.namespaces()
+    for ns in sorted(namespaces):
         for rule in rules:
             for verdict in rule.check_collection(ns, context):
-                findings.append(_collection_finding(rule, ns, verdict))
+                findings.append(_collection_finding(rule, ns, verdict, context))
     _one_impact_unit(findings, context)
     findings.sort(key=lambda finding: (-finding.impact, finding.rule, finding.ns, finding.fingerprint))
     return findings, skips
@@ -228,7 +231,7 @@ def _finding(rule: Rule, analysis: ShapeAnalysis, verdict: Verdict, key: KeyPatt
     return Finding(rule=rule.code, name=rule.name, severity=verdict.severity or rule.severity,  # type: ignore[arg-type]
                    fingerprint=analysis.shape.fingerprint, ns=analysis.ns, message=verdict.message,
                    impact=round(_impact(analysis, verdict.impact), 1), impact_unit=_impact_unit(analysis),
-                   details=verdict.details, index=index)
+                   details=verdict.details, index=index, location=verdict.location)
 
 
 def _impact(analysis: ShapeAnalysis, documents: float | None = None) -> float:
@@ -266,17 +269,24 @@ def _unhide_finding(rule: Rule, analysis: ShapeAnalysis, verdict: Verdict, hidde
     return finding
 
 
-def _collection_finding(rule: Rule, ns: str, verdict: Verdict) -> Finding:
-    """A finding about an existing index (IX003: it can break writes): the command drops it."""
+def _collection_finding(rule: Rule, ns: str, verdict: Verdict, context: RuleContext) -> Finding:
+    """A finding about an index (IX003: it can break writes; CI001, CI003: a change to it): the command drops it,
+    unless the rule gives another, or proposes an index instead of it (``verdict.index``)."""
     existing = verdict.existing_index
     fingerprint = hashlib.sha256(f"{ns} {existing.name if existing else ''}".encode()).hexdigest()[:16]
     index = None
-    if existing is not None:
-        index = IndexProposal(ns=ns, key=list(existing.key), command=existing.drop_index_command(ns),
+    if verdict.index:
+        index = IndexProposal(ns=ns, key=list(verdict.index), command=IndexSpec(key=verdict.index)
+                              .create_index_command(ns), replaces=existing.name if existing is not None else None)
+    elif existing is not None:
+        index = IndexProposal(ns=ns, key=list(existing.key), command=verdict.command or existing.drop_index_command(ns),
                               name=existing.name)
+    location = verdict.location
+    if location is None and context.change is not None:
+        location = context.change.location_of(ns, existing)
     return Finding(rule=rule.code, name=rule.name, severity=verdict.severity or rule.severity,  # type: ignore[arg-type]
                    fingerprint=fingerprint, ns=ns, message=verdict.message, impact=0.0, details=verdict.details,
-                   index=index)
+                   index=index, location=location)
 
 
 def _skip(stats: ShapeStats, reason: str) -> Skip:

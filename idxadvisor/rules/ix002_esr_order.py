@@ -1,7 +1,20 @@
 from __future__ import annotations
 
-from idxadvisor.indexes.candidates import ers_key, first_misplaced
-from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict, render_fields
+from collections.abc import Iterable
+from dataclasses import replace
+
+from idxadvisor.indexes.candidates import candidate_key, ers_key, first_misplaced, serves
+from idxadvisor.indexes.model import IndexSpec, KeyPattern
+from idxadvisor.rules.base import (
+    QUERY_OPS,
+    Quiet,
+    Rule,
+    RuleContext,
+    ShapeAnalysis,
+    Verdict,
+    analyze_shape,
+    render_fields,
+)
 
 
 class EsrOrder(Rule):
@@ -11,7 +24,8 @@ class EsrOrder(Rule):
     Flags a query shape with equality and sort (or range) predicates when the log shows a blocking in-memory sort,
     or when the index it uses puts a sort or range key before an equality key, such as a filter on `status` sorted
     by `createdAt` served by `{ createdAt: -1, status: 1 }`. It proposes the index in equality → sort → range order
-    and says when equality → range → sort is the better choice.
+    and says when equality → range → sort is the better choice. With `idxadvisor check`, it also flags a new index
+    whose keys are out of that order for the shapes of the workload it would serve.
 
     ## Why is this bad?
     An index gives a sort for free only when the fields before the sort keys are fixed by equalities. A blocking
@@ -91,6 +105,27 @@ class EsrOrder(Rule):
                            "few matching documents in memory")
         return Verdict(message, details=details, index=analysis.candidate)
 
+    def check_collection(self, ns: str, context: RuleContext) -> Iterable[Verdict]:
+        """check: a new index out of equality → sort → range order for the shapes it is meant to serve."""
+        if context.change is None:
+            return
+        for index in context.change.created(ns):
+            if len(index.key) < 2 or not index.is_btree:
+                continue
+            targets = [(stats, better) for stats in context.shapes_of(ns)
+                       if (better := _reordered(index, analyze_shape(stats, context))) is not None]
+            if not targets:
+                continue
+            targets.sort(key=lambda target: -target[0].count)
+            stats, better = targets[0]
+            shapes = len(targets)
+            yield Verdict(f"the new index {index.name} {index} is out of equality → sort → range order for "
+                          f"{shapes} shape{'s' if shapes > 1 else ''} it would serve, such as {stats.shape.text} "
+                          f"({stats.count:,} executions): {render_fields(better)} serves "
+                          f"{'them' if shapes > 1 else 'it'}.",
+                          details=[f"{other.shape.text}: {render_fields(key)}" for other, key in targets],
+                          existing_index=index, index=better)
+
     def _cheap_sort(self, analysis: ShapeAnalysis) -> Quiet | None:
         """A rare blocking sort, or one over a handful of documents, costs less than another index."""
         stats = analysis.stats
@@ -109,6 +144,24 @@ class EsrOrder(Rule):
             ratio = float("inf") if analysis.returns_nothing else 0.0
         return (ratio >= self.options["min_keys_per_returned"]
                 and analysis.wasted_per_execution >= self.options["min_wasted_per_execution"])
+
+
+def _reordered(index: IndexSpec, analysis: ShapeAnalysis) -> KeyPattern | None:
+    """The index's own fields in equality → sort → range order, when the index holds only fields of the shape, puts
+    one of them before an equality field, and would serve the shape once reordered; else None."""
+    shape, roles = analysis.shape, analysis.roles
+    if not shape.known or shape.op not in QUERY_OPS or not set(index.fields) <= roles.fields:
+        return None
+    if first_misplaced(index.key, roles) is None:
+        return None
+    kept = set(index.fields)
+    narrowed = replace(roles, equality=tuple(name for name in roles.equality if name in kept),
+                       sort=tuple(pair for pair in roles.sort if pair[0] in kept),
+                       range=tuple(name for name in roles.range if name in kept))
+    better = candidate_key(narrowed, _order_of(index.key))
+    if set(name for name, _ in better) != kept or serves(index.key, narrowed) or not serves(better, narrowed):
+        return None
+    return better
 
 
 def _keys_examined(analysis: ShapeAnalysis) -> str:

@@ -150,6 +150,38 @@ def gather_evidence(findings: list[Finding], shapes: Mapping[str, ShapeStats], s
     return kept, dropped
 
 
+def gather_change_evidence(findings: list[Finding], shapes: Mapping[str, ShapeStats],
+                           samples: Mapping[str, SampleStatistics], baseline: Mapping[str, list[IndexSpec]],
+                           proposed: Mapping[str, list[IndexSpec]], options: EvidenceOptions) -> None:
+    """Evidence for findings about a shape losing its index (``check``, CI002): today's plan, among the baseline
+    indexes and held to the plan the log shows, against the plan the planner would pick among the proposed ones."""
+    estimators: dict[str, Estimator] = {}
+    estimates: list[_Estimate] = []
+    for finding in findings:
+        stats, sample = shapes.get(finding.fingerprint), samples.get(finding.ns)
+        if stats is None or sample is None or not len(sample):
+            continue
+        estimator = estimators.get(finding.ns)
+        if estimator is None:
+            estimator = estimators[finding.ns] = Estimator(sample.documents, server_version=options.server_version)
+        query = representative_query(stats, sample)
+        if isinstance(query, str):
+            finding.evidence = Evidence(evaluator="estimator", before={"unsupported": query},
+                                        after={"unsupported": query})
+            continue
+        today, hint = todays_indexes(stats, [index for index in baseline.get(finding.ns, []) if not index.hidden])
+        after = [index for index in proposed.get(finding.ns, [])
+                 if index.is_btree and not index.is_id_index and not index.hidden]
+        unlimited = replace(query, limit=None, skip=None)
+        estimate = _Estimate(finding, stats, sample, estimator, query, estimator.explain(unlimited, today, hint),
+                             estimator.explain(unlimited, after, None))
+        estimate.factor, estimate.how = _calibration(stats, estimate.before, query)
+        estimates.append(estimate)
+    factors = _collection_factors(estimates, shapes.values(), samples)
+    for estimate in estimates:
+        estimate.finding.evidence = _evidence(estimate, factors.get(estimate.finding.ns), options)
+
+
 def _collection_factors(estimates: Iterable[_Estimate], shapes: Iterable[ShapeStats],
                         samples: Mapping[str, SampleStatistics]) -> dict[str, tuple[float, str]]:
     """Per collection, how many times it exceeds its sample: the median of its shapes' calibrations against the

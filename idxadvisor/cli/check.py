@@ -1,0 +1,114 @@
+"""``idxadvisor check``: gate a change of index definitions in CI against a recorded workload."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from idxadvisor import api
+from idxadvisor.cli.analyze import report_input_errors
+from idxadvisor.cli.app import command
+from idxadvisor.cli.common import (
+    CHANGE,
+    INPUT,
+    RULES,
+    ConfigOption,
+    DataOption,
+    DebugOption,
+    ExcludeNsOption,
+    FormatOption,
+    IgnoreOption,
+    IncludeInternalOption,
+    JobsOption,
+    MinCountOption,
+    MinMsOption,
+    MinSavingsOption,
+    NsOption,
+    OutputOption,
+    ProgressBar,
+    SampleSizeOption,
+    SelectOption,
+    ShowValuesOption,
+    SinceOption,
+    TopOption,
+    UntilOption,
+    VerboseOption,
+    exit_code_for,
+    output_stream,
+    refuse_server_uris,
+    shared_overrides,
+)
+from idxadvisor.config import load_settings
+from idxadvisor.report import render
+
+
+@command()
+def check(
+    workload: Annotated[Optional[list[str]], typer.Option(
+        metavar="PATH", help="The recorded workload: a workload file (analyze --save-workload), logs, profiler dumps, "
+        "a directory or a glob of them (repeatable).", rich_help_panel=INPUT, show_default=False)] = None,
+    indexes: Annotated[Optional[list[str]], typer.Option(
+        metavar="FILE", help="The proposed indexes: an index file (namespace -> listIndexes output), or mongosh or "
+        "migrate-mongo migration scripts (.js files or directories of them, applied in name order to "
+        "--baseline-indexes) (repeatable).", rich_help_panel=CHANGE, show_default=False)] = None,
+    baseline_indexes: Annotated[Optional[Path], typer.Option(
+        metavar="FILE", help="Today's indexes (an index file): only what the change makes worse counts towards the "
+        "exit code. \\[default: the indexes the workload's plans show; every finding counts]",
+        rich_help_panel=CHANGE)] = None,
+    db: Annotated[Optional[str], typer.Option(
+        metavar="NAME", help="The database of migration-script calls that do not say it ('use' or getSiblingDB).",
+        rich_help_panel=CHANGE)] = None,
+    baseline: Annotated[Optional[Path], typer.Option(
+        metavar="FILE", help="Accept the findings recorded in FILE (--write-baseline): they are reported, and do not "
+        "count towards the exit code.", rich_help_panel=RULES)] = None,
+    write_baseline: Annotated[Optional[Path], typer.Option(
+        metavar="FILE", help="Record this run's findings in FILE, to pass as --baseline later (the run then passes).",
+        rich_help_panel=RULES)] = None,
+    fail_on: Annotated[Optional[str], typer.Option(
+        metavar="LEVEL", help="Exit 1 when a finding that counts is at least LEVEL: info, warning, error or never. "
+        "\\[default: error]", rich_help_panel=RULES)] = None,
+    select: SelectOption = None,
+    ignore: IgnoreOption = None,
+    min_count: MinCountOption = None,
+    data: DataOption = None,
+    min_savings_pct: MinSavingsOption = None,
+    sample_size: SampleSizeOption = None,
+    min_ms: MinMsOption = None,
+    ns: NsOption = None,
+    exclude_ns: ExcludeNsOption = None,
+    include_internal: IncludeInternalOption = None,
+    since: SinceOption = None,
+    until: UntilOption = None,
+    format: FormatOption = None,
+    output: OutputOption = None,
+    top: TopOption = None,
+    show_values: ShowValuesOption = None,
+    verbose: VerboseOption = None,
+    jobs: JobsOption = None,
+    config: ConfigOption = None,
+    debug: DebugOption = False,
+) -> int:
+    """Gate a change of index definitions against a recorded workload: exit 0 pass, 1 fail, 2 bad input."""
+    from idxadvisor.gate.run import CheckRequest
+
+    refuse_server_uris("--workload ", workload or [], "give a workload file, logs or profiler dumps")
+    overrides = shared_overrides(
+        format=format, output=output, top=top, show_values=show_values, verbose=verbose, min_ms=min_ms, ns=ns,
+        exclude_ns=exclude_ns, include_internal=include_internal, since=since, until=until, fail_on=fail_on,
+        select=select, ignore=ignore, min_count=min_count, data=data, min_savings_pct=min_savings_pct,
+        sample_size=sample_size, jobs=jobs)
+    settings = load_settings(overrides, config, defaults={"fail_on": "error"})
+    request = CheckRequest(workloads=workload or [], indexes=indexes or [], baseline_indexes=baseline_indexes,
+                           baseline=baseline, write_baseline=write_baseline, database=db)
+    progress = ProgressBar()
+    try:
+        report = api.check(request, settings, progress)
+    finally:
+        progress.stop()
+    artifact = next(iter(indexes or []), None)
+    with output_stream(settings.output) as out:
+        render(report, out, format=settings.format, verbose=settings.verbose, top=settings.top, artifact=artifact)
+    report_input_errors(report)
+    return exit_code_for(report, settings.fail_on)

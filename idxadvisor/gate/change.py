@@ -1,0 +1,208 @@
+"""The change ``check`` judges: the baseline index set and the proposed one, from an index file or migration scripts.
+
+``--indexes`` names the proposed set: one index file (DESIGN.md's format), or migration scripts (files or directories
+of them) whose calls are applied in order to the baseline. The baseline is ``--baseline-indexes``, or, without it,
+the indexes the workload's plan summaries name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from idxadvisor.errors import InputError, UsageError
+from idxadvisor.gate.indexfile import read_index_file
+from idxadvisor.gate.scripts import COMMAND_METHODS, SCRIPT_SUFFIXES, Call, read_script_calls, script_files
+from idxadvisor.indexes.catalog import IndexCatalog
+from idxadvisor.indexes.change import ID_INDEX, IndexChange, IndexEvent, diff_catalogs, inferred_catalog
+from idxadvisor.indexes.model import IndexSpec, IndexSpecError, key_pattern
+from idxadvisor.shapes.digest import ShapeStats
+
+
+def is_script_argument(argument: str) -> bool:
+    path = Path(argument)
+    return path.is_dir() or path.suffix in SCRIPT_SUFFIXES
+
+
+def read_change(indexes: Sequence[str], baseline_indexes: Path | None, database: str | None,
+                shapes: Iterable[ShapeStats]) -> IndexChange:
+    """The change from the baseline (``baseline_indexes``, else what the plans show) to the proposed set."""
+    if not indexes:
+        raise UsageError("--indexes: name the proposed indexes (an index file, or migration scripts)")
+    scripts = [argument for argument in indexes if is_script_argument(argument)]
+    files = [argument for argument in indexes if argument not in scripts]
+    if scripts and files or len(files) > 1:
+        raise UsageError("--indexes: give one index file, or migration scripts, not both")
+    if baseline_indexes is not None:
+        baseline = read_index_file(baseline_indexes).catalog
+        known = True
+    else:
+        baseline, known = inferred_catalog(shapes), False
+    if files:
+        located = read_index_file(Path(files[0]))
+        proposed = {**baseline, **located.catalog}
+        events = diff_catalogs(baseline, located.catalog, known, located.locations, located.namespace_locations)
+        return IndexChange(baseline, proposed, events, known, located.locations, located.namespace_locations)
+    paths = [path for argument in scripts for path in script_files(argument)]
+    if not paths:
+        raise UsageError(f"--indexes: {', '.join(scripts)} holds no migration script (.js, .mjs, .cjs)")
+    applier = _Applier(baseline, known, database)
+    for path in paths:
+        for call in read_script_calls(path):
+            applier.apply(call)
+    return IndexChange(baseline, applier.current, applier.events, known, applier.locations, {}, applier.notes)
+
+
+class _Applier:
+    """Applies script calls, in order, to a copy of the baseline."""
+
+    def __init__(self, baseline: IndexCatalog, known: bool, database: str | None) -> None:
+        self.current: IndexCatalog = {ns: list(indexes) for ns, indexes in baseline.items()}
+        self.known = known
+        self.database = database
+        self.events: list[IndexEvent] = []
+        self.locations: dict = {}
+        self.notes: list[str] = []
+
+    def apply(self, call: Call) -> None:
+        if call.method in COMMAND_METHODS:
+            self._command(call)
+            return
+        ns = self._namespace(call, call.collection)
+        arguments = call.arguments
+        if call.method in ("createIndex", "ensureIndex"):
+            keys = arguments[0] if arguments else None
+            options = arguments[1] if len(arguments) > 1 else {}
+            self._create(call, ns, self._spec(call, {**_document(call, options, "options"), "key": keys}))
+        elif call.method == "createIndexes":
+            listed = arguments[0] if arguments else None
+            options = _document(call, arguments[1], "options") if len(arguments) > 1 else {}
+            if type(listed) is not list:
+                raise _error(call, "createIndexes() needs a list of indexes")
+            for item in listed:
+                document = item if type(item) is dict and type(item.get("key")) is dict else {"key": item}
+                self._create(call, ns, self._spec(call, {**options, **document}))
+        elif call.method == "dropIndex":
+            if len(arguments) != 1:
+                raise _error(call, "dropIndex() needs an index name or key pattern")
+            self._drop(call, ns, arguments[0])
+        elif call.method == "dropIndexes":
+            selectors = arguments[0] if arguments else "*"
+            for selector in selectors if type(selectors) is list else [selectors]:
+                self._drop(call, ns, selector)
+        elif call.method in ("hideIndex", "unhideIndex"):
+            if len(arguments) != 1:
+                raise _error(call, f"{call.method}() needs an index name or key pattern")
+            self._hide(call, ns, arguments[0], call.method == "hideIndex")
+        elif call.method == "drop":
+            for index in self.current.pop(ns, [ID_INDEX] if self.known else []):
+                self.events.append(IndexEvent("dropped", ns, index, call.location))
+
+    def _command(self, call: Call) -> None:
+        command = call.arguments[0] if call.arguments else None
+        if type(command) is not dict or not command:
+            raise _error(call, f"{call.method}() needs a command document")
+        name, collection = next(iter(command.items()))
+        if name not in ("createIndexes", "dropIndexes", "collMod", "drop"):
+            return  # a command that changes no index
+        if type(collection) is not str:
+            raise _error(call, f"{name}: the collection name must be a string")
+        ns = self._namespace(call, collection)
+        if name == "createIndexes":
+            if type(command.get("indexes")) is not list:
+                raise _error(call, "createIndexes needs a list of indexes")
+            for document in command["indexes"]:
+                self._create(call, ns, self._spec(call, _document(call, document, "an index")))
+        elif name == "dropIndexes":
+            selectors = command.get("index", "*")
+            for selector in selectors if type(selectors) is list else [selectors]:
+                self._drop(call, ns, selector)
+        elif name == "drop":
+            for index in self.current.pop(ns, [ID_INDEX] if self.known else []):
+                self.events.append(IndexEvent("dropped", ns, index, call.location))
+        elif type(command.get("index")) is dict and "hidden" in command["index"]:
+            index = command["index"]
+            selector = index.get("name", index.get("keyPattern"))
+            self._hide(call, ns, selector, bool(index["hidden"]))
+
+    def _namespace(self, call: Call, collection: str | None) -> str:
+        database = call.database or self.database
+        if database is None:
+            raise _error(call, "the database of this call is not known: add 'use <database>' to the script, or "
+                               "pass --db")
+        return f"{database}.{collection}"
+
+    def _spec(self, call: Call, document: dict[str, Any]) -> IndexSpec:
+        if type(document.get("key")) is not dict:
+            raise _error(call, f"{call.method}(): the index key must be a document such as {{ status: 1 }}")
+        try:
+            return IndexSpec.from_document(document)
+        except IndexSpecError as exc:
+            raise _error(call, f"{call.method}(): {exc}") from None
+
+    def _indexes(self, ns: str) -> list[IndexSpec]:
+        return self.current.setdefault(ns, [ID_INDEX])
+
+    def _find(self, call: Call, ns: str, selector: Any) -> IndexSpec | None:
+        if type(selector) is str:
+            return next((index for index in self._indexes(ns) if index.name == selector), None)
+        if type(selector) is dict:
+            try:
+                key = key_pattern(selector)
+            except IndexSpecError as exc:
+                raise _error(call, f"{call.method}(): {exc}") from None
+            return next((index for index in self._indexes(ns) if index.key == key), None)
+        raise _error(call, f"{call.method}(): an index is named by its name or its key pattern")
+
+    def _create(self, call: Call, ns: str, spec: IndexSpec) -> None:
+        indexes = self._indexes(ns)
+        same_name = next((index for index in indexes if index.name == spec.name), None)
+        if same_name is not None:
+            if same_name.key != spec.key or same_name.unique != spec.unique:
+                self.notes.append(f"{call.location}: createIndex {spec.name} on {ns} conflicts with the existing "
+                                  f"index of that name {same_name}: the server refuses it")
+            return  # createIndex of an index that exists is a no-op
+        indexes.append(spec)
+        self.locations[ns, spec.name] = call.location
+        self.events.append(IndexEvent("created", ns, spec, call.location))
+
+    def _drop(self, call: Call, ns: str, selector: Any) -> None:
+        indexes = self._indexes(ns)
+        if selector == "*":
+            for index in [index for index in indexes if not index.is_id_index]:
+                indexes.remove(index)
+                self.events.append(IndexEvent("dropped", ns, index, call.location))
+            return
+        index = self._find(call, ns, selector)
+        if index is None:
+            where = "the baseline indexes have" if self.known else "the workload's plans show"
+            self.notes.append(f"{call.location}: {call.method} names {selector!r}, which no index of {ns} that "
+                              f"{where} is{'' if self.known else ': its use cannot be checked'}")
+            return
+        indexes.remove(index)
+        self.events.append(IndexEvent("dropped", ns, index, call.location))
+
+    def _hide(self, call: Call, ns: str, selector: Any, hidden: bool) -> None:
+        index = self._find(call, ns, selector)
+        if index is None:
+            self.notes.append(f"{call.location}: {call.method} names {selector!r}, which is no index of {ns} known "
+                              "here")
+            return
+        if index.hidden == hidden:
+            return
+        indexes = self._indexes(ns)
+        changed = replace(index, hidden=hidden)
+        indexes[indexes.index(index)] = changed
+        self.events.append(IndexEvent("hidden" if hidden else "unhidden", ns, changed, call.location))
+
+
+def _document(call: Call, value: Any, what: str) -> dict[str, Any]:
+    if type(value) is not dict:
+        raise _error(call, f"{call.method}(): {what} must be a document")
+    return value
+
+
+def _error(call: Call, message: str) -> InputError:
+    return InputError(f"{call.location}: {message}")

@@ -1,0 +1,108 @@
+"""Judge an index change against a workload: findings with their status, and the verdict.
+
+The rules run with the proposed indexes as the collection's indexes and the change in their context (the gating
+rules CI001–CI003 read it; IX002 and IX003 judge the new indexes). With ``--baseline-indexes`` they run a second
+time against the baseline alone: a finding both runs have is ``existing`` and does not count, one only the proposed
+set has is ``new``, and one only the baseline has is ``resolved`` by the change. Findings recorded in ``--baseline``
+are ``accepted``. Without baseline indexes every finding counts, as ``analyze`` would count it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from idxadvisor.config import Settings
+from idxadvisor.gate.baseline import finding_id, read_baseline, write_baseline
+from idxadvisor.gate.change import read_change
+from idxadvisor.indexes.change import IndexChange
+from idxadvisor.indexes.sampling import SampleStatistics
+from idxadvisor.models.report import SEVERITY_ORDER, Finding, GateReport, IndexChangeReport, Skip
+from idxadvisor.rules import select_rules
+from idxadvisor.rules.base import RuleContext
+from idxadvisor.rules.engine import run_rules
+from idxadvisor.shapes.digest import ShapeStats
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """What ``check`` is asked to judge, besides the settings every command shares."""
+
+    workloads: list[str]
+    indexes: list[str]
+    baseline_indexes: Path | None = None
+    baseline: Path | None = None
+    write_baseline: Path | None = None
+    database: str | None = None
+
+
+@dataclass
+class CheckResult:
+    findings: list[Finding]
+    skips: list[Skip]
+    gate: GateReport
+
+
+def evaluate(shapes: list[ShapeStats], settings: Settings, request: CheckRequest,
+             samples: Mapping[str, SampleStatistics]) -> CheckResult:
+    change = read_change(request.indexes, request.baseline_indexes, request.database, shapes)
+    accepted = read_baseline(request.baseline) if request.baseline is not None else set()
+    rules = select_rules(settings.select, settings.ignore, settings.rules)
+    findings, skips = run_rules(shapes, RuleContext(settings, change.proposed, samples, change=change), rules)
+    if samples:
+        findings, dropped = _with_evidence(findings, shapes, samples, change, settings)
+        skips += dropped
+    resolved: list[Finding] = []
+    if request.baseline_indexes is not None:
+        before, _ = run_rules(shapes, RuleContext(settings, change.baseline, samples,
+                                                  change=IndexChange.unchanged(change.baseline)), rules)
+        known = {finding_id(finding) for finding in before}
+        ids = {finding_id(finding) for finding in findings}
+        for finding in findings:
+            finding.status = "existing" if finding_id(finding) in known else "new"
+        resolved = [finding for finding in before if finding_id(finding) not in ids]
+    if request.write_baseline is not None:
+        write_baseline(request.write_baseline, findings)
+        accepted |= {finding_id(finding) for finding in findings}
+    for finding in findings:
+        if finding_id(finding) in accepted:
+            finding.status = "accepted"
+    findings.sort(key=lambda finding: (not finding.counts, -SEVERITY_ORDER[finding.severity], -finding.impact,
+                                       finding.rule, finding.ns, finding.fingerprint))
+    return CheckResult(findings, skips, _gate_report(findings, resolved, change, request, settings.fail_on))
+
+
+def _with_evidence(findings: list[Finding], shapes: list[ShapeStats], samples: Mapping[str, SampleStatistics],
+                   change: IndexChange, settings: Settings) -> tuple[list[Finding], list[Skip]]:
+    # imported here: the estimator (mongomock, bson) is only needed with --data
+    from idxadvisor.whatif.command import parse_server_version
+    from idxadvisor.whatif.evidence import EvidenceOptions, gather_change_evidence, gather_evidence
+
+    by_fingerprint = {stats.shape.fingerprint: stats for stats in shapes}
+    options = EvidenceOptions(settings.min_savings_pct, parse_server_version(settings.server_version),
+                              settings.show_values)
+    findings, dropped = gather_evidence(findings, by_fingerprint, samples, change.proposed, options)
+    gather_change_evidence([finding for finding in findings if finding.rule == "CI002"], by_fingerprint, samples,
+                           change.baseline, change.proposed, options)
+    return findings, dropped
+
+
+def _gate_report(findings: list[Finding], resolved: list[Finding], change: IndexChange, request: CheckRequest,
+                 fail_on: str) -> GateReport:
+    threshold = SEVERITY_ORDER.get(fail_on)
+    counted = [finding for finding in findings if finding.counts and threshold is not None
+               and SEVERITY_ORDER[finding.severity] >= threshold]
+    changes = [IndexChangeReport(ns=event.ns, action=event.action, name=event.index.name, key=list(event.index.key),
+                                 location=event.location) for event in change.events]
+    notes = list(change.notes)
+    if not change.baseline_known:
+        notes.append("no --baseline-indexes: today's indexes are those the workload's plans show, and every finding "
+                     "counts")
+    return GateReport(passed=not counted, fail_on=fail_on, counted=len(counted), indexes=list(request.indexes),
+                      baseline_indexes=str(request.baseline_indexes) if request.baseline_indexes else None,
+                      baseline=str(request.baseline) if request.baseline else None, changes=changes,
+                      new=sum(finding.status == "new" for finding in findings),
+                      existing=sum(finding.status == "existing" for finding in findings),
+                      accepted=sum(finding.status == "accepted" for finding in findings),
+                      resolved=resolved, notes=notes)

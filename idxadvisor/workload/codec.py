@@ -1,0 +1,235 @@
+"""Shape statistics to JSON values and back, field by field, so that a loaded digest merges like a parsed one.
+
+Every dataclass a ``ShapeStats`` holds is written by walking its ``dataclasses.fields``: a field without a codec of its
+own must hold a JSON scalar (a number, a string, a bool or None) and is written as it is, so a counter added to
+``ShapeStats`` later is saved without a change here, and a structured field added without a codec fails loudly when
+the first workload is saved rather than being dropped. ``NOT_SAVED`` lists the fields left out on purpose.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from datetime import datetime
+from typing import Any
+
+from idxadvisor.models.events import Event
+from idxadvisor.shapes.digest import CappedSet, RunLog, ShapeStats, TimeBucket, Timeline
+from idxadvisor.shapes.shape import Branches, ElemMatch, Filter, Node, QueryShape, finish
+from idxadvisor.shapes.sketch import DurationHistogram
+from idxadvisor.workload.redact import redact_command
+
+_SCALARS = (int, float, str, bool, type(None))
+
+#: Fields deliberately not saved, with the reason.
+NOT_SAVED: dict[tuple[type, str], str] = {
+    (ShapeStats, "_last_start"): "block-local: the previous start within one parsed block, meaningless after a merge",
+}
+
+
+@dataclass(frozen=True)
+class _Codec:
+    key: str
+    encode: Callable[[Any], Any]
+    decode: Callable[[Any], Any]
+
+
+def _encode_fields(value: Any, codecs: dict[str, _Codec]) -> dict[str, Any]:
+    encoded: dict[str, Any] = {}
+    for item in fields(value):
+        if (type(value), item.name) in NOT_SAVED:
+            continue
+        current = getattr(value, item.name)
+        codec = codecs.get(item.name)
+        if codec is not None:
+            encoded[codec.key] = codec.encode(current)
+        elif isinstance(current, _SCALARS):
+            encoded[item.name] = current
+        else:
+            raise TypeError(f"{type(value).__name__}.{item.name} holds a {type(current).__name__}, which has no "
+                            "workload codec: add one in idxadvisor/workload/codec.py")
+    return encoded
+
+
+def _decode_fields(target: Any, document: dict[str, Any], codecs: dict[str, _Codec], skip: tuple[str, ...] = ()) -> Any:
+    for item in fields(target):
+        if item.name in skip or (type(target), item.name) in NOT_SAVED:
+            continue
+        codec = codecs.get(item.name)
+        key = codec.key if codec is not None else item.name
+        if key not in document:
+            continue  # a file written before this field existed: it keeps its default
+        value = document[key]
+        if codec is not None:
+            value = codec.decode(value)
+        elif not isinstance(value, _SCALARS):
+            raise ValueError(f"{key} must be a number, a string or null")
+        setattr(target, item.name, value)
+    return target
+
+
+def _pairs(counts: dict[int, int]) -> list[list[int]]:
+    return [[bucket, count] for bucket, count in sorted(counts.items())]
+
+
+def _unpairs(pairs: list[list[int]]) -> dict[int, int]:
+    return {int(bucket): int(count) for bucket, count in pairs}
+
+
+def _time(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _untime(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value is not None else None
+
+
+# -- the classes a ShapeStats holds ---------------------------------------------------------------------------------
+
+_HISTOGRAM = {"counts": _Codec("counts", _pairs, _unpairs)}
+_BUCKET = {"bins": _Codec("bins", _pairs, _unpairs)}
+_CAPPED = {"members": _Codec("members", sorted, set)}
+
+
+def encode_histogram(histogram: DurationHistogram) -> dict[str, Any]:
+    return _encode_fields(histogram, _HISTOGRAM)
+
+
+def decode_histogram(document: dict[str, Any]) -> DurationHistogram:
+    return _decode_fields(DurationHistogram(), document, _HISTOGRAM)
+
+
+def encode_capped(values: CappedSet) -> dict[str, Any]:
+    return _encode_fields(values, _CAPPED)
+
+
+def decode_capped(document: dict[str, Any]) -> CappedSet:
+    return _decode_fields(CappedSet(), document, _CAPPED)
+
+
+def _encode_buckets(buckets: dict[int, TimeBucket]) -> list[dict[str, Any]]:
+    return [{"start": start, **_encode_fields(bucket, _BUCKET)} for start, bucket in sorted(buckets.items())]
+
+
+def _decode_buckets(documents: list[dict[str, Any]]) -> dict[int, TimeBucket]:
+    return {int(document["start"]): _decode_fields(TimeBucket(), document, _BUCKET) for document in documents}
+
+
+_TIMELINE = {"buckets": _Codec("buckets", _encode_buckets, _decode_buckets)}
+_RUNS = {"runs": _Codec("runs", lambda runs: [list(run) for run in sorted(runs)],
+                        lambda runs: [(float(start), float(duration)) for start, duration in runs])}
+
+
+def encode_timeline(timeline: Timeline) -> dict[str, Any]:
+    return _encode_fields(timeline, _TIMELINE)
+
+
+def decode_timeline(document: dict[str, Any]) -> Timeline:
+    return _decode_fields(Timeline(), document, _TIMELINE)
+
+
+def encode_runs(runs: RunLog) -> dict[str, Any]:
+    return _encode_fields(runs, _RUNS)
+
+
+def decode_runs(document: dict[str, Any]) -> RunLog:
+    return _decode_fields(RunLog(), document, _RUNS)
+
+
+# -- shapes ----------------------------------------------------------------------------------------------------------
+
+
+def _encode_node(node: Node) -> Any:
+    if isinstance(node, str):
+        return node
+    if isinstance(node, ElemMatch):
+        inner = node.inner
+        encoded_inner = ({"classes": list(inner)} if inner and isinstance(inner[0], str)
+                         else {"filter": encode_filter(inner)})  # type: ignore[arg-type]
+        return {"elemMatch": encoded_inner, "also": list(node.also)}
+    if isinstance(node, Branches):
+        return {"branches": [encode_filter(branch) for branch in node.filters]}
+    return list(node)  # several operator classes on one field
+
+
+def _decode_node(value: Any) -> Node:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return tuple(str(item) for item in value)
+    if "elemMatch" in value:
+        inner = value["elemMatch"]
+        decoded = tuple(inner["classes"]) if "classes" in inner else decode_filter(inner["filter"])
+        return ElemMatch(decoded, tuple(value.get("also", ())))
+    return Branches(tuple(decode_filter(branch) for branch in value["branches"]))
+
+
+def encode_filter(shaped: Filter) -> list[list[Any]]:
+    return [[key, _encode_node(node)] for key, node in shaped]
+
+
+def decode_filter(value: list[list[Any]]) -> Filter:
+    return tuple((str(key), _decode_node(node)) for key, node in value)
+
+
+def encode_shape(shape: QueryShape) -> dict[str, Any]:
+    return {"ns": shape.ns, "op": shape.op, "filter": encode_filter(shape.filter),
+            "sort": [list(pair) for pair in shape.sort], "projection": [list(pair) for pair in shape.projection],
+            "options": list(shape.options), "stages": list(shape.stages), "unknown": shape.unknown,
+            "text": shape.text, "fingerprint": shape.fingerprint}
+
+
+def decode_shape(document: dict[str, Any]) -> QueryShape:
+    """The shape, its text and fingerprint worked out again (so they match what this version gives for a log)."""
+    return finish((document["ns"], document["op"], decode_filter(document["filter"]),
+                   tuple((str(name), direction) for name, direction in document["sort"]),
+                   tuple((str(name), str(kind)) for name, kind in document["projection"]),
+                   tuple(document["options"]), tuple(document["stages"]), document["unknown"]))
+
+
+# -- the representative execution ------------------------------------------------------------------------------------
+
+
+def encode_representative(event: Event | None) -> dict[str, Any] | None:
+    """The latest complete execution, with every literal value taken out of its command."""
+    if event is None:
+        return None
+    command = event.originating_command if event.op == "getMore" else event.command
+    return {"ts": _time(event.ts), "ns": event.ns, "op": event.op,
+            "command": redact_command(command) if command is not None else None}
+
+
+def decode_representative(document: dict[str, Any] | None) -> Event | None:
+    if document is None:
+        return None
+    key = "originating_command" if document["op"] == "getMore" else "command"
+    return Event(document["ns"], document["op"], ts=_untime(document["ts"]), **{key: document["command"]})
+
+
+# -- shape statistics ------------------------------------------------------------------------------------------------
+
+_STATS = {
+    "shape": _Codec("shape", encode_shape, decode_shape),
+    "duration": _Codec("duration", encode_histogram, decode_histogram),
+    "intervals": _Codec("intervals", encode_histogram, decode_histogram),
+    "connections": _Codec("connections", encode_capped, decode_capped),
+    "server_hashes": _Codec("server_hashes", lambda hashes: {name: encode_capped(values)
+                                                             for name, values in sorted(hashes.items())},
+                            lambda hashes: {name: decode_capped(values) for name, values in hashes.items()}),
+    "plans": _Codec("plans", dict, lambda counts: {str(key): int(value) for key, value in counts.items()}),
+    "apps": _Codec("apps", dict, lambda counts: {str(key): int(value) for key, value in counts.items()}),
+    "first_seen": _Codec("first_seen", _time, _untime),
+    "last_seen": _Codec("last_seen", _time, _untime),
+    "timeline": _Codec("timeline", encode_timeline, decode_timeline),
+    "runs": _Codec("runs", encode_runs, decode_runs),
+    "_latest": _Codec("representative", encode_representative, decode_representative),
+}
+
+
+def encode_stats(stats: ShapeStats) -> dict[str, Any]:
+    return _encode_fields(stats, _STATS)
+
+
+def decode_stats(document: dict[str, Any]) -> ShapeStats:
+    stats = ShapeStats(decode_shape(document["shape"]))
+    return _decode_fields(stats, document, _STATS, skip=("shape",))

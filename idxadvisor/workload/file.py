@@ -1,0 +1,209 @@
+"""The workload file: a versioned JSON digest of a workload, written by ``analyze --save-workload``.
+
+It opens with ``{"kind": "idxadvisor-workload", "schema_version": 1, …`` so that it is recognised among logs by its
+first bytes, then holds the event filters it was recorded with, one summary per input read (with the input's
+identity: path, size and the SHA-256 of its first 64 KiB), the counts of events left out, and every shape with its
+statistics (``codec.py``). Literal query values are never written (``redact.py``).
+
+Loading gives back a ``Digest`` and ``InputSummary`` objects, so that merging workload files, or a workload file with
+logs, is ``Digest.merge``. A file that ends in ``.gz`` is written gzip-compressed; any file may be compressed.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, fields
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from idxadvisor import __version__
+from idxadvisor.errors import InputError, UsageError
+from idxadvisor.ingest.detect import WORKLOAD_KIND, is_workload_head
+from idxadvisor.ingest.sources import READ_ERRORS, Source, read_decompressed
+from idxadvisor.models.events import Problem
+from idxadvisor.models.inputs import InputSummary
+from idxadvisor.shapes.digest import Digest, DigestOptions
+from idxadvisor.workload.codec import decode_stats, encode_stats
+
+SCHEMA_VERSION = 1
+_HEAD = 512
+
+
+@dataclass
+class Workload:
+    """A loaded workload file: the digest, what was read to make it, and the event filters it was recorded with."""
+
+    path: str
+    digest: Digest
+    inputs: list[InputSummary]
+
+    @property
+    def filters(self) -> DigestOptions:
+        return self.digest.options
+
+
+def is_workload_file(source: Source) -> bool:
+    """Whether a named file is a workload file (compressed or not), from its first bytes."""
+    if source.path is None or source.error is not None:
+        return False
+    try:
+        return is_workload_head(read_decompressed(source.path, _HEAD))
+    except READ_ERRORS:
+        return False  # not a readable compressed workload: the log reader reports what is wrong with it
+
+
+def workload_document(digest: Digest, inputs: list[InputSummary]) -> dict[str, Any]:
+    options = digest.options
+    return {
+        "kind": WORKLOAD_KIND,
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "idxadvisor", "version": __version__},
+        "filters": {"min_ms": options.min_ms, "since": _iso(options.since), "until": _iso(options.until)},
+        "inputs": [_encode_input(summary) for summary in inputs],
+        "skipped": dict(sorted(digest.skipped.items())),
+        "shapes": [encode_stats(stats) for _, stats in sorted(digest.shapes.items())],
+    }
+
+
+def save_workload(path: Path, digest: Digest, inputs: list[InputSummary]) -> None:
+    """Write the workload file atomically (a reader never sees half of it); ``.gz`` names are gzip-compressed."""
+    data = _layout(workload_document(digest, inputs))
+    if path.name.endswith(".gz"):
+        data = gzip.compress(data, mtime=0)
+    try:
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.chmod(temporary, 0o666 & ~_umask())
+        os.replace(temporary, path)
+    except OSError as exc:
+        raise UsageError(f"--save-workload: cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _layout(document: dict[str, Any]) -> bytes:
+    """One line per top-level entry, per input and per shape: compact, and a re-recorded workload diffs by shape."""
+    lines = []
+    for key, value in document.items():
+        name = orjson.dumps(key)
+        if type(value) is list:
+            items = b",\n".join(orjson.dumps(item) for item in value)
+            lines.append(name + b":[\n" + items + b"]" if value else name + b":[]")
+        else:
+            lines.append(name + b":" + orjson.dumps(value))
+    return b"{" + b",\n".join(lines) + b"}\n"
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def load_workload(path: Path) -> Workload:
+    """Read a workload file; InputError naming the file when it cannot be read or is not a workload this version
+    understands."""
+    try:
+        data = read_decompressed(path)
+    except READ_ERRORS as exc:
+        raise InputError(f"{path}: cannot read the workload file: {_reason(exc)}") from None
+    try:
+        document = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"{path}: the workload file is not JSON ({exc.msg} at line {exc.lineno})") from None
+    return parse_workload(document, str(path))
+
+
+def parse_workload(document: Any, origin: str) -> Workload:
+    if type(document) is not dict or document.get("kind") != WORKLOAD_KIND:
+        raise InputError(f"{origin}: not a workload file (no \"kind\": \"{WORKLOAD_KIND}\")")
+    version = document.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise InputError(f"{origin}: workload schema_version {version!r} is not supported (this version of "
+                         f"idxadvisor reads {SCHEMA_VERSION}): record it again with 'analyze --save-workload'")
+    try:
+        filters = document["filters"]
+        digest = Digest(DigestOptions(min_ms=float(filters["min_ms"]), since=_parse_iso(filters["since"]),
+                                      until=_parse_iso(filters["until"])))
+        digest.skipped = Counter({str(reason): int(count) for reason, count in document["skipped"].items()})
+        for shape in document["shapes"]:
+            stats = decode_stats(shape)
+            known = digest.shapes.get(stats.shape.fingerprint)
+            if known is None:
+                digest.shapes[stats.shape.fingerprint] = stats
+            else:  # two shapes of an older version that this version's canonical text makes one
+                known.merge(stats)
+        inputs = [_decode_input(item, origin) for item in document["inputs"]]
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise InputError(f"{origin}: damaged workload file ({type(exc).__name__}: {exc})") from None
+    return Workload(origin, digest, inputs)
+
+
+def check_filters(workload: Workload, options: DigestOptions) -> None:
+    """--min-ms, --since and --until filter operations, which a digest no longer has: a workload file is only read
+    with the filters it was recorded with (so that it and the logs beside it count the same operations)."""
+    recorded = workload.filters
+    if (recorded.min_ms, recorded.since, recorded.until) == (options.min_ms, options.since, options.until):
+        return
+    raise UsageError(f"{workload.path} was recorded with {_described(recorded)}, and this run asks for "
+                     f"{_described(options)}: a workload file holds per-shape totals, not operations, so these "
+                     "filters cannot be applied to it again; pass the ones it was recorded with")
+
+
+def _described(options: DigestOptions) -> str:
+    parts = [f"--min-ms {options.min_ms:g}"]
+    parts += [f"--since {options.since.isoformat()}"] if options.since else []
+    parts += [f"--until {options.until.isoformat()}"] if options.until else []
+    return " ".join(parts)
+
+
+# -- inputs ----------------------------------------------------------------------------------------------------------
+
+_INPUT_SPECIAL = frozenset({"versions", "first_ts", "last_ts", "problem_examples"})
+
+
+def _encode_input(summary: InputSummary) -> dict[str, Any]:
+    encoded: dict[str, Any] = {}
+    for item in fields(summary):
+        if item.name not in _INPUT_SPECIAL:
+            encoded[item.name] = getattr(summary, item.name)
+    encoded["versions"] = sorted(summary.versions)
+    encoded["first_ts"], encoded["last_ts"] = _iso(summary.first_ts), _iso(summary.last_ts)
+    # excerpts hold literal values (kept with --show-values only): never in a workload file
+    encoded["problem_examples"] = [{"reason": problem.reason, "line": problem.line}
+                                   for problem in summary.problem_examples]
+    return encoded
+
+
+def _decode_input(document: dict[str, Any], origin: str) -> InputSummary:
+    summary = InputSummary(f"{origin}:{document['path']}", str(document["format"]))
+    for item in fields(summary):
+        if item.name in document and item.name not in _INPUT_SPECIAL and item.name != "path":
+            setattr(summary, item.name, document[item.name])
+    summary.versions = set(document.get("versions", ()))
+    summary.first_ts, summary.last_ts = _parse_iso(document.get("first_ts")), _parse_iso(document.get("last_ts"))
+    summary.problem_examples = [Problem(str(problem["reason"]), problem.get("line"))
+                                for problem in document.get("problem_examples", ())]
+    if summary.error:  # reported when the workload was recorded; reading the workload again is not an input error
+        summary.problem_examples.append(Problem(f"when the workload was recorded: {summary.error}"))
+        summary.error = None
+    return summary
+
+
+def _iso(value: Any) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _parse_iso(value: Any) -> datetime | None:
+    return datetime.fromisoformat(value) if value is not None else None
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror.lower()
+    return str(exc) or type(exc).__name__

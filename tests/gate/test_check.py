@@ -1,0 +1,142 @@
+"""idxadvisor check: exit codes, baselines, migration scripts and index files read with positions, SARIF regions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from idxadvisor.cli import run
+from idxadvisor.errors import InputError
+from idxadvisor.gate.indexfile import parse_index_text
+from idxadvisor.gate.scripts import script_calls
+from tests.conftest import FIXTURES_DIR
+
+DEMO = FIXTURES_DIR / "demo"
+WORKLOAD = ["--workload", str(DEMO / "shop.log"), "--baseline-indexes", str(DEMO / "indexes.json")]
+
+
+def check(capsys: pytest.CaptureFixture[str], *arguments: str) -> tuple[int, dict, str]:
+    code = run(["check", *arguments, "--format", "json", "--jobs", "1"])
+    captured = capsys.readouterr()
+    return code, json.loads(captured.out) if captured.out else {}, captured.err
+
+
+def test_the_demo_migration_fails_the_gate_with_its_findings_at_their_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    code, report, err = check(capsys, *WORKLOAD, "--indexes", str(DEMO / "migrations"))
+    assert code == 1 and err == ""
+    gate = report["gate"]
+    assert not gate["passed"] and gate["fail_on"] == "error" and gate["counted"] == 3
+    assert [(change["action"], change["name"], change["location"]["line"]) for change in gate["changes"]] == [
+        ("created", "customerId_1_createdAt_-1", 6), ("dropped", "status_1", 8),
+        ("created", "createdAt_-1_productId_1", 11), ("created", "tags_sizes", 14)]
+    new = {(finding["rule"], finding["location"]["line"]) for finding in report["findings"] if finding["status"] == "new"}
+    assert new == {("CI001", 8), ("CI002", 8), ("CI003", 6), ("IX002", 11)}
+    assert all(finding["status"] == "existing" for finding in report["findings"] if finding["rule"] in ("IX001", "AG001"))
+
+
+def test_a_harmless_change_passes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    script = tmp_path / "001-add.js"
+    script.write_text('use shop\ndb.customers.createIndex({ city: 1, lastName: 1 })\n', encoding="utf-8")
+    code, report, _ = check(capsys, *WORKLOAD, "--indexes", str(script))
+    assert code == 0 and report["gate"]["passed"] and report["gate"]["new"] == 0
+    assert [finding["rule"] for finding in report["gate"]["resolved"]] == ["IX001"]  # it is the index IX001 asked for
+
+
+def test_a_baseline_of_findings_suppresses_what_it_records(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    baseline = tmp_path / "baseline.json"
+    arguments = ["--workload", str(DEMO / "shop.log"), "--indexes", str(DEMO / "indexes.json"), "--fail-on", "warning"]
+    assert check(capsys, *arguments)[0] == 1  # no baseline indexes: every finding counts
+    code, report, _ = check(capsys, *arguments, "--write-baseline", str(baseline))
+    assert code == 0 and {finding["status"] for finding in report["findings"]} == {"accepted"}
+    code, report, _ = check(capsys, *arguments, "--baseline", str(baseline))
+    assert code == 0 and report["gate"]["accepted"] == len(report["findings"]) > 0
+    recorded = json.loads(baseline.read_text(encoding="utf-8"))
+    assert recorded["kind"] == "idxadvisor-baseline" and len(recorded["findings"]) == len(report["findings"])
+    script = tmp_path / "drop.js"
+    script.write_text('db.getSiblingDB("shop").orders.dropIndex("status_1")\n', encoding="utf-8")
+    code, report, _ = check(capsys, *WORKLOAD, "--indexes", str(script), "--baseline", str(baseline))
+    assert code == 1 and {f["rule"] for f in report["findings"] if f["status"] == "new"} == {"CI001", "CI002"}
+
+
+@pytest.mark.parametrize(("script", "message"), [
+    ("use shop\ndb.orders.createIndex(keys)\n", "drop.js:2:23: createIndex(): 'keys' is not a literal value"),
+    ("use shop\n\ndb.orders.createIndex({ a: 1 + 1 })\n", "drop.js:3:30: createIndex(): cannot read the argument: expected"),
+    ("db.orders.dropIndex('x')\n", "drop.js:1:1: the database of this call is not known"),
+    ("use shop\ndb.orders.createIndex({ a: 'yes' })\n", "drop.js:2:1: createIndex(): unknown index direction 'yes'"),
+])
+def test_an_unreadable_call_exits_2_naming_file_line_and_column(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                                script: str, message: str) -> None:
+    path = tmp_path / "drop.js"
+    path.write_text(script, encoding="utf-8")
+    code, report, err = check(capsys, *WORKLOAD, "--indexes", str(path))
+    assert code == 2 and report == {}
+    assert err.startswith(f"idxadvisor: error: {tmp_path}/{message}") and err.count("\n") == 1
+
+
+def test_a_malformed_index_file_exits_2_with_its_position(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "indexes.json"
+    path.write_text('{\n  "shop.orders": [\n    {"key": {"a": 1}, "name": "a_1"},\n    {"key": {"b": 0}}\n  ]\n}\n')
+    code, _, err = check(capsys, *WORKLOAD, "--indexes", str(path))
+    assert code == 2 and err == f"idxadvisor: error: {path}:4:5: shop.orders: index #1: index direction 0 is not valid\n"
+
+
+def test_the_index_file_reader_keeps_positions_and_key_order() -> None:
+    located = parse_index_text('{"shop.orders": [\n  {"key": {"z": 1, "a": -1}, "name": "za"}\n],\n'
+                               ' "shop.x": []}', "i.json")
+    (_, za) = located.catalog["shop.orders"]
+    assert za.key == (("z", 1), ("a", -1)) and str(located.locations["shop.orders", "za"]) == "i.json:2:3"
+    assert str(located.namespace_locations["shop.x"]) == "i.json:4:2"
+    for text, where in [('{"shop.orders": [}', "i.json:1:18"), ('{"orders": []}', "i.json:1:2"),
+                        ('{"a.b": [], "a.b": []}', "i.json:1:13"), ("[]", "i.json:1:1")]:
+        with pytest.raises(InputError, match=where):
+            parse_index_text(text, "i.json")
+
+
+def test_script_calls_skip_comments_strings_and_rollbacks() -> None:
+    calls = script_calls(
+        "// db.orders.dropIndex('in a comment')\n"
+        "use shop\n"
+        "const note = \"db.orders.dropIndex('in a string')\"; /* db.orders.drop() */\n"
+        "let ratio = 4 / 2; let pattern = /db.orders.drop()/i;\n"
+        "db.orders.createIndex({ status: 1 }, { name: 'st' })\n"
+        "const crm = db.getSiblingDB('crm'); crm.getCollection('people').hideIndex({ email: 1 })\n"
+        "db['reviews'].createIndexes([{ productId: 1 }, { key: { at: -1 }, name: 'at' }])\n"
+        "db.runCommand({ dropIndexes: 'orders', index: ['a', 'b'] })\n"
+        "module.exports = { async up(database, client) { await client.db('logs').collection('hits').drop() },\n"
+        "  down: async (database) => { await database.collection('x').dropIndex('never read') } }\n", "m.js")
+    assert [(call.method, call.database, call.collection, call.location.line) for call in calls] == [
+        ("createIndex", "shop", "orders", 5), ("hideIndex", "crm", "people", 6), ("createIndexes", "shop", "reviews", 7),
+        ("runCommand", "shop", None, 8), ("drop", "logs", "hits", 9)]
+    assert calls[2].arguments[0] == [{"productId": 1}, {"key": {"at": -1}, "name": "at"}]
+
+
+def test_check_needs_a_workload_and_proposed_indexes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["check", "--indexes", str(DEMO / "indexes.json")]) == 2
+    assert "--workload: name the recorded workload" in capsys.readouterr().err
+    assert run(["check", "--workload", str(DEMO / "shop.log")]) == 2
+    assert "--indexes: name the proposed indexes" in capsys.readouterr().err
+
+
+def test_sarif_results_point_at_the_script_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["check", *WORKLOAD, "--indexes", str(DEMO / "migrations"), "--format", "sarif", "--jobs", "1"]) == 1
+    sarif = json.loads(capsys.readouterr().out)
+    results = sarif["runs"][0]["results"]
+    dropped = next(result for result in results if result["ruleId"] == "CI001")
+    location = dropped["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"]["uri"].endswith("fixtures/demo/migrations/20261103-indexes.js")
+    assert location["region"] == {"startLine": 8, "startColumn": 1} and dropped["baselineState"] == "new"
+    assert {result["baselineState"] for result in results} == {"new", "unchanged"}
+
+
+def test_a_workload_file_gates_like_the_logs_it_was_made_from(capsys: pytest.CaptureFixture[str],
+                                                              tmp_path: Path) -> None:
+    saved = tmp_path / "workload.json"
+    assert run(["analyze", str(DEMO / "shop.log"), "--save-workload", str(saved), "--format", "json"]) == 1
+    capsys.readouterr()
+    arguments = ["--baseline-indexes", str(DEMO / "indexes.json"), "--indexes", str(DEMO / "migrations")]
+    from_logs = check(capsys, "--workload", str(DEMO / "shop.log"), *arguments)[1]
+    from_workload = check(capsys, "--workload", str(saved), *arguments)[1]
+    assert from_logs["findings"] and from_logs["findings"] == from_workload["findings"]
+    assert from_logs["gate"] == from_workload["gate"]

@@ -1,0 +1,272 @@
+"""Workload files: every statistic survives a save and a load, a workload analyses like its logs, no value leaks."""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import hashlib
+import json
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from idxadvisor.api import read_inputs
+from idxadvisor.cli import run
+from idxadvisor.config import Settings
+from idxadvisor.errors import InputError, UsageError
+from idxadvisor.models.events import Event
+from idxadvisor.shapes.digest import CappedSet, Digest, RunLog, ShapeStats, TimeBucket, Timeline
+from idxadvisor.shapes.sketch import DurationHistogram
+from idxadvisor.workload import load_workload, save_workload
+from idxadvisor.workload.codec import NOT_SAVED
+from tests.conftest import FIXTURES_DIR
+from tests.helpers import json_line, slow_attr
+
+DEMO_LOG = FIXTURES_DIR / "demo" / "shop.log"
+#: Every class a ShapeStats holds, besides the shape itself (saved as its components and rebuilt).
+HELD_CLASSES = (ShapeStats, DurationHistogram, CappedSet, Timeline, TimeBucket, RunLog)
+
+
+def _perturbed(value: Any, field_type: str) -> Any:
+    """A value of the same kind as ``value`` that differs from it (and from the field's default)."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 7
+    if isinstance(value, float):
+        return value + 0.5
+    if isinstance(value, str) or (value is None and "str" in field_type):
+        return f"{value}-perturbed"
+    if value is None and "datetime" in field_type:
+        return datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
+    return value
+
+
+def perturb(instance: Any) -> None:
+    """Give every scalar field of a dataclass, and of the dataclasses it holds, a value of its own."""
+    for field in dataclasses.fields(instance):
+        if (type(instance), field.name) in NOT_SAVED:
+            continue
+        value = getattr(instance, field.name)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type) and type(value) in HELD_CLASSES:
+            perturb(value)
+        elif isinstance(value, dict):
+            for item in value.values():
+                if type(item) in HELD_CLASSES:
+                    perturb(item)
+        else:
+            changed = _perturbed(value, str(field.type))
+            if changed is not value:
+                setattr(instance, field.name, changed)
+
+
+def assert_same(original: Any, loaded: Any, where: str) -> None:
+    """Field by field through every class a ShapeStats holds; fails naming the first field that differs."""
+    if type(original) in HELD_CLASSES:
+        assert type(loaded) is type(original), where
+        for field in dataclasses.fields(original):
+            if (type(original), field.name) in NOT_SAVED:
+                continue
+            mine, theirs = getattr(original, field.name), getattr(loaded, field.name)
+            if field.name == "_latest":
+                assert (mine is None) == (theirs is None), f"{where}._latest"
+                if mine is not None:
+                    assert (theirs.ns, theirs.op, theirs.ts) == (mine.ns, mine.op, mine.ts), f"{where}._latest"
+                continue
+            if field.name == "runs" and type(original) is RunLog:
+                mine, theirs = sorted(mine), sorted(theirs)
+            assert_same(mine, theirs, f"{where}.{field.name}")
+    elif isinstance(original, dict):
+        assert original.keys() == loaded.keys(), where
+        for key in original:
+            assert_same(original[key], loaded[key], f"{where}[{key!r}]")
+    else:
+        assert original == loaded, f"{where}: {original!r} != {loaded!r}"
+
+
+@pytest.fixture(scope="module")
+def demo_digest() -> tuple[Digest, list]:
+    return read_inputs([str(DEMO_LOG)], Settings(jobs=1))
+
+
+def test_every_field_of_every_class_a_shape_holds_is_saved_and_restored(demo_digest: tuple, tmp_path: Path) -> None:
+    digest, inputs = demo_digest
+    first = next(iter(digest.shapes.values()))
+    first.connections.capped = True
+    first.timeline.buckets.setdefault(29_000_000, TimeBucket()).bins[3] = 2
+    first.runs.runs.append((1.0, 2.0))
+    first.server_hashes.setdefault("queryHash", CappedSet()).add("ABCD1234")
+    perturb(first)
+    path = tmp_path / "workload.json"
+    save_workload(path, digest, inputs)
+    loaded = load_workload(path)
+    assert loaded.digest.shapes.keys() == digest.shapes.keys()
+    for fingerprint, stats in digest.shapes.items():
+        assert_same(stats, loaded.digest.shapes[fingerprint], fingerprint)
+    assert loaded.digest.skipped == digest.skipped
+
+
+def test_a_perturbed_field_that_is_not_restored_fails_the_comparison(demo_digest: tuple) -> None:
+    stats = next(iter(demo_digest[0].shapes.values()))
+    copy = dataclasses.replace(stats, duration=dataclasses.replace(stats.duration, n=stats.duration.n + 1))
+    with pytest.raises(AssertionError, match="duration.n"):
+        assert_same(stats, copy, "shape")
+
+
+def test_a_structured_field_without_a_codec_fails_loudly(tmp_path: Path, demo_digest: tuple) -> None:
+    digest = Digest()
+    stats = next(iter(demo_digest[0].shapes.values()))
+    digest.shapes["x"] = dataclasses.replace(stats, internal_reason=["not", "a", "scalar"])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="ShapeStats.internal_reason .* no workload codec"):
+        save_workload(tmp_path / "w.json", digest, [])
+
+
+def report_without_inputs(capsys: pytest.CaptureFixture[str], *arguments: str) -> dict:
+    assert run(["analyze", *arguments, "--format", "json", "--fail-on", "never", "--jobs", "1"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    report.pop("inputs")
+    return report
+
+
+def test_a_workload_file_gives_the_report_of_the_logs_it_was_made_from(capsys: pytest.CaptureFixture[str],
+                                                                        tmp_path: Path) -> None:
+    workload = tmp_path / "workload.json"
+    indexes = str(FIXTURES_DIR / "demo" / "indexes.json")
+    from_logs = report_without_inputs(capsys, str(DEMO_LOG), "--indexes", indexes, "--save-workload", str(workload))
+    from_workload = report_without_inputs(capsys, str(workload), "--indexes", indexes)
+    assert from_logs["findings"] and from_logs == from_workload
+
+
+def test_merging_workload_files_gives_what_reading_their_logs_together_gives(capsys: pytest.CaptureFixture[str],
+                                                                             tmp_path: Path) -> None:
+    lines = DEMO_LOG.read_text(encoding="utf-8").splitlines(keepends=True)
+    halves = [tmp_path / "first.log", tmp_path / "second.log"]
+    halves[0].write_text("".join(lines[: len(lines) // 2]), encoding="utf-8")
+    halves[1].write_text("".join(lines[len(lines) // 2:]), encoding="utf-8")
+    saved = []
+    for half in halves:
+        saved.append(tmp_path / f"{half.stem}.json.gz")
+        report_without_inputs(capsys, str(half), "--save-workload", str(saved[-1]))
+    assert gzip.decompress(saved[0].read_bytes()).startswith(b'{"kind":"idxadvisor-workload"')
+    together = report_without_inputs(capsys, *map(str, halves))
+    assert report_without_inputs(capsys, *map(str, saved)) == together
+    assert report_without_inputs(capsys, str(halves[0]), str(saved[1])) == together  # logs and workloads mixed
+
+
+def test_inputs_keep_their_counts_and_identity(tmp_path: Path, demo_digest: tuple) -> None:
+    path = tmp_path / "w.json"
+    save_workload(path, *demo_digest)
+    (summary,) = load_workload(path).inputs
+    assert summary.path == f"{path}:{DEMO_LOG}"
+    assert (summary.format, summary.lines, summary.entries, summary.operations) == ("json-log", 3252, 765, 723)
+    assert summary.bytes == DEMO_LOG.stat().st_size
+    assert summary.head_sha256 == hashlib.sha256(DEMO_LOG.read_bytes()[: 64 * 1024]).hexdigest()
+
+
+SECRETS = ["s3cr3t-name", "Porto-s3cr3t", 987654321, "5f1d7c0e9b1e8a3c2d4f6a8b", "2031-02-03T04:05:06.000Z",
+           "p@ss-in-update", "doc-secret", "regex-s3cr3t", "elem-s3cr3t", 424242.5, "expr-s3cr3t", "let-s3cr3t",
+           "comment-s3cr3t", "arrayfilter-s3cr3t", "group-s3cr3t", "in-s3cr3t-1", "in-s3cr3t-2"]
+
+
+def secret_log() -> str:
+    """Slow queries whose every literal value is a marker that must not reach a workload file."""
+    commands = [
+        ("shop.orders", {"find": "orders", "filter": {"name": SECRETS[0], "city": {"$in": [SECRETS[15], SECRETS[16]]},
+                                                       "_id": {"$oid": SECRETS[3]}, "at": {"$gte": {"$date": SECRETS[4]}},
+                                                       "$or": [{"n": SECRETS[2]}, {"x": {"$regex": SECRETS[7]}}],
+                                                       "items": {"$elemMatch": {"sku": SECRETS[8], "qty": {"$gt": SECRETS[9]}}},
+                                                       "$expr": {"$eq": ["$a", SECRETS[10]]}},
+                         "sort": {"at": -1}, "projection": {"name": 1, "x": {"$literal": SECRETS[1]}}, "limit": 5,
+                         "let": {"v": SECRETS[11]}, "comment": SECRETS[12], "hint": {"name": 1}}),
+        ("shop.orders", {"aggregate": "orders", "pipeline": [{"$match": {"city": SECRETS[1]}}, {"$sort": {"at": 1}},
+                                                             {"$group": {"_id": "$city", "n": {"$sum": SECRETS[14]}}}],
+                         "cursor": {}}),
+        ("shop.orders", {"update": "orders", "updates": [{"q": {"name": SECRETS[0]}, "u": {"$set": {"pw": SECRETS[5]}},
+                                                          "arrayFilters": [{"e.k": SECRETS[13]}], "multi": True}]}),
+        ("shop.orders", {"findAndModify": "orders", "query": {"name": SECRETS[0]},
+                         "update": {"name": SECRETS[6], "city": SECRETS[1]}, "new": True}),
+        ("shop.orders", {"insert": "orders", "documents": [{"name": SECRETS[6], "n": SECRETS[2]}]}),
+        ("shop.orders", {"count": "orders", "query": {"city": SECRETS[1]}}),
+        ("shop.orders", {"distinct": "orders", "key": "city", "query": {"name": SECRETS[0]}}),
+    ]
+    start = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
+    lines = []
+    for number, (ns, command) in enumerate(commands):
+        for run_number in range(3):
+            ts = (start + timedelta(seconds=number * 60 + run_number)).isoformat(timespec="milliseconds")
+            lines.append(json_line(slow_attr(command, ns=ns), ts=ts))
+    return "\n".join(lines) + "\n"
+
+
+def test_no_literal_value_of_the_log_survives_in_the_workload_file(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    log = tmp_path / "secrets.log"
+    log.write_text(secret_log(), encoding="utf-8")
+    workload = tmp_path / "w.json"
+    report_without_inputs(capsys, str(log), "--save-workload", str(workload), "--show-values")
+    text = workload.read_text(encoding="utf-8")
+    leaked = [secret for secret in SECRETS if str(secret) in text]
+    assert not leaked
+    document = json.loads(text)
+    commands = [shape["representative"]["command"] for shape in document["shapes"]]
+    find = next(command for command in commands if "find" in command)
+    assert find["sort"] == {"at": -1} and find["limit"] == 5 and find["hint"] == {"name": 1}
+    assert find["filter"]["city"] == {"$in": "###"} and find["filter"]["at"] == {"$gte": "###"}
+    assert find["filter"]["items"] == {"$elemMatch": {"sku": "###", "qty": {"$gt": "###"}}}
+    assert find["filter"]["$expr"] == {"$eq": ["$a", "###"]} and "let" not in find and "comment" not in find
+    assert next(command for command in commands if "insert" in command) == {"insert": "orders"}
+
+
+def test_the_redacted_commands_keep_the_shapes_they_came_from(demo_digest: tuple, tmp_path: Path) -> None:
+    from idxadvisor.shapes.shape import shape_of
+
+    path = tmp_path / "w.json"
+    save_workload(path, *demo_digest)
+    for fingerprint, stats in load_workload(path).digest.shapes.items():
+        event = stats._latest
+        if event is not None and stats.shape.known:
+            reshaped, _ = shape_of(Event(event.ns, event.op, command=event.command,
+                                         originating_command=event.originating_command))
+            assert reshaped.fingerprint == fingerprint, stats.shape.text
+
+
+def test_filters_cannot_be_applied_again_to_a_digest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    workload = tmp_path / "w.json"
+    report_without_inputs(capsys, str(DEMO_LOG), "--save-workload", str(workload), "--min-ms", "100")
+    assert report_without_inputs(capsys, str(workload), "--min-ms", "100")["summary"]["operations"] == 723
+    assert run(["analyze", str(workload), "--since", "2026-11-02T09:10"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"idxadvisor: error: {workload} was recorded with --min-ms 100, and this run asks for "
+                          "--min-ms 0 --since 2026-11-02T09:10:00+00:00") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b'{"kind": "idxadvisor-workload", "schema_version": 99}', "schema_version 99 is not supported"),
+    (b'{"kind": "idxadvisor-workload", "schema_version": 1, "shapes": [}', "is not JSON"),
+    (b'{"kind": "idxadvisor-workload", "schema_version": 1, "filters": {}}', "damaged workload file"),
+])
+def test_a_bad_workload_file_is_an_input_error(tmp_path: Path, content: bytes, message: str) -> None:
+    path = tmp_path / "w.json"
+    path.write_bytes(content)
+    with pytest.raises(InputError, match=message):
+        load_workload(path)
+
+
+def test_a_workload_on_stdin_is_refused_with_its_reason(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                        monkeypatch: pytest.MonkeyPatch, demo_digest: tuple) -> None:
+    import io
+    import sys
+
+    path = tmp_path / "w.json"
+    save_workload(path, *demo_digest)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(path.read_bytes())))
+    assert run(["analyze", "-", "--format", "json"]) == 2
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["inputs"][0]["format"] == "workload"
+    assert "a workload file is read only when named as a file" in captured.err
+
+
+def test_saving_into_a_missing_directory_is_a_usage_error(tmp_path: Path, demo_digest: tuple) -> None:
+    with pytest.raises(UsageError, match="--save-workload: cannot write"):
+        save_workload(tmp_path / "nope" / "w.json", *demo_digest)
