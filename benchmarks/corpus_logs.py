@@ -1,0 +1,121 @@
+"""Realistic benchmark logs built from real servers' logs in ``../shared/corpus`` (never copied into the repository).
+
+    python benchmarks/corpus_logs.py json OUT.log [--size-mb 160]
+    python benchmarks/corpus_logs.py text OUT.log [--size-mb 17]
+
+A generated log repeats one small workload; a real one has many distinct shapes, long and truncated commands, WRITE
+statements beside their COMMAND entries, getMores, internal traffic and the ordinary messages in between. These logs
+are real ones replicated in time until they reach the size asked for: every source file is moved to start at the same
+moment, each copy is shifted past the end of the previous one, and its connection numbers are moved into a range of
+their own, so that statement pairing and per-connection statistics see a longer log rather than one copy on top of
+another.
+
+* ``json``: the four Atlas 8.0.12 logs (``mongo-log-parser/``: about 1,900 slow queries, many shapes, truncated
+  commands) and the 8.2.5 logs with WRITE and COMMAND entries side by side (``GOindiaRIDE/``).
+* ``text``: the 4.0.3 log of ``keyhole/`` (2,028 slow operations, commands in shell syntax).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import re
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from pathlib import Path
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+JSON_SOURCES = ("mongo-log-parser/*.log.gz", "GOindiaRIDE/mongod-verify.log", "GOindiaRIDE/mongod-runtime.log")
+TEXT_SOURCES = ("keyhole/mongod.log",)
+_JSON_TIME = re.compile(rb'^\{"t":\{"\$date":"([^"]+)"\}')
+_TEXT_TIME = re.compile(rb"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d{4}) ")
+_CONNECTION = re.compile(rb"conn(\d+)")
+_CONNECTIONS_PER_COPY = 1_000_000
+
+
+def source_files(kind: str) -> list[list[bytes]]:
+    """The real files a copy is made of, as lines."""
+    if not CORPUS.is_dir():
+        raise SystemExit(f"{CORPUS} is absent: these benchmark logs are built from the shared corpus")
+    files = []
+    for pattern in JSON_SOURCES if kind == "json" else TEXT_SOURCES:
+        for path in sorted(CORPUS.glob(pattern)):
+            data = path.read_bytes()
+            data = gzip.decompress(data) if path.suffix == ".gz" else data
+            files.append([line.rstrip(b"\r") for line in data.split(b"\n") if line.strip()])
+    return files
+
+
+def _parse(kind: str, stamp: bytes) -> datetime:
+    text = stamp.decode()
+    if kind == "text":  # 2018-12-01T19:37:47.988-0500
+        text = text[:-2] + ":" + text[-2:]
+    return datetime.fromisoformat(text)
+
+
+def _format(kind: str, moment: datetime) -> bytes:
+    text = moment.isoformat(timespec="milliseconds")
+    return (text[:-3] + text[-2:] if kind == "text" else text).encode()
+
+
+def copies(kind: str, files: list[list[bytes]], size_bytes: int) -> Iterator[bytes]:
+    """The files' lines again and again, each copy later in time and on connections of its own."""
+    pattern = _JSON_TIME if kind == "json" else _TEXT_TIME
+    lines: list[bytes] = []
+    stamps: list[bytes | None] = []
+    offsets: list[timedelta] = []
+    starts = []
+    for file_lines in files:
+        found = [match.group(1) if (match := pattern.match(line)) else None for line in file_lines]
+        moments = [_parse(kind, stamp) for stamp in found if stamp is not None]
+        starts.append((min(moments), max(moments)))
+        lines += file_lines
+        stamps += found
+    common = starts[0][0]
+    for (first, _), file_lines in zip(starts, files):
+        offsets += [common - first] * len(file_lines)
+    span = max(last - first for first, last in starts) + timedelta(minutes=1)
+    written, copy = 0, 0
+    cache: dict[tuple[bytes, timedelta], bytes] = {}
+    while written < size_bytes:
+        shift = span * copy
+        base = copy * _CONNECTIONS_PER_COPY
+        cache.clear()
+        for line, stamp, offset in zip(lines, stamps, offsets):
+            if stamp is not None and (copy or offset):
+                moved = cache.get((stamp, offset))
+                if moved is None:
+                    moved = cache[(stamp, offset)] = _format(kind, _parse(kind, stamp) + offset + shift)
+                line = line.replace(stamp, moved, 1)
+            if copy:
+                line = _CONNECTION.sub(lambda match: b"conn%d" % (int(match.group(1)) + base), line)
+            written += len(line) + 1
+            yield line
+            if written >= size_bytes:
+                return
+        copy += 1
+
+
+def write(kind: str, path: Path, size_mb: float) -> None:
+    with open(path, "wb") as handle:
+        buffer: list[bytes] = []
+        for line in copies(kind, source_files(kind), int(size_mb * 1024 * 1024)):
+            buffer.append(line)
+            if len(buffer) >= 10_000:
+                handle.write(b"\n".join(buffer) + b"\n")
+                buffer.clear()
+        if buffer:
+            handle.write(b"\n".join(buffer) + b"\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("kind", choices=["json", "text"])
+    parser.add_argument("output", type=Path)
+    parser.add_argument("--size-mb", type=float, default=160)
+    arguments = parser.parse_args()
+    write(arguments.kind, arguments.output, arguments.size_mb)
+
+
+if __name__ == "__main__":
+    main()
