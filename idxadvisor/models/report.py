@@ -86,6 +86,7 @@ class ShapeReport(_Model):
     count: int
     getmores: int = 0
     duration_ms: DurationReport
+    duration_histogram: list[tuple[float, int]] = Field(default_factory=list)  # (upper bound ms, executions)
     keys_examined: int
     docs_examined: int
     nreturned: int

@@ -114,6 +114,7 @@ def shape_report(stats: ShapeStats, show_values: bool) -> ShapeReport:
             total=duration.total, mean=round(duration.mean, 3), p50=duration.percentile(50),
             p95=duration.percentile(95), p99=duration.percentile(99), max=duration.maximum,
         ),
+        duration_histogram=duration.bins(),
         keys_examined=stats.keys_examined,
         docs_examined=stats.docs_examined,
         nreturned=stats.nreturned,
