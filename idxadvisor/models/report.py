@@ -146,6 +146,20 @@ class Finding(_Model):
     evidence: Evidence | None = None
 
 
+class FindingGroup(_Model):
+    """Findings with one root cause (one shape, or one index several shapes need): ``findings`` index
+    ``Report.findings``."""
+
+    id: str
+    title: str
+    ns: str
+    fingerprint: str | None = None
+    severity: Severity
+    impact: float = 0.0
+    impact_unit: Literal["documents", "bytes"] = "documents"
+    findings: list[int] = Field(default_factory=list)
+
+
 class SuggestedIndex(_Model):
     """One index to create, and every finding that proposes it (findings are per shape; indexes are shared)."""
 
@@ -204,6 +218,7 @@ class Report(_Model):
     suggested_indexes: list[SuggestedIndex] = Field(default_factory=list)
     skipped: list[Skip] = Field(default_factory=list)
     samples: list[SampleReport] = Field(default_factory=list)
+    groups: list[FindingGroup] = Field(default_factory=list)
 
     def max_severity(self) -> str | None:
         if not self.findings:
