@@ -25,7 +25,7 @@ from idxadvisor.cli.common import (
 )
 from idxadvisor.config import load_settings
 from idxadvisor.errors import UsageError
-from idxadvisor.report import render
+from idxadvisor.report import check_available, render
 
 
 @command()
@@ -34,14 +34,15 @@ def analyze(
         help="Log files, profiler dumps, explain output, globs, directories, .gz/.bz2/.xz files, tar archives, "
              "or - for stdin.", metavar="PATH", show_default=False)] = None,
     format: Annotated[Optional[str], typer.Option(
-        "--format", "-f", metavar="FORMAT", help="text, json, markdown or sarif. \\[default: text]",
+        "--format", "-f", metavar="FORMAT", help="text, json, markdown, sarif or html (one page with charts that "
+        "opens offline; needs pip install 'idxadvisor\\[html]'). \\[default: text]",
         rich_help_panel=OUTPUT)] = None,
     output: Annotated[Optional[Path], typer.Option(
         "--output", "-o", metavar="FILE", help="Write the report to FILE instead of stdout.",
         rich_help_panel=OUTPUT)] = None,
     top: Annotated[Optional[int], typer.Option(
         metavar="N", help="Show the N most important shapes and findings. \\[default: 20 in text and markdown, "
-        "all in json and sarif]", rich_help_panel=OUTPUT)] = None,
+        "2000 shapes in html, all in json and sarif]", rich_help_panel=OUTPUT)] = None,
     sort_by: Annotated[Optional[str], typer.Option(
         metavar="KEY", help="Rank shapes by total, count, mean, p95, max, docs-examined or ratio. \\[default: total]",
         rich_help_panel=OUTPUT)] = None,
@@ -112,6 +113,7 @@ def analyze(
         "min_savings_pct": min_savings_pct, "sample_size": sample_size, "jobs": jobs,
     }
     settings = load_settings(overrides, config)
+    check_available(settings.format)
     refuse_server_uris("--data ", settings.data, "give a sample file: Extended JSON or a mongodump .bson")
     refuse_server_uris("--indexes ", [str(settings.indexes)] if settings.indexes else [],
                        "give a JSON file of namespace -> listIndexes output")

@@ -27,7 +27,7 @@ from idxadvisor.models.report import (
     TimelinePoint,
     ToolInfo,
 )
-from idxadvisor.report import DEFAULT_TOP_FOR_PEOPLE
+from idxadvisor.report import DEFAULT_TOP_FOR_HTML, DEFAULT_TOP_FOR_PEOPLE
 from idxadvisor.rules.engine import NO_QUERY
 from idxadvisor.shapes.digest import Digest, ShapeStats
 
@@ -244,6 +244,8 @@ def build_report(
     limit = settings.top
     if limit is None and settings.format in ("text", "markdown"):
         limit = DEFAULT_TOP_FOR_PEOPLE
+    elif limit is None and settings.format == "html":
+        limit = DEFAULT_TOP_FOR_HTML
     shown = selected[:limit] if limit is not None else selected
     first, last = _span(summaries)
     versions = sorted({version for summary in summaries for version in summary.versions})

@@ -102,6 +102,16 @@ def display_upper(value: float, per_octave: int) -> float:
     return (1 + step / per_octave) * 2.0 ** (exponent - 1)
 
 
+def display_lower(upper: float, per_octave: int) -> float:
+    """The lower edge of the display bin whose upper edge is ``upper`` (0 for the bin of 1 ms and less)."""
+    if upper <= 1:
+        return 0.0
+    mantissa, exponent = math.frexp(upper)
+    octave = 2.0 ** (exponent - (2 if mantissa == 0.5 else 1))  # a power of two closes the octave below it
+    step = round((upper / octave - 1) * per_octave)
+    return octave * (1 + (step - 1) / per_octave)
+
+
 #: Coarse bins for small per-minute histograms: 8 per power of two, so a bin's upper edge is at most 12.5 % above any
 #: value in it. Cheap to compute (``frexp``) and sparse: a minute of one shape rarely fills more than a few.
 COARSE_BINS_PER_OCTAVE = 8
