@@ -155,5 +155,6 @@
     });
   });
 
-  drawVisible(document);
+  // after the first paint: the page shows at once, its charts follow
+  requestAnimationFrame(function () { setTimeout(function () { drawVisible(document); }, 0); });
 })();
