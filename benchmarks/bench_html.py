@@ -78,7 +78,8 @@ def main() -> None:
               f"{sum(1 for _ in re.finditer('<figure class=', page)):,} charts")
         print(f"page size        {size / 1e6:6.2f} MB: charting library {library / 1e6:.2f} MB, chart data "
               f"{data_bytes / 1e6:.2f} MB, markup, style and script {(size - library - data_bytes) / 1e6:.2f} MB")
-        print(f"writing          html {html_seconds:.2f} s, json {json_seconds:.2f} s (x{html_seconds / json_seconds:.1f})")
+        print(f"writing          html {html_seconds:.2f} s, json {json_seconds:.2f} s "
+              f"(x{html_seconds / json_seconds:.1f})")
 
         with sync_playwright() as playwright:
             browser = launch(playwright)

@@ -73,7 +73,8 @@ SPECS: dict[str, dict[str, Any]] = {
             {"encoding": {"y": {"field": "p95_ms", "type": "quantitative", "title": "p95 ms",
                                 "axis": {"titleColor": _COLOURS["line"], "orient": "right"}}},
              "layer": [
-                 {"name": "timeline-p95", "mark": {"type": "line", "color": _COLOURS["line"], "interpolate": "monotone"}},
+                 {"name": "timeline-p95",
+                  "mark": {"type": "line", "color": _COLOURS["line"], "interpolate": "monotone"}},
                  {"name": "timeline-p95-points", "mark": {"type": "point", "filled": True, "size": 18,
                                                           "color": _COLOURS["line"]},
                   "encoding": {"tooltip": [{"field": "time", "title": "from"},
@@ -84,8 +85,11 @@ SPECS: dict[str, dict[str, Any]] = {
     },
     "latency": {
         "width": "container", "height": 150,
-        "encoding": {"x": {"field": "lower", "type": "quantitative", "scale": {"type": "log", "nice": False, "padding": 6},
-                           "title": "duration, ms (log scale)"}},
+        "encoding": {"x": {
+            "field": "lower", "type": "quantitative", "scale": {"type": "log", "nice": False, "padding": 6},
+            "title": "duration (log scale)",
+            "axis": {"labelExpr": "datum.value >= 1000 ? format(datum.value / 1000, '~g') + ' s' "
+                                  ": format(datum.value, '~g') + ' ms'"}}},
         "layer": [
             {"name": "latency-bins", "transform": [{"filter": "datum.percentile == null"}],
              "mark": {"type": "rect", "color": _COLOURS["bars"], "stroke": "#ffffff", "strokeWidth": 0.5},

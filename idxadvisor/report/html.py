@@ -271,7 +271,8 @@ def _inputs_table(inputs: list[InputReport]) -> str:
                     f'<td class="num">{item.lines:,}</td><td class="num">{item.entries:,}</td>'
                     f'<td class="num{" bad" if item.problems else ""}">{item.problems:,}</td>'
                     f'<td class="num">{item.truncated:,}</td><td>{esc(", ".join(item.versions))}</td>'
-                    f'<td>{esc(span)}</td><td class="num">{esc(human_bytes(item.bytes)) if item.bytes else ""}</td></tr>')
+                    f'<td>{esc(span)}</td><td class="num">{esc(human_bytes(item.bytes)) if item.bytes else ""}</td>'
+                    "</tr>")
     return ('<table class="inputs"><thead><tr><th>input</th><th>format</th><th class="num">lines</th>'
             '<th class="num">entries</th><th class="num">problems</th><th class="num">truncated</th>'
             '<th>server</th><th>span</th><th class="num">size</th></tr></thead><tbody>'
@@ -287,7 +288,8 @@ def _problem_examples(inputs: list[InputReport]) -> str:
             items.append(f"<li>{esc(item.path)}: {esc(where)}: {esc(problem.reason)}{excerpt}</li>")
     if not items:
         return ""
-    return f'<details class="problems"><summary>Problem lines ({len(items)})</summary><ul>{"".join(items)}</ul></details>'
+    return (f'<details class="problems"><summary>Problem lines ({len(items)})</summary><ul>{"".join(items)}</ul>'
+            "</details>")
 
 
 def suggestions_section(page: Page) -> Section | None:
@@ -425,7 +427,8 @@ def shapes_section(page: Page) -> Section:
                 f'id="shapes-only-findings"> with findings only</label><span id="shapes-count">{len(report.shapes):,} '
                 f"of {len(report.shapes):,} shapes</span></div>")
     body = (f"<p>{esc(shown)} query shapes. Click a column to sort, a shape to see its timeline and latency.</p>"
-            f'{controls}<div class="table-wrap"><table id="shapes-table" class="sortable"><thead><tr>{head}</tr></thead>'
+            f'{controls}<div class="table-wrap"><table id="shapes-table" class="sortable">'
+            f"<thead><tr>{head}</tr></thead>"
             f"<tbody>\n{rows}\n</tbody></table></div>")
     return Section(f"Query shapes ({len(report.shapes):,})", body)
 

@@ -3,7 +3,7 @@
  * The charts' specifications and rows are the JSON in #idxadvisor-charts; a chart is drawn once, when the page opens
  * if it is visible, or when the details holding it are opened. Text from logs is never written as HTML here: it is
  * escaped in the page already, and reaches Vega only as data (SVG text, escaped tooltips).
- * A chart's figure says how far it got in data-state: drawing, drawn or failed.
+ * A chart's figure says how far it got in data-state: drawing (queued or being drawn), drawn or failed.
  */
 (function () {
   "use strict";
@@ -19,14 +19,31 @@
     });
   }
 
+  // Charts draw one after the other, so that the first shows at once and the page stays responsive between them.
+  const queue = [];
+  let drawing = false;
+
+  function schedule(figures, first) {
+    const waiting = figures.filter(function (figure) { return !figure.dataset.state; });
+    waiting.forEach(function (figure) { figure.dataset.state = "drawing"; });
+    if (first) queue.unshift.apply(queue, waiting); else queue.push.apply(queue, waiting);
+    if (!drawing) drawNext();
+  }
+
+  function drawNext() {
+    const figure = queue.shift();
+    drawing = Boolean(figure);
+    if (figure) draw(figure).then(function () { setTimeout(drawNext, 0); });
+  }
+
   function draw(figure) {
-    if (figure.dataset.state) return;
-    const chart = page.charts[figure.dataset.chart];
+    const chart = page.charts[figure.dataset.chart] || {};
     const plot = figure.querySelector(".plot");
-    figure.dataset.state = "drawing";
-    const spec = Object.assign({}, page.specs[chart.kind], {data: {values: rowsOf(chart)}, config: page.config});
-    if (chart.height) spec.height = chart.height;
-    window.vegaEmbed(plot, spec, {renderer: "svg", actions: false})
+    return Promise.resolve().then(function () {
+      const spec = Object.assign({}, page.specs[chart.kind], {data: {values: rowsOf(chart)}, config: page.config});
+      if (chart.height) spec.height = chart.height;
+      return window.vegaEmbed(plot, spec, {renderer: "svg", actions: false});
+    })
       .then(function (result) {
         result.view.addEventListener("click", function (event, item) {
           const anchor = item && item.datum && item.datum.anchor;
@@ -41,17 +58,17 @@
       });
   }
 
-  function drawVisible(root) {
-    root.querySelectorAll("figure.chart").forEach(function (figure) {
-      if (!figure.parentElement.closest("details:not([open])")) draw(figure);
-    });
+  function drawVisible(root, first) {
+    schedule(Array.from(root.querySelectorAll("figure.chart")).filter(function (figure) {
+      return !figure.parentElement.closest("details:not([open])");
+    }), first);
   }
 
   // toggle does not bubble: listen in the capture phase
   document.addEventListener("toggle", function (event) {
-    if (event.target.open) drawVisible(event.target);
+    if (event.target.open) drawVisible(event.target, true);  // what was just opened comes first
   }, true);
-  window.addEventListener("beforeprint", function () { drawVisible(document); });
+  window.addEventListener("beforeprint", function () { drawVisible(document, false); });
 
   function openAnchor(id, scroll) {
     const target = document.getElementById(id);
@@ -156,5 +173,5 @@
   });
 
   // after the first paint: the page shows at once, its charts follow
-  requestAnimationFrame(function () { setTimeout(function () { drawVisible(document); }, 0); });
+  requestAnimationFrame(function () { setTimeout(function () { drawVisible(document, false); }, 0); });
 })();
