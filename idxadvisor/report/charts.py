@@ -3,8 +3,7 @@
 A chart is a kind (a key of ``SPECS``) and its rows, lists of values in the order of ``FIELDS[kind]``. The page holds
 each specification once and each chart's rows once; its script joins the two when the chart is drawn. Every mark has
 a name, which the SVG keeps in a class (``timeline-executions`` draws ``<g class="mark-rect role-mark
-timeline_executions_marks">``), so that one can tell what a chart drew and count it: ``Chart.marks`` is how many items
-each named mark should hold.
+timeline_executions_marks">``), so that one can tell what a chart drew and count it (the browser tests do).
 
 Times are epoch milliseconds drawn on UTC scales; text that comes from logs (namespaces, shapes, plans) only ever
 reaches the chart as data, which Vega writes as SVG text and its tooltip escapes.
@@ -13,7 +12,7 @@ reaches the chart as data, which Vega writes as SVG text and its tooltip escapes
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -159,23 +158,12 @@ SPECS: dict[str, dict[str, Any]] = {
     },
 }
 
-#: The marks each kind draws, by name: what ``Chart.marks`` counts.
-MARK_NAMES: dict[str, tuple[str, ...]] = {
-    "timeline": ("timeline-executions", "timeline-p95", "timeline-p95-points"),
-    "latency": ("latency-bins", "latency-percentiles"),
-    "runs": ("runs",),
-    "scatter": ("scatter-diagonal", "scatter-shapes"),
-    "evidence": ("evidence-bars",),
-}
-
-
 @dataclass
 class Chart:
-    """One chart: its kind, its rows, and how many marks of each name it draws."""
+    """One chart: its kind and its rows."""
 
     kind: str
     rows: list[list[Any]]
-    marks: dict[str, int] = field(default_factory=dict)
     note: str = ""  # said under the chart: how the data was drawn when not as it is in the report
     height: int | None = None  # in pixels, where it depends on the data (discrete axes)
 
@@ -214,8 +202,7 @@ def timeline_chart(shape: ShapeReport) -> Chart | None:
     minutes = shape.timeline_minutes * factor
     note = (f"per {minutes} minutes; the line is the highest {shape.timeline_minutes}-minute p95 of each"
             if factor > 1 else "")
-    return Chart("timeline", rows, {"timeline-executions": len(rows), "timeline-p95": 1,
-                                    "timeline-p95-points": len(rows)}, note)
+    return Chart("timeline", rows, note)
 
 
 def latency_chart(shape: ShapeReport) -> Chart | None:
@@ -233,7 +220,7 @@ def latency_chart(shape: ShapeReport) -> Chart | None:
     for name, value in percentiles:
         at = max(_number(value) or 0.0, rows[0][0])  # a log scale has no 0: a 0 ms percentile sits on the first bin
         rows.append([at, None, None, None, f"{name} {human_ms(value)}"])
-    return Chart("latency", rows, {"latency-bins": len(bins), "latency-percentiles": len(percentiles)})
+    return Chart("latency", rows)
 
 
 def _short_ms(value: float) -> str:
@@ -255,7 +242,7 @@ def runs_chart(shape: ShapeReport) -> Chart | None:
         else:
             lanes_end[lane] = end
         rows.append([start, end, lane, human_ms(run.duration_ms)])
-    return Chart("runs", rows, {"runs": len(rows)}, height=max(RUN_LANE_PIXELS * len(lanes_end), 40))
+    return Chart("runs", rows, height=max(RUN_LANE_PIXELS * len(lanes_end), 40))
 
 
 def most_at_once(chart: Chart) -> int:
@@ -275,7 +262,7 @@ def scatter_chart(shapes: list[ShapeReport], anchors: dict[str, str]) -> Chart |
                      anchors.get(shape.fingerprint)])
     if not rows:
         return None
-    return Chart("scatter", rows, {"scatter-diagonal": 1, "scatter-shapes": len(rows)})
+    return Chart("scatter", rows)
 
 
 def evidence_chart(findings: list[Finding]) -> Chart | None:
@@ -295,4 +282,4 @@ def evidence_chart(findings: list[Finding]) -> Chart | None:
             rows.append([row, WITH_INDEX, _number(after), str(evidence.after.get("planSummary", ""))])
     if not rows:
         return None
-    return Chart("evidence", rows, {"evidence-bars": len(rows)}, height=EVIDENCE_BAR_PIXELS * len(rows))
+    return Chart("evidence", rows, height=EVIDENCE_BAR_PIXELS * len(rows))

@@ -17,7 +17,6 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import datetime
 from importlib import resources
 from typing import Any, TextIO
 
@@ -36,6 +35,7 @@ from idxadvisor.models.report import (
 )
 from idxadvisor.report import charts
 from idxadvisor.report.build import operation_counts, samples_line, skips_for_people
+from idxadvisor.report.markdown import _counted, _number, _time  # the same words and numbers in both reports
 from idxadvisor.units import human_bytes, human_count, human_impact, human_ms
 
 MISSING_EXTRA = "--format html needs the charting library: pip install 'idxadvisor[html]'"
@@ -210,14 +210,6 @@ def _asset(name: str) -> str:
 # -- sections ------------------------------------------------------------------------------------------------------
 
 
-def _plural(count: int, singular: str, plural: str | None = None) -> str:
-    return f"{count:,} {singular if count == 1 else plural or singular + 's'}"
-
-
-def _time(value: datetime | None) -> str:
-    return value.isoformat(sep=" ", timespec="seconds") if value else "?"
-
-
 def _severity(severity: str) -> str:
     return f'<span class="sev sev-{esc(severity)}">{esc(severity)}</span>'
 
@@ -238,15 +230,15 @@ def _facts(rows: Iterable[tuple[str, str]]) -> str:
 def summary_section(page: Page) -> Section:
     """The terminal report's header: inputs, span, versions, problems, what was left out, the data samples."""
     report, summary = page.report, page.report.summary
-    lead = (f"{_plural(summary.inputs, 'input')}, {_plural(summary.lines, 'line')}, "
-            f"{_plural(summary.entries, 'slow-operation entry', 'slow-operation entries')}, "
-            f"{_plural(summary.operations, 'operation')}, {_plural(summary.shapes, 'query shape')}")
+    lead = (f"{_counted(summary.inputs, 'input')}, {_counted(summary.lines, 'line')}, "
+            f"{_counted(summary.entries, 'slow-operation entry', 'slow-operation entries')}, "
+            f"{_counted(summary.operations, 'operation')}, {_counted(summary.shapes, 'query shape')}")
     facts = [("Time span", esc(f"{_time(summary.first_seen)} → {_time(summary.last_seen)}")
               if summary.first_seen or summary.last_seen else "?"),
              ("Server versions", esc(", ".join(summary.versions)) if summary.versions else "unknown"),
              ("Problems", f'<span class="{"bad" if summary.problems else ""}">{summary.problems:,}</span>'
               + (" lines could not be read" if summary.problems else "")),
-             ("Truncated", esc(_plural(summary.truncated, "entry", "entries") + " whose command the server truncated")
+             ("Truncated", esc(_counted(summary.truncated, "entry", "entries") + " whose command the server truncated")
               if summary.truncated else "0")]
     facts += [("Left out", esc(f"{count:,} operations: {reason}")) for reason, count in summary.excluded.items()]
     if report.samples:
@@ -299,7 +291,7 @@ def suggestions_section(page: Page) -> Section | None:
         return None
     script = "\n".join(suggestion.command for suggestion in suggestions)
     cards = [_suggestion_card(page, rank, suggestion) for rank, suggestion in enumerate(suggestions, start=1)]
-    body = (f'<p>{_plural(len(suggestions), "index", "indexes")} to create, by the work they save. '
+    body = (f'<p>{_counted(len(suggestions), "index", "indexes")} to create, by the work they save. '
             f'{_copy_button(script, "Copy all commands")}</p>\n<ol class="cards">{"".join(cards)}</ol>')
     return Section(f"Suggested indexes ({len(suggestions)})", body)
 
@@ -319,7 +311,7 @@ def _suggestion_card(page: Page, rank: int, suggestion: SuggestedIndex) -> str:
     chart = page.chart(charts.evidence_chart(findings), "Keys and documents examined per execution")
     return (f'<li class="card sev-{esc(suggestion.severity)}"><div class="card-head"><span class="rank">#{rank}</span>'
             f'{_severity(suggestion.severity)}<span class="about">{" · ".join(about)}</span></div>'
-            f"{_command(suggestion.command)}<p>For {_plural(len(suggestion.fingerprints), 'shape')}: {shapes}</p>"
+            f"{_command(suggestion.command)}<p>For {_counted(len(suggestion.fingerprints), 'shape')}: {shapes}</p>"
             f'<div class="evidence-row">{evidence}{chart}</div></li>')
 
 
@@ -369,7 +361,7 @@ def _evidence_value(plan: dict[str, Any], key: str) -> str:
         return ""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return f"<code>{esc(value)}</code>"
-    return esc(f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}")
+    return esc(_number(value))
 
 
 def findings_section(page: Page) -> Section:
@@ -378,8 +370,8 @@ def findings_section(page: Page) -> Section:
     if not report.findings:
         return Section("Findings", '<p class="good">No findings.</p>')
     blocks = [_group_block(page, group, open_=rank < GROUPS_OPEN) for rank, group in enumerate(page.groups)]
-    body = (f"<p>{_plural(len(report.findings), 'finding')} with "
-            f"{_plural(len(page.groups), 'root cause')}, the costliest first.</p>\n" + "\n".join(blocks))
+    body = (f"<p>{_counted(len(report.findings), 'finding')} with "
+            f"{_counted(len(page.groups), 'root cause')}, the costliest first.</p>\n" + "\n".join(blocks))
     return Section(f"Findings ({len(report.findings)})", body)
 
 
@@ -389,7 +381,7 @@ def _group_block(page: Page, group: FindingGroup, open_: bool) -> str:
     link = f" · shape {page.shape_link(group.fingerprint)}" if group.fingerprint else ""
     summary = (f"{_severity(group.severity)} <span class=\"title\">{esc(group.title)}</span> "
                f'<span class="about">{esc(group.ns)} · {esc(human_impact(group.impact, group.impact_unit))} · '
-               f"{_plural(len(findings), 'finding')}</span>")
+               f"{_counted(len(findings), 'finding')}</span>")
     articles = "".join(_finding_block(page, index, finding) for index, finding in findings)
     return (f'<details class="group sev-{esc(group.severity)}"{" open" if open_ else ""}><summary>{summary}</summary>'
             f'<div class="group-body"><p class="about">{esc(group.ns)}{link}</p>{articles}</div></details>')
@@ -497,7 +489,7 @@ def shape_details_section(page: Page) -> Section | None:
 def _shape_block(page: Page, rank: int, shape: ShapeReport, reasons: list[str]) -> str:
     duration = shape.duration_ms
     summary = (f'<span class="rank">#{rank}</span> <span class="title">{esc(shape.op)} {esc(shape.ns)}</span> '
-               f'<span class="about">{esc(_plural(shape.count, "execution"))} · total {esc(human_ms(duration.total))}'
+               f'<span class="about">{esc(_counted(shape.count, "execution"))} · total {esc(human_ms(duration.total))}'
                f" · p95 {esc(human_ms(duration.p95))} · max {esc(human_ms(duration.max))}</span>")
     timeline = charts.timeline_chart(shape)
     minutes = shape.timeline_minutes
@@ -506,7 +498,7 @@ def _shape_block(page: Page, rank: int, shape: ShapeReport, reasons: list[str]) 
                                                        f"{human_ms(duration.p95)}, p99 {human_ms(duration.p99)}")]
     runs = charts.runs_chart(shape)
     if runs is not None:
-        figures.append(page.chart(runs, f"Runs: {_plural(len(runs.rows), 'run')}, up to "
+        figures.append(page.chart(runs, f"Runs: {_counted(len(runs.rows), 'run')}, up to "
                                         f"{charts.most_at_once(runs)} at once"))
     findings = page.findings_of.get(shape.fingerprint, [])
     verdict = ("<p>Findings: " + ", ".join(

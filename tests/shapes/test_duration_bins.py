@@ -1,4 +1,4 @@
-"""The duration histogram drawn by the HTML report: few bins, every execution counted, each bin's bound above its values."""
+"""The duration histogram the HTML report draws: few bins, every execution counted, each bin bounding its values."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from idxadvisor.shapes.sketch import EXACT_LIMIT, RELATIVE_ERROR, DurationHistogram, display_upper
+from idxadvisor.shapes.sketch import EXACT_LIMIT, RELATIVE_ERROR, DurationHistogram, display_lower, display_upper
 
 durations = st.one_of(st.integers(min_value=0, max_value=5_000), st.floats(min_value=0, max_value=1e9))
 
@@ -51,3 +51,12 @@ def test_a_bin_is_at_most_a_quarter_above_what_the_histogram_keeps(value: float)
     kept = math.ceil(value) if value < EXACT_LIMIT else value * (1 + RELATIVE_ERROR)
     assert count == 1 and upper >= value
     assert upper <= max(1.0, kept * 1.25)
+
+
+@given(st.floats(min_value=0, max_value=1e9))
+def test_a_bin_runs_from_the_edge_below_to_its_upper_bound(value: float) -> None:
+    upper = display_upper(value, 4)
+    lower = display_lower(upper, 4)
+    assert lower < value <= upper or value == lower == 0
+    assert lower == 0 or display_upper(lower, 4) == lower  # the edge below is an edge itself
+    assert upper / max(lower, 0.8) <= 1.25 or lower == 0
