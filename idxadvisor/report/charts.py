@@ -17,11 +17,9 @@ from datetime import datetime
 from typing import Any
 
 from idxadvisor.models.report import Finding, ShapeReport
-from idxadvisor.shapes.sketch import display_lower
+from idxadvisor.shapes.sketch import DISPLAY_BINS_PER_OCTAVE, display_lower
 from idxadvisor.units import human_ms
 
-#: The display bins of ``ShapeReport.duration_histogram`` (``DurationHistogram.bins``).
-BINS_PER_OCTAVE = 4
 #: A shape's timeline is drawn with at most this many bars; longer ones are drawn with wider buckets.
 MAX_TIMELINE_BARS = 240
 #: Heights of a lane of aggregation runs, and of a bar of evidence.
@@ -158,6 +156,7 @@ SPECS: dict[str, dict[str, Any]] = {
     },
 }
 
+
 @dataclass
 class Chart:
     """One chart: its kind and its rows."""
@@ -172,7 +171,7 @@ def _ms(moment: datetime) -> int:
     return round(moment.timestamp() * 1000)
 
 
-def _number(value: float | None) -> float | None:
+def _finite(value: float | None) -> float | None:
     """A value JSON can carry: None for NaN and infinities."""
     if value is None or not math.isfinite(value):
         return None
@@ -197,8 +196,8 @@ def timeline_chart(shape: ShapeReport) -> Chart | None:
         row[1] = max(row[1], point.p95_ms)
         row[2] = max(row[2], point.max_ms)
     step = width_ms * factor
-    rows: list[list[Any]] = [[first + slot * step, first + (slot + 1) * step, int(count), _number(p95),
-                              _number(maximum)] for slot, (count, p95, maximum) in sorted(merged.items())]
+    rows: list[list[Any]] = [[first + slot * step, first + (slot + 1) * step, int(count), _finite(p95),
+                              _finite(maximum)] for slot, (count, p95, maximum) in sorted(merged.items())]
     minutes = shape.timeline_minutes * factor
     note = (f"per {minutes} minutes; the line is the highest {shape.timeline_minutes}-minute p95 of each"
             if factor > 1 else "")
@@ -212,13 +211,13 @@ def latency_chart(shape: ShapeReport) -> Chart | None:
         return None
     rows: list[list[Any]] = []
     for upper, count in bins:
-        lower = display_lower(upper, BINS_PER_OCTAVE) or 0.8  # a log scale has no 0: the 1 ms bin starts at 0.8
+        lower = display_lower(upper, DISPLAY_BINS_PER_OCTAVE) or 0.8  # a log scale has no 0: from 0.8 ms
         label = "≤ 1 ms" if upper <= 1 else f"{_short_ms(lower)}–{_short_ms(upper)}"
         rows.append([lower, upper, count, label, None])
     duration = shape.duration_ms
     percentiles = [("p50", duration.p50), ("p95", duration.p95), ("p99", duration.p99)]
     for name, value in percentiles:
-        at = max(_number(value) or 0.0, rows[0][0])  # a log scale has no 0: a 0 ms percentile sits on the first bin
+        at = max(_finite(value) or 0.0, rows[0][0])  # a log scale has no 0: a 0 ms percentile sits on the first bin
         rows.append([at, None, None, None, f"{name} {human_ms(value)}"])
     return Chart("latency", rows)
 
@@ -278,8 +277,8 @@ def evidence_chart(findings: list[Finding]) -> Chart | None:
             if not isinstance(before, (int, float)) or not isinstance(after, (int, float)):
                 continue
             row = f"{finding.fingerprint[:8]} {label}" if several else label
-            rows.append([row, TODAY, _number(before), str(evidence.before.get("planSummary", ""))])
-            rows.append([row, WITH_INDEX, _number(after), str(evidence.after.get("planSummary", ""))])
+            rows.append([row, TODAY, _finite(before), str(evidence.before.get("planSummary", ""))])
+            rows.append([row, WITH_INDEX, _finite(after), str(evidence.after.get("planSummary", ""))])
     if not rows:
         return None
     return Chart("evidence", rows, height=EVIDENCE_BAR_PIXELS * len(rows))

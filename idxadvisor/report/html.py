@@ -167,8 +167,7 @@ def finding_groups(report: Report) -> list[FindingGroup]:
 def _document(page: Page, sections: list[tuple[str, Section]], library: ChartingLibrary) -> str:
     report = page.report
     summary = report.summary
-    title = (f"idxadvisor report: {summary.shapes:,} shape{'s' if summary.shapes != 1 else ''}, "
-             f"{len(report.findings):,} finding{'s' if len(report.findings) != 1 else ''}")
+    title = f"idxadvisor report: {_counted(summary.shapes, 'shape')}, {_counted(len(report.findings), 'finding')}"
     nav = "".join(f'<a href="#{anchor}">{esc(section.title)}</a>' for anchor, section in sections)
     body = "\n".join(f'<section id="{anchor}"><h2>{esc(section.title)}</h2>\n{section.body}\n</section>'
                      for anchor, section in sections)
@@ -240,7 +239,8 @@ def summary_section(page: Page) -> Section:
               + (" lines could not be read" if summary.problems else "")),
              ("Truncated", esc(_counted(summary.truncated, "entry", "entries") + " whose command the server truncated")
               if summary.truncated else "0")]
-    facts += [("Left out", esc(f"{count:,} operations: {reason}")) for reason, count in summary.excluded.items()]
+    facts += [("Left out", esc(f"{_counted(count, 'operation')}: {reason}"))
+              for reason, count in summary.excluded.items()]
     if report.samples:
         facts.append(("Data", esc(samples_line(report.samples))))
     severities = [finding.severity for finding in report.findings]
@@ -351,7 +351,7 @@ def _evidence_line(evidence: Evidence) -> str:
     for key, label in (("totalKeysExamined", "keys"), ("totalDocsExamined", "documents")):
         before, after = evidence.before.get(key), evidence.after.get(key)
         if isinstance(before, (int, float)) and isinstance(after, (int, float)):
-            parts.append(f"{label} {before:,.0f} → {after:,.0f}")
+            parts.append(f"{label} {_number(before)} → {_number(after)}")
     return ", ".join(parts) or "not estimated"
 
 
@@ -481,8 +481,9 @@ def shape_details_section(page: Page) -> Section | None:
         reasons.setdefault(skip.fingerprint, []).append(skip.reason)
     blocks = [_shape_block(page, rank, shape, reasons.get(shape.fingerprint, []))
               for rank, shape in enumerate(page.report.shapes, start=1)]
-    body = (f"<p>The first {min(SHAPES_OPEN, len(blocks))} are open; open any other to draw its charts.</p>\n"
-            + "\n".join(blocks))
+    opened = (f"The first {SHAPES_OPEN} are open; open any other to draw its charts." if len(blocks) > SHAPES_OPEN
+              else "")
+    body = f"<p>Each shape's statistics and charts. {opened}</p>\n" + "\n".join(blocks)
     return Section("Shape details", body)
 
 

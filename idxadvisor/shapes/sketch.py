@@ -21,6 +21,7 @@ EXACT_LIMIT = 1024
 RELATIVE_ERROR = 0.005
 _GAMMA = 1 + RELATIVE_ERROR
 _LOG_GAMMA = math.log(_GAMMA)
+DISPLAY_BINS_PER_OCTAVE = 4  # DurationHistogram.bins: a latency histogram people read
 
 
 def _bucket(value: float) -> int:
@@ -69,7 +70,7 @@ class DurationHistogram:
     def mean(self) -> float:
         return self.total / self.n if self.n else 0.0
 
-    def bins(self, per_octave: int = 4) -> list[tuple[float, int]]:
+    def bins(self, per_octave: int = DISPLAY_BINS_PER_OCTAVE) -> list[tuple[float, int]]:
         """The histogram as (upper bound ms, count) over wider bins for drawing: ``per_octave`` bins per power of two
         above 1 ms (edges 1.25, 1.5, 1.75, 2, 2.5 … with the default 4), one bin for 1 ms and less; only non-empty
         bins, in order. A value's bin has an upper bound at or above the value."""
