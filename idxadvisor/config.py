@@ -18,7 +18,7 @@ from idxadvisor.errors import UsageError
 CONFIG_FILE = ".idxadvisor.toml"
 PYPROJECT = "pyproject.toml"
 
-OutputFormat = Literal["text", "json", "markdown", "sarif"]
+OutputFormat = Literal["text", "json", "markdown", "sarif", "html"]
 SortKey = Literal["total", "count", "mean", "p95", "max", "docs-examined", "ratio"]
 FailOn = Literal["info", "warning", "error", "never"]
 

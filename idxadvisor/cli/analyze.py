@@ -51,7 +51,7 @@ from idxadvisor.cli.common import (
 from idxadvisor.config import Settings, load_settings
 from idxadvisor.errors import UsageError
 from idxadvisor.models.report import Report
-from idxadvisor.report import render
+from idxadvisor.report import check_available, render
 
 
 @command()
@@ -117,6 +117,7 @@ def run_analysis(paths: list[str], overrides: dict[str, object], config: Path | 
                  save_workload: Path | None = None) -> int:
     """Check the arguments, run ``api.analyze``, render the report, and return the exit code (analyze, replay)."""
     settings = load_settings(overrides, config)
+    check_available(settings.format)  # the html extra, before any input is read
     check_arguments(paths, settings)
     inputs = paths or ([] if settings.uri else ["-"])
     if inputs == ["-"] and sys.stdin.isatty():

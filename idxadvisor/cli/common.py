@@ -27,12 +27,13 @@ FLAG = ""  # the placeholder of a flag: none (Typer would print <bool>)
 
 # Options several commands share, declared once (each command adds its own).
 FormatOption = Annotated[Optional[str], typer.Option(
-    "--format", "-f", metavar="FORMAT", help="text, json, markdown or sarif. \\[default: text]", rich_help_panel=OUTPUT)]
+    "--format", "-f", metavar="FORMAT", help="text, json, markdown, sarif or html (one page with charts that opens "
+    "offline; needs pip install 'idxadvisor\\[html]'). \\[default: text]", rich_help_panel=OUTPUT)]
 OutputOption = Annotated[Optional[Path], typer.Option(
     "--output", "-o", metavar="FILE", help="Write the report to FILE instead of stdout.", rich_help_panel=OUTPUT)]
 TopOption = Annotated[Optional[int], typer.Option(
-    metavar="N", help="Show the N most important shapes and findings. \\[default: 20 in text and markdown, all in json "
-    "and sarif]", rich_help_panel=OUTPUT)]
+    metavar="N", help="Show the N most important shapes and findings. \\[default: 20 in text and markdown, 2000 "
+    "shapes in html, all in json and sarif]", rich_help_panel=OUTPUT)]
 ShowValuesOption = Annotated[Optional[bool], typer.Option(
     "--show-values", metavar=FLAG, help="Print literal query values (kept out of reports otherwise).",
     rich_help_panel=OUTPUT)]

@@ -86,6 +86,7 @@ class ShapeReport(_Model):
     count: int
     getmores: int = 0
     duration_ms: DurationReport
+    duration_histogram: list[tuple[float, int]] = Field(default_factory=list)  # (upper bound ms, executions)
     keys_examined: int
     docs_examined: int
     nreturned: int
@@ -180,6 +181,20 @@ class Finding(_Model):
     @property
     def counts(self) -> bool:
         return self.status is None or self.status == "new"
+
+
+class FindingGroup(_Model):
+    """Findings with one root cause (one shape, or one index several shapes need): ``findings`` index
+    ``Report.findings``."""
+
+    id: str
+    title: str
+    ns: str
+    fingerprint: str | None = None
+    severity: Severity
+    impact: float = 0.0
+    impact_unit: Literal["documents", "bytes"] = "documents"
+    findings: list[int] = Field(default_factory=list)
 
 
 class SuggestedIndex(_Model):
@@ -301,6 +316,7 @@ class Report(_Model):
     samples: list[SampleReport] = Field(default_factory=list)
     server: ServerReport | None = None
     gate: GateReport | None = None  # idxadvisor check only
+    groups: list[FindingGroup] = Field(default_factory=list)
 
     def max_severity(self) -> str | None:
         """The worst severity among the findings that count (``check`` leaves out existing and accepted ones)."""

@@ -12,8 +12,9 @@ from typing import TextIO
 from idxadvisor.models.report import Report
 from idxadvisor.units import mask_secrets
 
-FORMATS = ("text", "json", "markdown", "sarif")
+FORMATS = ("text", "json", "markdown", "sarif", "html")
 DEFAULT_TOP_FOR_PEOPLE = 20
+DEFAULT_TOP_FOR_HTML = 2000  # shapes on an HTML page (its table, scatter and details) unless --top says otherwise
 REPORT_WIDTH = 100  # columns of the terminal report when it does not go to a terminal
 
 
@@ -49,12 +50,25 @@ def render(report: Report, out: TextIO, *, format: str = "text", verbose: bool =
         from idxadvisor.report import sarif as sarif_report
 
         sarif_report.render(report, out, artifact)
+    elif format == "html":
+        from idxadvisor.report import html as html_report
+
+        html_report.render(report, out, verbose=verbose)
     elif format == "text":
         from idxadvisor.report import terminal as terminal_report
 
         terminal_report.render(report, terminal_console(out), verbose=verbose, limit=limit)
     else:
         raise ValueError(f"unknown report format {format!r}")
+
+
+def check_available(format: str) -> None:
+    """Raise the error ``render`` would raise for ``format`` if something it needs is not installed (the HTML
+    report's charting library), so that the command line fails before reading any input."""
+    if format == "html":
+        from idxadvisor.report import html as html_report
+
+        html_report.require_charting()
 
 
 def terminal_console(out: TextIO):  # noqa: ANN201 - rich.console.Console, imported here to keep JSON runs light

@@ -30,7 +30,7 @@ from idxadvisor.models.report import (
     TimelinePoint,
     ToolInfo,
 )
-from idxadvisor.report import DEFAULT_TOP_FOR_PEOPLE
+from idxadvisor.report import DEFAULT_TOP_FOR_HTML, DEFAULT_TOP_FOR_PEOPLE
 from idxadvisor.rules.engine import NO_QUERY
 from idxadvisor.shapes.digest import Digest, ShapeStats
 
@@ -117,6 +117,7 @@ def shape_report(stats: ShapeStats, show_values: bool) -> ShapeReport:
             total=duration.total, mean=round(duration.mean, 3), p50=duration.percentile(50),
             p95=duration.percentile(95), p99=duration.percentile(99), max=duration.maximum,
         ),
+        duration_histogram=duration.bins(),
         keys_examined=stats.keys_examined,
         docs_examined=stats.docs_examined,
         nreturned=stats.nreturned,
@@ -273,6 +274,8 @@ def build_report(
     limit = settings.top
     if limit is None and settings.format in ("text", "markdown"):
         limit = DEFAULT_TOP_FOR_PEOPLE
+    elif limit is None and settings.format == "html":
+        limit = DEFAULT_TOP_FOR_HTML
     shown = selected[:limit] if limit is not None else selected
     first, last = _span(summaries)
     versions = sorted({version for summary in summaries for version in summary.versions})

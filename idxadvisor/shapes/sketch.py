@@ -21,6 +21,7 @@ EXACT_LIMIT = 1024
 RELATIVE_ERROR = 0.005
 _GAMMA = 1 + RELATIVE_ERROR
 _LOG_GAMMA = math.log(_GAMMA)
+DISPLAY_BINS_PER_OCTAVE = 4  # DurationHistogram.bins: a latency histogram people read
 
 
 def _bucket(value: float) -> int:
@@ -79,6 +80,16 @@ class DurationHistogram:
     def mean(self) -> float:
         return self.total / self.n if self.n else 0.0
 
+    def bins(self, per_octave: int = DISPLAY_BINS_PER_OCTAVE) -> list[tuple[float, int]]:
+        """The histogram as (upper bound ms, count) over wider bins for drawing: ``per_octave`` bins per power of two
+        above 1 ms (edges 1.25, 1.5, 1.75, 2, 2.5 … with the default 4), one bin for 1 ms and less; only non-empty
+        bins, in order. A value's bin has an upper bound at or above the value."""
+        merged: dict[float, int] = {}
+        for bucket, count in self.counts.items():
+            upper = display_upper(_bucket_value(bucket), per_octave)
+            merged[upper] = merged.get(upper, 0) + count
+        return sorted(merged.items())
+
     def percentile(self, p: float) -> float:
         """Nearest-rank percentile (0 < p ≤ 100); 0 when empty. Never above the maximum seen."""
         if not self.n:
@@ -90,6 +101,26 @@ class DurationHistogram:
             if seen >= rank:
                 return min(_bucket_value(bucket), self.maximum)
         return self.maximum
+
+
+def display_upper(value: float, per_octave: int) -> float:
+    """The upper edge of ``value``'s display bin: 1 for 1 ms and less, else the next of ``per_octave`` equal steps
+    between two powers of two (exact binary fractions, so they print short: 1.25, 1.5, 1.75, 2, 2.5 …)."""
+    if value <= 1:
+        return 1.0
+    mantissa, exponent = math.frexp(value)  # value = mantissa * 2**exponent, 0.5 <= mantissa < 1
+    step = math.ceil((mantissa * 2 - 1) * per_octave)
+    return (1 + step / per_octave) * 2.0 ** (exponent - 1)
+
+
+def display_lower(upper: float, per_octave: int) -> float:
+    """The lower edge of the display bin whose upper edge is ``upper`` (0 for the bin of 1 ms and less)."""
+    if upper <= 1:
+        return 0.0
+    mantissa, exponent = math.frexp(upper)
+    octave = 2.0 ** (exponent - (2 if mantissa == 0.5 else 1))  # a power of two closes the octave below it
+    step = round((upper / octave - 1) * per_octave)
+    return octave * (1 + (step - 1) / per_octave)
 
 
 #: Coarse bins for small per-minute histograms: 8 per power of two, so a bin's upper edge is at most 12.5 % above any
