@@ -24,9 +24,11 @@ from idxadvisor.whatif.bounds import (
     OIL,
     IndexContext,
     Tightness,
+    compares_collatable,
     intersect,
     is_all_values_oil,
     negates_null,
+    oil_may_hold_collatable,
     point,
     sparse_can_answer,
     translate_elem_match_value,
@@ -41,6 +43,8 @@ from idxadvisor.whatif.query import (
     Leaf,
     Node,
     Projection,
+    RegexSpec,
+    Unsupported,
     matcher_filter,
 )
 from idxadvisor.whatif.scan import is_single_interval_value_space
@@ -73,6 +77,7 @@ class QueryShape:
     limit: int
     skip: int
     version: tuple[int, int]
+    collator: Any = None          # the query's Collator (None: the simple collation)
 
     @property
     def is_count(self) -> bool:
@@ -123,7 +128,12 @@ class IndexPlanner:
             field_multikey=bool(model.multikey_paths[position]),
             compound=len(model.fields) > 1,
             null_has_undefined=self.shape.version < (8, 0),
+            hashed=model.hashed[position],
         )
+
+    @property
+    def collation_mismatch(self) -> bool:
+        return self.model.collator != self.shape.collator
 
     # --- relevance ---
 
@@ -153,6 +163,13 @@ class IndexPlanner:
         return out
 
     def _can_bound(self, leaf: Leaf, pos: int, inside_value_elem_match: bool) -> bool:
+        if self.collation_mismatch and compares_collatable(leaf):
+            return False  # string bounds in another collation's keys (QueryPlannerIXSelect::_compatible)
+        if self.model.collator is not None and _uses_regex(leaf):
+            raise Unsupported(f"index {self.model.spec.name}: a regex on an index with a collation (whether the "
+                              "planner uses it depends on internalQueryPlannerIgnoreIndexWithCollationForRegex)")
+        if self.model.hashed[pos] and inside_value_elem_match:
+            return False
         if self.model.spec.sparse and not sparse_can_answer(leaf, inside_value_elem_match):
             return False
         if negates_null(leaf) and not self._not_null_can_use(leaf, pos, inside_value_elem_match):
@@ -267,6 +284,10 @@ class IndexPlanner:
         return scan
 
 
+def _uses_regex(leaf: Leaf) -> bool:
+    return leaf.op == "regex" or (leaf.op == "in" and any(isinstance(v, RegexSpec) for v in leaf.value))
+
+
 def proj_needs_fetch(shape: QueryShape) -> bool:
     """``projNeedsFetch``: only count-like queries and projections of ``_id`` alone avoid the fetch."""
     if shape.is_count:
@@ -289,11 +310,13 @@ def scan_under(root: Stage) -> IxScan | None:
     return None
 
 
-def scan_direction_for_sort(scan: IxScan, desired: Sequence[tuple[str, int]]) -> int | None:
+def scan_direction_for_sort(scan: IxScan, desired: Sequence[tuple[str, int]], collator: Any = None) -> int | None:
     """1 or -1 when the index scan provides ``desired`` forward or backward, else ``None`` (§6).
 
     Fields with one point interval are ignored on both sides (``ProvidedSortSet``). On a multikey index a
-    sort field may not lie under a multikey path that has bounds (its own, or another field's).
+    sort field may not lie under a multikey path that has bounds (its own, or another field's). A hashed field
+    that is not an equality ends the order the index gives; an index in another collation than the query's gives
+    no order on a field whose bounds hold strings.
     """
     model = scan.model
     equality = {name for name, oil in zip(model.fields, scan.oils) if len(oil) == 1 and oil[0].is_point}
@@ -303,7 +326,17 @@ def scan_direction_for_sort(scan: IxScan, desired: Sequence[tuple[str, int]]) ->
     for name, _ in wanted:
         if any(_is_prefix(m, name) for m in bounded):
             return None
-    have = [(name, d) for name, d in zip(model.fields, model.directions) if name not in equality]
+    if model.collator != collator:
+        collated = {name for name, oil in zip(model.fields, scan.oils) if oil_may_hold_collatable(oil)}
+        if any(name in collated for name, _ in wanted):
+            return None
+    have = []
+    for name, direction, hashed in zip(model.fields, model.directions, model.hashed):
+        if name in equality:
+            continue
+        if hashed:
+            break
+        have.append((name, direction))
     if wanted == have[: len(wanted)]:
         return 1
     if wanted == [(name, -d) for name, d in have][: len(wanted)]:
@@ -311,12 +344,16 @@ def scan_direction_for_sort(scan: IxScan, desired: Sequence[tuple[str, int]]) ->
     return None
 
 
-def try_explode(scan: IxScan, desired: Sequence[tuple[str, int]], version: tuple[int, int]
+def try_explode(scan: IxScan, desired: Sequence[tuple[str, int]], version: tuple[int, int], collator: Any = None
                 ) -> list[IxScan] | None:
     """``explodeForSort``: one scan per combination of leading point intervals, merged by SORT_MERGE."""
     model = scan.model
     if model.is_multikey and version < (8, 1):
         return None
+    if model.collator != collator:
+        collated = {name for name, oil in zip(model.fields, scan.oils) if oil_may_hold_collatable(oil)}
+        if any(name in collated for name, _ in desired):
+            return None
     count = 0
     scans = 1
     for oil in scan.oils:
@@ -327,8 +364,9 @@ def try_explode(scan: IxScan, desired: Sequence[tuple[str, int]], version: tuple
     if count == 0 or count == len(scan.oils):
         return None
     resulting: list[tuple[str, int]] = []
-    for name, direction, paths in zip(model.fields[count:], model.directions[count:], model.multikey_paths[count:]):
-        if paths:
+    for name, direction, paths, hashed in zip(model.fields[count:], model.directions[count:],
+                                              model.multikey_paths[count:], model.hashed[count:]):
+        if paths or hashed:
             break
         resulting.append((name, direction))
     wanted = list(desired)
@@ -395,12 +433,12 @@ def _analyze_sort(root: Stage, shape: QueryShape) -> tuple[Stage, bool]:
     desired = shape.sort
     scan = scan_under(root)
     if scan is not None:
-        direction = scan_direction_for_sort(scan, desired)
+        direction = scan_direction_for_sort(scan, desired, shape.collator)
         if direction is not None:
             if direction < 0:
                 scan.direction = -1
             return root, False
-        exploded = try_explode(scan, desired, shape.version)
+        exploded = try_explode(scan, desired, shape.version, shape.collator)
         if exploded is not None:
             merge = SortMerge(exploded, desired, dedup=scan.model.is_multikey)
             if isinstance(root, Fetch):
@@ -434,16 +472,20 @@ def _pushdown_projection(root: Stage) -> Stage:
     return below
 
 
-def count_plan(access: Stage, shape: QueryShape) -> Stage:
-    """COUNT over the access plan, turned into COUNT_SCAN when one exact range answers it (§8)."""
+def count_plan(access: Stage, shape: QueryShape, wrap: bool = True) -> Stage:
+    """COUNT over the access plan, turned into COUNT_SCAN when one exact range answers it (§8). An aggregation that
+    needs no field (``wrap=False``) plans the same way but has no COUNT stage: its pipeline counts."""
+    def counted(child: Stage) -> Stage:
+        return CountStage(child, shape.skip, shape.limit) if wrap else child
+
     scan = access if isinstance(access, IxScan) else None
     if scan is not None and scan.key_filter is None:
         if is_single_interval_value_space(scan.oils):
-            return CountStage(CountScan(scan), shape.skip, shape.limit)
+            return counted(CountScan(scan))
         split = _split_null_bounds(scan)
         if split is not None:
-            return CountStage(OrStage([CountScan(s) for s in split]), shape.skip, shape.limit)
-    return CountStage(access, shape.skip, shape.limit)
+            return counted(OrStage([CountScan(s) for s in split]))
+    return counted(access)
 
 
 def _split_null_bounds(scan: IxScan) -> list[IxScan] | None:
