@@ -181,9 +181,8 @@ class Estimator:
         if any(hashed) and model.full_keys:
             raise Unsupported(f"index {spec.name}: a compound hashed index over several arrays is not modelled")
         if spec.partial_filter is not None:
-            if collator is not None:
-                raise Unsupported(f"index {spec.name}: a partial index with a collation is not modelled")
-            model.members = self.partial_members(spec.partial_filter)
+            expression = spec.partial_filter if collator is None else collator.transform(dict(spec.partial_filter))
+            model.members = owner.partial_members(expression)
         if model.build_error is None and spec.unique:
             model.build_error = self._duplicate_key_error(model)
         return model

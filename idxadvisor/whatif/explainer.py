@@ -115,7 +115,8 @@ class Explainer:
     """One ``explain`` call: guards, candidate plans, plan choice, execution and the report."""
 
     def __init__(self, estimator: Estimator, query: WhatIfQuery, specs: list[IndexSpec],
-                 hint: IndexSpec | str | None, *, count_like: bool = False, strict_distinct: bool = False) -> None:
+                 hint: IndexSpec | str | None, *, count_like: bool = False, strict_distinct: bool = False,
+                 group_fields: Sequence[str] = ()) -> None:
         self.base = estimator.base
         self.query = query
         self.specs = specs
@@ -125,6 +126,7 @@ class Explainer:
         self.collator = collator_for(query.collation)
         self.count_like = count_like   # an aggregation that needs no field: plans as a count, without a COUNT stage
         self.strict_distinct = strict_distinct   # a $group: one result per value, or no DISTINCT_SCAN
+        self.group_fields = tuple(group_fields)  # the fields a $group's $first accumulators read
         if count_like and (query.sort or query.limit):
             raise Unsupported("a counting aggregation with $sort/$limit before the count is not modelled")
         limit = abs(query.limit) if query.limit else 0
@@ -150,11 +152,15 @@ class Explainer:
         return self.query.command == "distinct"
 
     def distinct_projection(self) -> dict[str, int] | None:
-        """The projection a distinct plans with: only its key (``_id`` excluded unless it is the key)."""
+        """The projection a distinct plans with: its key, and for a ``$group`` the fields its ``$first``
+        accumulators read (``_id`` excluded unless it is one of them)."""
         if not self.is_distinct:
             return None
-        key = self.query.key or ""
-        return {key: 1} if key == "_id" else {"_id": 0, key: 1}
+        fields = [self.query.key or "", *self.group_fields]
+        projection = {name: 1 for name in fields}
+        if "_id" not in projection:
+            projection = {"_id": 0, **projection}
+        return projection
 
     def _collated(self, flt: Mapping[str, Any]) -> Mapping[str, Any]:
         """The filter with its strings as collation keys (regexes ignore the collation: not modelled with one)."""
@@ -185,7 +191,8 @@ class Explainer:
                     continue
                 model = self.base.model(spec)
                 if spec.partial_filter is not None:
-                    self._partial_filters[id(spec)] = parse_partial_filter(spec.partial_filter, self.version)
+                    self._partial_filters[id(spec)] = parse_partial_filter(
+                        _collated_filter(spec.partial_filter, model.collator), self.version)
             except Unsupported as exc:
                 if touches:
                     raise Unsupported(f"index {spec.name}: {exc}") from None
@@ -213,7 +220,7 @@ class Explainer:
         filter_nodes = self._partial_filters.get(id(model.spec))
         if filter_nodes is None:
             return True
-        return implies(list(nodes), filter_nodes)
+        return implies(list(nodes), filter_nodes, strings=model.collator == self.collator)
 
     def guard_data(self) -> None:
         """Reject data on which mongomock and MongoDB disagree for this query."""
@@ -268,10 +275,13 @@ class Explainer:
         self.guard_data()
         self.compute_matches()
         distinct = self.distinct_plan(models)
-        if distinct is None:
-            raise Unsupported(f"no index gives a DISTINCT_SCAN for this $group on {self.query.key}: 7.0+ defaults "
-                              "run the $group in the slot-based engine (not modelled)")
-        return self.report(distinct, [], [])
+        if distinct is not None:
+            return self.report(distinct, [], [])
+        if self.natural:
+            self.notes.append("the $group runs after this collection scan (in the slot-based engine on 7.0+ defaults)")
+            return self.report(self.finish(CollScan(not self.parsed.is_empty, self.natural), "COLLSCAN", []), [], [])
+        raise Unsupported(f"no index gives a DISTINCT_SCAN for this $group on {self.query.key}: 7.0+ defaults "
+                          "run the $group in the slot-based engine (not modelled)")
 
     def pick(self, candidates: list[Candidate]) -> tuple[Candidate, list[Candidate], list[dict[str, Any]],
                                                           Trial | None]:
@@ -325,7 +335,9 @@ class Explainer:
             access = Fetch(access, True)
         self.notes.append("min/max: the hinted index is scanned from min (inclusive) to max (exclusive) in index "
                           "order; the filter is applied to the fetched documents")
-        return self.finish(access, f"IXSCAN {render_key_pattern_plain(model.spec.key)}", [model])
+        candidate = self.finish(access, f"IXSCAN {render_key_pattern_plain(model.spec.key)}", [model])
+        candidate.incomplete = True  # the key range leaves out matching documents by design
+        return candidate
 
     def _min_max_compatible(self, bound: Mapping[str, Any], model: IndexModel) -> bool:
         """``indexCompatibleMaxMin``: the bound names the index's fields in order; strings only when the index's
@@ -368,7 +380,7 @@ class Explainer:
             if shape.projection is not None:
                 raise Unsupported("_id lookups with a projection (express/IDHACK projection handling is not modelled)")
             if self.collator is not None and isinstance(value, (str, dict)):
-                raise Unsupported("an _id lookup with a collation (the _id index has the simple collation)")
+                return None  # the _id index has the simple collation: no fast path, planned normally
             name = "EXPRESS_IXSCAN" if self.version >= (8, 0) else "IDHACK"
             model = models[0]
         else:
@@ -551,6 +563,8 @@ class Explainer:
     def distinct_plan(self, models: list[IndexModel]) -> Candidate | None:
         """A DISTINCT_SCAN when an index can give the key's values (else ``None``: the distinct runs as a query
         projecting the key, planned as any other)."""
+        if self.natural:
+            return None
         key = self.query.key or ""
         with_key = [m for m in models if key in m.fields]
         if any(m.multikey_paths[m.fields.index(key)] for m in with_key):
@@ -563,15 +577,15 @@ class Explainer:
             root: Stage = DistinctScan(scan, 0)
             root = Fetch(root, False) if simple.collator is not None else root
             return self._distinct_candidate(root, simple)
-        if self.natural:
-            return None
         pool = [m for m in with_key if (self.hint is None or m.spec is self.hint)
                 and self.partial_allows(m, self.parsed.conjuncts)]
-        for model in pool:
-            for candidate in self.index_candidates(model, self.parsed.conjuncts):
-                converted = self._to_distinct_scan(candidate.root, key, self.strict_distinct)
-                if converted is not None:
-                    return self._distinct_candidate(converted, model)
+        candidates = [c for model in pool for c in self.index_candidates(model, self.parsed.conjuncts)]
+        if self.shape.sort and not any(not c.blocking_sort for c in candidates):
+            candidates.extend(self.sort_providing(pool))
+        for candidate in candidates:
+            converted = self._to_distinct_scan(candidate.root, key, self.strict_distinct)
+            if converted is not None:
+                return self._distinct_candidate(converted, candidate.models[0])
         return None
 
     def _simple_distinct_index(self, models: list[IndexModel], key: str) -> IndexModel | None:
@@ -832,6 +846,11 @@ def guard_leaves(estimator: Estimator, leaves: Sequence[Leaf]) -> None:
             raise Unsupported(f"{leaf.path}: booleans and 0/1 numbers (mongomock treats True == 1)")
         if any(isinstance(v, ObjectId) for v in operands) and facts.strings_in_arrays:
             raise Unsupported(f"{leaf.path}: ObjectId equality against arrays of strings (mongomock quirk)")
+
+
+def _collated_filter(expression: Mapping[str, Any], collator: Any) -> Mapping[str, Any]:
+    """A partial filter's operands as its index's collation compares them."""
+    return expression if collator is None else collator.transform(dict(expression))
 
 
 def _has_regex(value: Any) -> bool:

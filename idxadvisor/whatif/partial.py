@@ -66,28 +66,40 @@ def _leaves(nodes: Sequence[Node]) -> list[Leaf]:
     return out
 
 
-def implies(query: Expression, index_filter: Expression) -> bool:
-    """``isSubsetOf(query, filter)``: every document the query matches is in the partial index."""
+def implies(query: Expression, index_filter: Expression, strings: bool = True) -> bool:
+    """``isSubsetOf(query, filter)``: every document the query matches is in the partial index. ``strings`` is
+    False when the query's collation is not the index's: comparisons of strings (documents, arrays) then prove
+    nothing (``collatorsMatch``)."""
     lhs, rhs = _unwrap(query), _unwrap(index_filter)
-    if _equivalent(lhs, rhs):
+    if _equivalent(lhs, rhs) and (strings or not _mentions_collatable(lhs)):
         return True
     if isinstance(rhs, OrNode):
-        return any(implies(lhs, branch) for branch in rhs.branches)
+        return any(implies(lhs, branch, strings) for branch in rhs.branches)
     if isinstance(rhs, list):
-        return all(implies(lhs, clause) for clause in rhs)
+        return all(implies(lhs, clause, strings) for clause in rhs)
     if isinstance(lhs, list):
-        return any(implies(clause, rhs) for clause in lhs)
+        return any(implies(clause, rhs, strings) for clause in lhs)
     if isinstance(lhs, OrNode):
-        return all(implies(branch, rhs) for branch in lhs.branches)
+        return all(implies(branch, rhs, strings) for branch in lhs.branches)
     if not isinstance(rhs, Leaf):
         return False
     if rhs.op in _COMPARISONS:
-        return _implies_comparison(lhs, rhs)
+        return _implies_comparison(lhs, rhs, strings)
     if rhs.op == "exists" and rhs.value:
         return _implies_exists(lhs, rhs.path)
     if rhs.op == "in":
-        return _implies_in(lhs, rhs)
+        return _implies_in(lhs, rhs, strings)
     return False
+
+
+def _mentions_collatable(expression: Expression) -> bool:
+    if isinstance(expression, list):
+        return any(_mentions_collatable(item) for item in expression)
+    if isinstance(expression, OrNode):
+        return any(_mentions_collatable(branch) for branch in expression.branches)
+    if isinstance(expression, Leaf):
+        return _collatable(expression.value)
+    return True
 
 
 def _unwrap(expression: Expression) -> Expression:
@@ -130,24 +142,28 @@ def _same_operand(a: Any, b: Any) -> bool:
         return False
 
 
-def _implies_comparison(lhs: Expression, rhs: Leaf) -> bool:
+def _implies_comparison(lhs: Expression, rhs: Leaf, strings: bool) -> bool:
     if not isinstance(lhs, Leaf) or lhs.path != rhs.path or lhs.context is not None:
         return False
     if lhs.op == "in":
         if any(isinstance(v, RegexSpec) for v in lhs.value):
             return False
-        return all(_compare_implies("eq", v, rhs) for v in lhs.value)
+        return all(_compare_implies("eq", v, rhs, strings) for v in lhs.value)
     if lhs.op in _COMPARISONS:
         if lhs.op == "eq" and isinstance(lhs.value, RegexSpec):
             return False
-        return _compare_implies(_kind(lhs), lhs.value, rhs)
+        return _compare_implies(_kind(lhs), lhs.value, rhs, strings)
     return False
 
 
-def _compare_implies(kind: str, value: Any, rhs: Leaf) -> bool:
+def _collatable(value: Any) -> bool:
+    return isinstance(value, (str, dict, list)) and not isinstance(value, RegexSpec)
+
+
+def _compare_implies(kind: str, value: Any, rhs: Leaf, strings: bool) -> bool:
     """``_isSubsetOf(ComparisonMatchExpression, ComparisonMatchExpression)`` for one operand."""
     target = rhs.value
-    if isinstance(target, RegexSpec):
+    if isinstance(target, RegexSpec) or (not strings and _collatable(value)):
         return False
     if type_rank(value) != type_rank(target):
         return False
@@ -170,12 +186,12 @@ def _is_nan(value: Any) -> bool:
     return isinstance(value, float) and value != value
 
 
-def _implies_in(lhs: Expression, rhs: Leaf) -> bool:
+def _implies_in(lhs: Expression, rhs: Leaf, strings: bool) -> bool:
     if any(isinstance(v, RegexSpec) for v in rhs.value):
         return False
     if not isinstance(lhs, Leaf) or lhs.path != rhs.path:
         return False
-    return any(_implies_comparison(lhs, Leaf(rhs.path, "eq", value)) for value in rhs.value)
+    return any(_implies_comparison(lhs, Leaf(rhs.path, "eq", value), strings) for value in rhs.value)
 
 
 def _implies_exists(lhs: Expression, path: str) -> bool:

@@ -38,6 +38,7 @@ class PushedDown:
     projection: dict[str, Any] | None = None
     tail: str = "documents"        # documents | project | count | group
     group_key: str | None = None
+    group_fields: list[str] = field(default_factory=list)   # what the $group's $first accumulators read
     later: list[str] = field(default_factory=list)   # the stages left to the pipeline, by name
 
 
@@ -89,7 +90,7 @@ def _classify_tail(out: PushedDown, rest: list[tuple[str, Any]]) -> None:
         out.projection = _plain_projection(body)
     elif name == "$group":
         out.tail = "group"
-        out.group_key = _distinct_group_key(body)
+        out.group_key, out.group_fields = _distinct_group(body)
     else:
         raise Unsupported(f"the pipeline stage {name} after the query prefix is not modelled (modelled: leading "
                           "$match, $sort with $limit, then nothing, $project, $count or a $group on one field)")
@@ -105,14 +106,31 @@ def _plain_projection(body: Any) -> dict[str, Any]:
     return dict(body)
 
 
-def _distinct_group_key(body: Any) -> str:
-    """The field of ``{$group: {_id: "$field"}}`` (no accumulator): a DISTINCT_SCAN candidate."""
-    if not isinstance(body, Mapping) or list(body) != ["_id"]:
-        raise Unsupported("a $group with accumulators runs in the slot-based engine on 7.0+ defaults (not modelled)")
-    key = body["_id"]
-    if not isinstance(key, str) or not key.startswith("$") or key.startswith("$$") or len(key) < 2:
+def _distinct_group(body: Any) -> tuple[str, list[str]]:
+    """The field of ``{$group: {_id: "$field", x: {$first: "$other"}, ...}}`` and the fields its ``$first``
+    accumulators read: a DISTINCT_SCAN candidate (other accumulators are not)."""
+    if not isinstance(body, Mapping) or "_id" not in body:
+        raise Unsupported("a $group needs an _id")
+    key = _field_path(body["_id"])
+    if key is None:
         raise Unsupported("a $group whose _id is not one field path is not modelled")
-    return key[1:]
+    fields = []
+    for name, accumulator in body.items():
+        if name == "_id":
+            continue
+        operand = accumulator.get("$first") if isinstance(accumulator, Mapping) and len(accumulator) == 1 else None
+        path = _field_path(operand)
+        if path is None:
+            raise Unsupported("a $group with accumulators other than $first of a field runs in the slot-based "
+                              "engine on 7.0+ defaults (not modelled)")
+        fields.append(path)
+    return key, fields
+
+
+def _field_path(expression: Any) -> str | None:
+    if not isinstance(expression, str) or not expression.startswith("$") or expression.startswith("$$"):
+        return None
+    return expression[1:] or None
 
 
 def explain_aggregate(estimator: Estimator, query: WhatIfQuery, specs: list[IndexSpec],
@@ -123,7 +141,7 @@ def explain_aggregate(estimator: Estimator, query: WhatIfQuery, specs: list[Inde
                     projection=pushed.projection, skip=None, pipeline=None)
     if pushed.tail == "group":
         inner = replace(inner, command="distinct", key=pushed.group_key, projection=None)
-        explainer = Explainer(estimator, inner, specs, hint, strict_distinct=True)
+        explainer = Explainer(estimator, inner, specs, hint, strict_distinct=True, group_fields=pushed.group_fields)
         result = explainer.run_group()
     else:
         explainer = Explainer(estimator, inner, specs, hint, count_like=pushed.tail == "count")
