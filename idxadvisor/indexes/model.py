@@ -110,6 +110,7 @@ class IndexSpec:
     partial_filter: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
     collation: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
     expire_after_seconds: float | None = None  # a TTL index: it deletes documents, not only finds them
+    wildcard_projection: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -136,6 +137,7 @@ class IndexSpec:
             partial_filter=document.get("partialFilterExpression"),
             collation=collation,
             expire_after_seconds=_number_or_none(document.get("expireAfterSeconds")),
+            wildcard_projection=document.get("wildcardProjection"),
         )
 
     @classmethod
@@ -175,6 +177,8 @@ class IndexSpec:
             options.append(f"expireAfterSeconds: {self.expire_after_seconds:g}")
         if self.partial_filter is not None:
             options.append(f"partialFilterExpression: {json.dumps(self.partial_filter)}")
+        if self.wildcard_projection is not None:
+            options.append(f"wildcardProjection: {json.dumps(self.wildcard_projection)}")
         suffix = ", { " + ", ".join(options) + " }" if options else ""
         return f"{collection_reference(ns)}.createIndex({render_key_pattern(self.key)}{suffix})"
 

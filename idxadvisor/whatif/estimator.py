@@ -45,6 +45,8 @@ from idxadvisor.whatif.partial import parse_partial_filter
 from idxadvisor.whatif.query import ParsedQuery, Unsupported, iter_leaves, matcher_filter
 from idxadvisor.whatif.request import COMMANDS, QUERY_FIELDS, WhatIfQuery, json_safe
 from idxadvisor.whatif.stages import render_key_pattern_plain
+from idxadvisor.whatif.wildcard import WildcardKeys, build_wildcard_keys, expanded_model, wildcard_root
+from idxadvisor.whatif.wildcard import included as wildcard_included
 
 __all__ = ["Estimator", "HintError", "WhatIfQuery", "dumps_result", "json_safe", "render_key_pattern_plain"]
 
@@ -100,6 +102,7 @@ class Estimator:
         self._base = self
         self.collator: Collator | None = None
         self._views: dict[Collator, Estimator] = {}
+        self._wildcards: dict[tuple[Any, ...], WildcardKeys] = {}
         self._view_fields: set[str] = set()
 
     @property
@@ -186,6 +189,41 @@ class Estimator:
         if model.build_error is None and spec.unique:
             model.build_error = self._duplicate_key_error(model)
         return model
+
+    def wildcard_keys(self, spec: IndexSpec) -> WildcardKeys:
+        """Every key of a wildcard index over the sample (in its collation's view), built once."""
+        base = self._base
+        collator = collator_for(spec.collation)
+        cache_key = (spec.key, _frozen(spec.wildcard_projection), _frozen(spec.partial_filter), collator)
+        keys = base._wildcards.get(cache_key)
+        if keys is None:
+            wildcard_root(spec)  # compound wildcard indexes are refused before any work
+            owner = base.view(collator, {name.split(".")[0] for name in base._all_fields()})
+            members = None
+            if spec.partial_filter is not None:
+                if collator is not None:
+                    raise Unsupported(f"index {spec.name}: a partial wildcard index with a collation is not modelled")
+                members = base.partial_members(spec.partial_filter)
+            documents = owner.documents if members is None else [
+                doc if i in members else {} for i, doc in enumerate(owner.documents)]
+            keys = build_wildcard_keys(spec, spec.wildcard_projection, documents)
+            base._wildcards[cache_key] = keys
+        return keys
+
+    def wildcard_holds(self, spec: IndexSpec, path: str) -> bool:
+        return wildcard_included(spec, spec.wildcard_projection, path)
+
+    def wildcard_model(self, spec: IndexSpec, path: str) -> IndexModel:
+        """The expansion ``{$_path: 1, <path>: 1}`` of a wildcard index (``expandWildcardIndexEntry``)."""
+        keys = self.wildcard_keys(spec)
+        model = expanded_model(keys, path)
+        model.collator = collator_for(spec.collation)
+        if spec.partial_filter is not None:
+            model.members = self.partial_members(spec.partial_filter)
+        return model
+
+    def _all_fields(self) -> set[str]:
+        return {name for doc in self._docs for name in doc}
 
     def partial_members(self, expression: Mapping[str, Any]) -> frozenset[int]:
         """The documents a partial filter keeps (``IndexCatalogEntry``'s filter, evaluated by the matcher)."""

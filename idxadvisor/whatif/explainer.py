@@ -189,35 +189,44 @@ class Explainer:
                     if spec is self.hint:
                         raise Unsupported("a hidden index cannot be hinted")
                     continue
-                model = self.base.model(spec)
-                if spec.partial_filter is not None:
-                    self._partial_filters[id(spec)] = parse_partial_filter(
-                        _collated_filter(spec.partial_filter, model.collator), self.version)
+                built = self._models_of(spec, paths)
             except Unsupported as exc:
                 if touches:
                     raise Unsupported(f"index {spec.name}: {exc}") from None
                 self.notes.append(f"index {spec.name} ignored: {exc}")
                 continue
-            if model.build_error is not None:
-                if spec.is_id_index:
-                    raise Unsupported("the sample holds duplicate _id values (it cannot be one collection)")
-                raise BuildError(spec, model.build_error)
-            models.append(model)
+            for model in built:
+                if model.build_error is not None:
+                    if spec.is_id_index:
+                        raise Unsupported("the sample holds duplicate _id values (it cannot be one collection)")
+                    raise BuildError(spec, model.build_error)
+                models.append(model)
         return models
+
+    def _models_of(self, spec: IndexSpec, paths: set[str]) -> list[IndexModel]:
+        """The index over the sample; a wildcard index as one expansion per queried field it holds."""
+        if any("$**" in name for name in spec.fields):
+            if spec.partial_filter is not None:
+                self._partial_filters[id(spec)] = parse_partial_filter(spec.partial_filter, self.version)
+            return [self.base.wildcard_model(spec, path) for path in sorted(paths)
+                    if self.base.wildcard_holds(spec, path)]
+        model = self.base.model(spec)
+        if spec.partial_filter is not None:
+            self._partial_filters[id(spec)] = parse_partial_filter(
+                _collated_filter(spec.partial_filter, model.collator), self.version)
+        return [model]
 
     def _unmodelled_reason(self, spec: IndexSpec) -> str | None:
         for _, direction in spec.key:
             if isinstance(direction, str) and direction != "hashed":
                 return _SPECIAL_REASON.get(direction, f"{direction} indexes")
-        if any("$**" in name for name in spec.fields):
-            return "wildcard indexes"
         if any(part.isdigit() for name in spec.fields for part in name.split(".")):
             return "positional index paths"
         return None
 
     def partial_allows(self, model: IndexModel, nodes: Sequence[Node]) -> bool:
         """A partial index may serve only a query (or ``$or`` branch) that implies its filter."""
-        filter_nodes = self._partial_filters.get(id(model.spec))
+        filter_nodes = self._partial_filters.get(id(model.catalog_spec))
         if filter_nodes is None:
             return True
         return implies(list(nodes), filter_nodes, strings=model.collator == self.collator)
@@ -317,7 +326,7 @@ class Explainer:
         if self.hint is None:
             raise ServerError(51173, "Location51173",
                               "When using min()/max() a hint of which index to use must be provided")
-        model = next((m for m in models if m.spec is self.hint), None)
+        model = next((m for m in models if m.catalog_spec is self.hint), None)
         if model is None:
             raise Unsupported(f"min/max with index {self.hint.name}, which the model does not build")
         if any(model.hashed):
@@ -424,7 +433,7 @@ class Explainer:
         if len(conjuncts) == 1 and isinstance(conjuncts[0], OrNode):
             return [self.or_plan(conjuncts[0], models)]
         self.check_contained_or(models)
-        pool = [m for m in models if (self.hint is None or m.spec is self.hint) and self.partial_allows(m, conjuncts)]
+        pool = [m for m in models if (self.hint is None or m.catalog_spec is self.hint) and self.partial_allows(m, conjuncts)]
         candidates: list[Candidate] = []
         for model in pool:
             candidates.extend(self.index_candidates(model, conjuncts))
@@ -439,8 +448,12 @@ class Explainer:
 
     def hinted_whole_index(self, models: list[IndexModel]) -> Candidate:
         """A hinted index the query cannot use is scanned whole (``buildWholeIXSoln``); a partial index then returns
-        only the documents it holds (SERVER-26413)."""
-        model = next(m for m in models if m.spec is self.hint)
+        only the documents it holds (SERVER-26413); a wildcard index is refused."""
+        assert self.hint is not None
+        if any("$**" in name for name in self.hint.fields):
+            raise ServerError(*NO_QUERY_EXECUTION_PLANS,
+                              "$hint: refusing to build whole-index solution, because it's a wildcard index")
+        model = next(m for m in models if m.catalog_spec is self.hint)
         candidate = self.whole_index(model, 1)
         if model.members is not None and not self.partial_allows(model, self.parsed.conjuncts):
             candidate.incomplete = True
@@ -500,7 +513,7 @@ class Explainer:
     def or_plan(self, node: OrNode, models: list[IndexModel]) -> Candidate:
         """A rooted ``$or``: each branch planned on its own (subplanning), then OR or SORT_MERGE (§5); a partial
         index serves the branches that imply its filter."""
-        pool = [m for m in models if self.hint is None or m.spec is self.hint]
+        pool = [m for m in models if self.hint is None or m.catalog_spec is self.hint]
         branch_shape = QueryShape("find", (), None, 0, 0, self.version, self.collator)
         children: list[Stage] = []
         used: list[IndexModel] = []
@@ -567,6 +580,8 @@ class Explainer:
             return None
         key = self.query.key or ""
         with_key = [m for m in models if key in m.fields]
+        if any(m.wildcard is not None for m in with_key):
+            raise Unsupported(f"distinct on {key} with a wildcard index that holds it is not modelled")
         if any(m.multikey_paths[m.fields.index(key)] for m in with_key):
             raise Unsupported(f"distinct on {key}, which an index holds as multikey (not modelled)")
         if self.parsed.is_empty and not self.shape.sort:
@@ -577,7 +592,7 @@ class Explainer:
             root: Stage = DistinctScan(scan, 0)
             root = Fetch(root, False) if simple.collator is not None else root
             return self._distinct_candidate(root, simple)
-        pool = [m for m in with_key if (self.hint is None or m.spec is self.hint)
+        pool = [m for m in with_key if (self.hint is None or m.catalog_spec is self.hint)
                 and self.partial_allows(m, self.parsed.conjuncts)]
         candidates = [c for model in pool for c in self.index_candidates(model, self.parsed.conjuncts)]
         if self.shape.sort and not any(not c.blocking_sort for c in candidates):
@@ -592,7 +607,7 @@ class Explainer:
         """``getDistinctNodeIndex``: in the query's collation, not special or partial, led by the key; fewest
         fields wins."""
         eligible = [m for m in models if m.fields[0] == key and m.collator == self.collator and not any(m.hashed)
-                    and m.members is None and (self.hint is None or m.spec is self.hint)]
+                    and m.members is None and (self.hint is None or m.catalog_spec is self.hint)]
         return min(eligible, key=lambda m: len(m.fields)) if eligible else None
 
     def _to_distinct_scan(self, root: Stage, key: str, strict: bool) -> Stage | None:

@@ -254,6 +254,8 @@ class IndexModel:
     build_error: dict[str, Any] | None = None
     members: frozenset[int] | None = None  # a partial index: the documents its filter keeps (None: all)
     collator: Any = None                   # the index's Collator (None: the simple collation)
+    wildcard: Any = None                   # a wildcard expansion: the index's WildcardKeys
+    origin: IndexSpec | None = None        # a wildcard expansion: the index it was expanded from
     _special: frozenset[int] | None = field(default=None, repr=False)
 
     @property
@@ -278,6 +280,16 @@ class IndexModel:
     @property
     def hashed(self) -> tuple[bool, ...]:
         return tuple(d == "hashed" for _, d in self.spec.key)
+
+    @property
+    def lead(self) -> int:
+        """The first field a predicate bounds: 1 for a wildcard expansion, whose ``$_path`` the planner sets."""
+        return 1 if self.wildcard is not None else 0
+
+    @property
+    def catalog_spec(self) -> IndexSpec:
+        """The index as the user declared it (a wildcard expansion's source)."""
+        return self.origin or self.spec
 
     @property
     def is_multikey(self) -> bool:

@@ -48,6 +48,9 @@ from idxadvisor.whatif.query import (
     matcher_filter,
 )
 from idxadvisor.whatif.scan import is_single_interval_value_space
+from idxadvisor.whatif.wildcard import adjust_bounds as wildcard_adjust_bounds
+from idxadvisor.whatif.wildcard import path_bounds as wildcard_path_bounds
+from idxadvisor.whatif.wildcard import supports as wildcard_supports
 from idxadvisor.whatif.stages import (
     CountScan,
     CountStage,
@@ -123,7 +126,7 @@ class IndexPlanner:
     def context_for(self, position: int) -> IndexContext:
         model = self.model
         return IndexContext(
-            sparse=model.spec.sparse,
+            sparse=model.spec.sparse or model.wildcard is not None,  # a wildcard index holds no missing field
             multikey=model.is_multikey,
             field_multikey=bool(model.multikey_paths[position]),
             compound=len(model.fields) > 1,
@@ -170,7 +173,9 @@ class IndexPlanner:
                               "planner uses it depends on internalQueryPlannerIgnoreIndexWithCollationForRegex)")
         if self.model.hashed[pos] and inside_value_elem_match:
             return False
-        if self.model.spec.sparse and not sparse_can_answer(leaf, inside_value_elem_match):
+        if self.model.wildcard is not None and not wildcard_supports(leaf):
+            return False
+        if self.context_for(pos).sparse and not sparse_can_answer(leaf, inside_value_elem_match):
             return False
         if negates_null(leaf) and not self._not_null_can_use(leaf, pos, inside_value_elem_match):
             return False
@@ -210,7 +215,8 @@ class IndexPlanner:
     def assignments(self, conjuncts: Sequence[Node]) -> list[list[Assignable]]:
         """Alternative predicate assignments: one per compatible group of leading-field predicates."""
         items = self.assignables(conjuncts)
-        leading = [a for a in items if a.position == 0]
+        lead = self.model.lead
+        leading = [a for a in items if a.position == lead]
         if not leading:
             return []
         groups: list[list[Assignable]] = []
@@ -225,7 +231,7 @@ class IndexPlanner:
         for group in groups:
             chosen = list(group)
             for item in items:
-                if item.position == 0:
+                if item.position == lead:
                     continue
                 if all(self._compatible(item, member) for member in chosen):
                     chosen.append(item)
@@ -268,6 +274,8 @@ class IndexPlanner:
                 consumed.add(id(item.node))
                 assert isinstance(item.node, Leaf)
                 key_filter_leaves.append(item.node)
+        if self.model.wildcard is not None:
+            consumed, key_filter_leaves = self._finish_wildcard(oils, chosen, consumed, key_filter_leaves)
         final_oils = [oil if oil is not None else [ALL_VALUES] for oil in oils]
         key_filter = matcher_filter(key_filter_leaves) if key_filter_leaves else None
         scan: Stage = IxScan(self.model, final_oils, 1, key_filter)
@@ -275,6 +283,19 @@ class IndexPlanner:
         if residual:
             scan = Fetch(scan, True)
         return scan, residual
+
+    def _finish_wildcard(self, oils: list[OIL | None], chosen: list[Assignable], consumed: set[int],
+                         key_filter_leaves: list[Leaf]) -> tuple[set[int], list[Leaf]]:
+        """``finalizeWildcardIndexScanConfiguration``: ``$_path`` is the field (and its subpaths when the value
+        bounds reach documents, which then cover every value and must be fetched)."""
+        value_oil, subpaths = wildcard_adjust_bounds(oils[1] or [ALL_VALUES])
+        oils[1] = value_oil
+        oils[0] = wildcard_path_bounds(self.model.fields[1], subpaths)
+        if subpaths:
+            consumed = consumed - {id(item.node) for item in chosen}
+        if key_filter_leaves:  # an IXSCAN filter on wildcard keys is not modelled: evaluate after the fetch
+            consumed = consumed - {id(leaf) for leaf in key_filter_leaves}
+        return consumed, []
 
     def whole_index_plan(self, conjuncts: Sequence[Node], direction: int = 1) -> Stage:
         """``buildWholeIXSoln``: every key of the index, the whole filter applied after FETCH."""

@@ -26,6 +26,7 @@ from idxadvisor.whatif.bounds import OIL
 from idxadvisor.whatif.bsonorder import MISSING, SortKey, sort_key
 from idxadvisor.whatif.keys import IndexModel, KeyTuple
 from idxadvisor.whatif.query import Unsupported
+from idxadvisor.whatif.wildcard import slice_entries
 
 BIG = 1 << 62
 NARROW_GROUPS = True   # see _narrow_point_groups; tests switch it off to check the result is unchanged
@@ -153,6 +154,9 @@ def _narrow_point_groups(docs: list[int], keys0: list[SortKey], keys1: list[Sort
 def prepare(model: IndexModel, oils: Sequence[OIL], direction: int) -> PreparedScan:
     """Materialise and order the reachable entries of one scan (``direction`` 1 forward, -1 backward)."""
     nfields = len(oils)
+    if model.wildcard is not None:
+        docs, keys = slice_entries(model.wildcard, oils, direction)
+        return _prepare_locally(model, oils, direction, docs, keys)
     docs, keys = materialize(model, oils)
     directions = [d * direction for d in model.directions]
     columns: list[list[int]] = []

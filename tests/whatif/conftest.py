@@ -91,7 +91,8 @@ def case_indexes(case: dict[str, Any]) -> list[IndexSpec]:
         partial = extra.get("partialFilterExpression")
         specs.append(IndexSpec.from_key(pattern, name=str(extra.get("name") or ""), sparse=bool(extra.get("sparse")),
                                         unique=bool(extra.get("unique")), collation=collation,
-                                        partial_filter=shell_value(partial) if partial is not None else None))
+                                        partial_filter=shell_value(partial) if partial is not None else None,
+                                        wildcard_projection=extra.get("wildcardProjection")))
     return specs
 
 

@@ -158,3 +158,29 @@ def test_hints_by_name_and_their_errors() -> None:
         estimator.explain(WhatIfQuery(filter={"a": 2}), [IndexSpec.from_key({"a": 1})], "nope")
     natural = estimator.explain(WhatIfQuery(filter={"a": 2}, hint={"$natural": -1}), [IndexSpec.from_key({"a": 1})])
     assert natural["planSummary"] == "COLLSCAN" and natural["plan"]["direction"] == "backward"
+
+
+def test_wildcard_keys_follow_the_server_key_generator() -> None:
+    from idxadvisor.whatif.bsonorder import UNDEFINED
+    from idxadvisor.whatif.wildcard import build_wildcard_keys
+
+    spec = IndexSpec.from_key({"$**": 1})
+    keys = build_wildcard_keys(spec, None, [{"_id": 1, "a": [1, [2, 3], {"b": 4}], "c": [], "d": {}, "e.f": 5}])
+    found = {(path[1], value) for path, value, _ in keys.entries}
+    from idxadvisor.whatif.bsonorder import sort_key
+
+    assert found == {("a", sort_key(1)), ("a", sort_key([2, 3])), ("a.b", sort_key(4)), ("c", sort_key(UNDEFINED)),
+                     ("d", sort_key({}))}  # _id is not indexed, "e.f" is not queryable
+    assert keys.multikey == {"a", "c"}
+
+
+def test_wildcard_expansion_counts_the_next_fields_key_past_its_bounds() -> None:
+    docs = [{"_id": i, "a": i, "b": i} for i in range(10)]
+    estimator = Estimator(docs)
+    result = estimator.explain(WhatIfQuery(filter={"a": {"$in": [2.0, 9.0]}}), [IndexSpec.from_key({"$**": 1})])
+    assert result["winningIndex"] == {"$_path": 1, "a": 1}
+    assert result["indexBounds"] == {"$_path": ['["a", "a"]'], "a": ["[2.0, 2.0]", "[9.0, 9.0]"]}
+    # (a, 2), (a, 3) reveals the gap, (a, 9), then the first key of path "b" ends the scan
+    assert (result["nReturned"], result["totalKeysExamined"]) == (2, 4)
+    hinted = estimator.explain(WhatIfQuery(filter={"z": 1}, hint={"$**": 1}), [IndexSpec.from_key({"$**": 1})])
+    assert hinted["error"]["codeName"] == "NoQueryExecutionPlans"
