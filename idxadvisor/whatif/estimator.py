@@ -99,7 +99,8 @@ class Estimator:
         self._models: dict[tuple[Any, ...], IndexModel] = {}
         self._matches: dict[str, list[bool] | str] = {}
         self._id_spec = IndexSpec.from_key({"_id": 1}, name="_id_", unique=True)
-        self._base = self
+        self._base: Estimator | None = None  # a view's owner (not ``self``: a self-reference would keep the
+        #                                      estimator alive until the cyclic collector runs)
         self.collator: Collator | None = None
         self._views: dict[Collator, Estimator] = {}
         self._wildcards: dict[tuple[Any, ...], WildcardKeys] = {}
@@ -112,14 +113,14 @@ class Estimator:
     @property
     def base(self) -> Estimator:
         """The estimator over the documents as stored (a collation view's owner)."""
-        return self._base
+        return self._base or self
 
     # --- collation views ---
 
     def view(self, collator: Collator | None, fields: Iterable[str]) -> Estimator:
         """The sample as ``collator`` sees it: every string of the given top-level fields replaced by its collation
         key (same documents, same positions), or this estimator itself for the simple collation."""
-        base = self._base
+        base = self.base
         if collator is None:
             return base
         view = base._views.get(collator)
@@ -157,7 +158,7 @@ class Estimator:
     def model(self, spec: IndexSpec) -> IndexModel:
         """The index over the sample (built in its own collation's view; a partial index holds only the documents
         its filter keeps)."""
-        base = self._base
+        base = self.base
         collator = collator_for(spec.collation)
         cache_key = (spec.key, spec.sparse, spec.unique, _frozen(spec.partial_filter), collator)
         model = base._models.get(cache_key)
@@ -192,7 +193,7 @@ class Estimator:
 
     def wildcard_keys(self, spec: IndexSpec) -> WildcardKeys:
         """Every key of a wildcard index over the sample (in its collation's view), built once."""
-        base = self._base
+        base = self.base
         collator = collator_for(spec.collation)
         cache_key = (spec.key, _frozen(spec.wildcard_projection), _frozen(spec.partial_filter), collator)
         keys = base._wildcards.get(cache_key)

@@ -390,7 +390,7 @@ def checker_events(scan: PreparedScan, distinct_field: int | None = None) -> Ite
             field, where = leftmost_problem(key)
         if where == 0:
             yield index, True
-            index = _after_valid(entries, key, index, distinct_field)
+            index = index + 1 if distinct_field is None else _after_valid(entries, key, index, distinct_field)
             continue
         if where == -1:
             target = starts_from(key[:field], field)
@@ -417,16 +417,15 @@ def checker_events(scan: PreparedScan, distinct_field: int | None = None) -> Ite
                 break
             if target is None:
                 yield index, True
-                index = _after_valid(entries, key, index, distinct_field)
+                index = index + 1 if distinct_field is None else _after_valid(entries, key, index, distinct_field)
                 continue
         yield index, False
         index = bisect_left(entries, target, index + 1)
 
 
 
-def _after_valid(entries: list[tuple[int, ...]], key: tuple[int, ...], index: int, distinct_field: int | None) -> int:
-    if distinct_field is None:
-        return index + 1
+def _after_valid(entries: list[tuple[int, ...]], key: tuple[int, ...], index: int, distinct_field: int) -> int:
+    """A DISTINCT_SCAN seeks past every key sharing this key's prefix up to the distinct field."""
     return bisect_left(entries, key[: distinct_field + 1] + (BIG,), index + 1)
 
 
