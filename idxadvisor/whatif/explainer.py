@@ -19,8 +19,8 @@ from mongomock.filtering import filter_applies
 
 from idxadvisor.indexes.model import IndexSpec
 from idxadvisor.whatif.bounds import ALL_VALUES, point
-from idxadvisor.whatif.bsonorder import MINKEY_KEY, UNDEFINED, is_number, sort_key
-from idxadvisor.whatif.collation import Collator, CollationKey, collator_for
+from idxadvisor.whatif.bsonorder import is_number, sort_key
+from idxadvisor.whatif.collation import collator_for
 from idxadvisor.whatif.keys import IndexModel
 from idxadvisor.whatif.partial import implies, parse_partial_filter
 from idxadvisor.whatif.plan import (

@@ -18,7 +18,7 @@ normalized predicate trees of :mod:`idxadvisor.whatif.query`:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from idxadvisor.whatif.bsonorder import sort_key, type_rank
@@ -30,6 +30,7 @@ from idxadvisor.whatif.query import (
     OrNode,
     RegexSpec,
     Unsupported,
+    iter_leaves,
     parse_query,
 )
 
@@ -47,23 +48,12 @@ def parse_partial_filter(expression: Mapping[str, Any], version: tuple[int, int]
         nodes = parse_query(expression, None, None, version).conjuncts
     except Unsupported as exc:
         raise Unsupported(f"partial filter expression: {exc}") from None
-    for leaf in _leaves(nodes):
+    for leaf in iter_leaves(nodes):
+        if leaf.context is not None:
+            raise Unsupported("partial filter expression: $elemMatch is not a partial-index operator")
         if leaf.op not in _PARTIAL_OPERATORS or (leaf.op == "exists" and not leaf.value):
             raise Unsupported(f"partial filter expression: ${leaf.op} on {leaf.path} is not a partial-index operator")
     return nodes
-
-
-def _leaves(nodes: Sequence[Node]) -> list[Leaf]:
-    out: list[Leaf] = []
-    for node in nodes:
-        if isinstance(node, Leaf):
-            out.append(node)
-        elif isinstance(node, OrNode):
-            for branch in node.branches:
-                out.extend(_leaves(branch))
-        else:
-            raise Unsupported("partial filter expression: $elemMatch is not a partial-index operator")
-    return out
 
 
 def implies(query: Expression, index_filter: Expression, strings: bool = True) -> bool:

@@ -163,7 +163,7 @@ class IxScan(Stage):
     def run(self, rt: Runtime) -> Iterator[int]:
         scan = self.prepared()
         if scan.single_interval is not None:
-            yield from self._run_range(rt, scan)
+            yield from self._run_range(rt, scan, *single_range_span(scan))
             return
         entries = scan.entries
         seen: set[int] = set()
@@ -188,9 +188,8 @@ class IxScan(Stage):
             yield rid
         rt.works += 1
 
-    def _run_range(self, rt: Runtime, scan: PreparedScan) -> Iterator[int]:
-        """A start/end-key scan: every entry in range is examined and valid (§4)."""
-        lo, hi = single_range_span(scan)
+    def _run_range(self, rt: Runtime, scan: PreparedScan, lo: int, hi: int) -> Iterator[int]:
+        """A start/end-key scan of ``entries[lo:hi]``: every entry in range is examined and valid (§4)."""
         entries = scan.entries
         direction = scan.direction
         dedup = self.dedup
@@ -536,25 +535,7 @@ class RangeScan(IxScan):
 
     def run(self, rt: Runtime) -> Iterator[int]:
         scan = self.prepared()
-        lo, hi = key_range_span(scan, self.model, self.start, self.end)
-        entries = scan.entries
-        seen: set[int] = set()
-        me = id(self)
-        examined = 0
-        try:
-            for position in range(lo, hi):
-                examined += 1
-                rt.keys += 1
-                rt.works += 1
-                rid = entries[position][-1]
-                if self.dedup:
-                    if rid in seen:
-                        continue
-                    seen.add(rid)
-                yield rid
-            rt.works += 1
-        finally:
-            rt.scan_keys[me] = rt.scan_keys.get(me, 0) + examined
+        yield from self._run_range(rt, scan, *key_range_span(scan, self.model, self.start, self.end))
 
     def key_range(self) -> dict[str, Any]:
         return {"startKey": dict(zip(self.model.fields, self.start)), "startKeyInclusive": True,

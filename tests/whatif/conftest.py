@@ -48,10 +48,16 @@ ISSUE11_CASES = Path(__file__).with_name("planner_cases_issue11.json")
 
 
 def load_issue11_cases() -> list[dict[str, Any]]:
-    """The ground-truth cases for partial, collation, hashed, $or, distinct, aggregate, min/max and express, each
-    taken from a jstest assertion or the server source its ``source`` names (same format as cases.json)."""
+    """The ground-truth cases for partial, collation, hashed, wildcard, $or, distinct, aggregate, min/max and express,
+    each taken from a jstest assertion or the server source its ``source`` names. Same format as cases.json, with one
+    addition: a case whose documents are those of an earlier case names it in ``docsFrom`` instead of repeating them."""
     with ISSUE11_CASES.open(encoding="utf-8") as handle:
-        return json.load(handle)
+        cases = json.load(handle)
+    by_id = {case["id"]: case for case in cases}
+    for case in cases:
+        if "docsFrom" in case:
+            case["docs"] = by_id[case["docsFrom"]]["docs"]
+    return cases
 
 
 def case_documents(case: dict[str, Any]) -> list[dict[str, Any]]:
