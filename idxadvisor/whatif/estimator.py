@@ -39,7 +39,7 @@ from idxadvisor.ingest.samples import MAX_NESTING, Undefined, too_deep
 from idxadvisor.indexes.model import IndexSpec, IndexSpecError, KeyPattern, key_pattern
 from idxadvisor.whatif.bsonorder import MISSING, UNDEFINED, SortKey, is_number
 from idxadvisor.whatif.collation import Collator, collator_for
-from idxadvisor.whatif.explainer import NATURAL, explain_request, guard_leaves
+from idxadvisor.whatif.explainer import NATURAL, ServerError, explain_request, guard_leaves
 from idxadvisor.whatif.keys import IndexModel, PathColumn, build_column, build_index, hashed_column
 from idxadvisor.whatif.partial import parse_partial_filter
 from idxadvisor.whatif.query import ParsedQuery, Unsupported, iter_leaves, matcher_filter
@@ -48,7 +48,7 @@ from idxadvisor.whatif.stages import render_key_pattern_plain
 from idxadvisor.whatif.wildcard import WildcardKeys, build_wildcard_keys, expanded_model, wildcard_root
 from idxadvisor.whatif.wildcard import included as wildcard_included
 
-__all__ = ["Estimator", "HintError", "WhatIfQuery", "dumps_result", "json_safe", "render_key_pattern_plain"]
+__all__ = ["Estimator", "ServerError", "WhatIfQuery", "dumps_result", "json_safe", "render_key_pattern_plain"]
 
 
 def _generated_id(position: int) -> ObjectId:
@@ -77,14 +77,6 @@ class _ColumnFacts:
     undefined: bool = False
     strings_in_arrays: bool = False
     code: bool = False
-
-
-class HintError(Exception):
-    """A hint the server would refuse: it names no index, or several (``QueryPlanner::plan``)."""
-
-    def __init__(self, code: int, code_name: str, message: str) -> None:
-        super().__init__(message)
-        self.error = {"code": code, "codeName": code_name, "message": message}
 
 
 class Estimator:
@@ -291,7 +283,7 @@ class Estimator:
                                    f"(fields: {', '.join(QUERY_FIELDS)}; commands: {', '.join(COMMANDS)})"}
         try:
             hint_spec = self._resolve_hint(hint if hint is not None else query.hint, specs)
-        except HintError as exc:
+        except ServerError as exc:
             if hint is None:
                 return {"error": exc.error}
             if exc.error["codeName"] == "BadValue" and not isinstance(hint, (str, Mapping)):
@@ -332,17 +324,17 @@ class Estimator:
         else:
             if isinstance(hint, Mapping) and list(hint) == [NATURAL]:
                 if hint[NATURAL] not in (1, -1):
-                    raise HintError(2, "BadValue", "$natural hint must be 1 or -1")
+                    raise ServerError(2, "BadValue", "$natural hint must be 1 or -1")
                 return NATURAL if hint[NATURAL] == 1 else f"-{NATURAL}"
             try:
                 wanted = key_pattern(hint)
             except IndexSpecError as exc:
-                raise HintError(2, "BadValue", f"hint is not a key pattern: {exc}") from None
+                raise ServerError(2, "BadValue", f"hint is not a key pattern: {exc}") from None
             found = [spec for spec in specs if spec.key == wanted]
         if not found:
-            raise HintError(2, "BadValue", "hint provided does not correspond to an existing index")
+            raise ServerError(2, "BadValue", "hint provided does not correspond to an existing index")
         if len(found) > 1:
-            raise HintError(27, "IndexNotFound", f"Hint matched multiple indexes, must hint by index name. Matched: "
+            raise ServerError(27, "IndexNotFound", f"Hint matched multiple indexes, must hint by index name. Matched: "
                                                  f"{found[0].name} and {found[1].name}")
         return found[0]
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from bson import ObjectId, Regex
+from bson import MaxKey, MinKey, ObjectId, Regex
 from mongomock.filtering import filter_applies
 
 from idxadvisor.indexes.model import IndexSpec
@@ -361,8 +361,6 @@ class Explainer:
         if bound:
             values = [bound[name] for name in model.fields]
             return tuple(model.collator.transform(v) if model.collator is not None else v for v in values)
-        from bson import MaxKey, MinKey
-
         first, last = MinKey(), MaxKey()
         return tuple((first if (d > 0) == low else last) for d in model.directions)
 
