@@ -179,3 +179,15 @@ def test_exit_code_uses_the_reports_worst_severity(capsys: pytest.CaptureFixture
         [1, 1, 1, 0]
     quiet = report.model_copy(update={"findings": [f for f in report.findings if f.severity == "info"]})
     assert exit_code_for(quiet, "warning") == 0
+
+
+def test_whatif_answers_unknown_request_fields_and_errors_only_on_malformed_json(capsys: pytest.CaptureFixture[str]) -> None:
+    sample = str(Path(__file__).resolve().parents[1] / "fixtures" / "demo" / "data" / "shop.orders.json")
+    assert run(["whatif", "--data", sample, "--query", '{"filter": {}, "batchSize": 2}', "-f", "json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert "batchSize" in answer["unsupported"] and answer["query"]["filter"] == {}
+    assert run(["whatif", "--data", sample, "--query", '{"command": "distinct", "key": "status"}', "--index",
+                '{"status": 1}', "--hint", "status_1"]) == 0
+    assert "plan: DISTINCT_SCAN { status: 1 }" in capsys.readouterr().out
+    assert run(["whatif", "--data", sample, "--query", '{"filter": {"status": "paid"']) == 2
+    assert capsys.readouterr().err.startswith("idxadvisor: error: --query is not valid (Extended) JSON")

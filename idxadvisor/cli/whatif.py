@@ -19,13 +19,17 @@ def whatif(
         metavar="FILE", help="A sample of the collection: Extended JSON (an array or one document per line) or a "
         "mongodump .bson file, optionally compressed.", show_default=False)],
     query: Annotated[str, typer.Option(
-        metavar="JSON", help='The query: {"command": "find"|"count", "filter": {...}, "sort": {...}, '
-        '"projection": {...}, "limit": N, "skip": N} (Extended JSON).', show_default=False)],
+        metavar="JSON", help='The request (Extended JSON): {"command": "find"|"count"|"distinct"|"aggregate", '
+        '"filter": {...}, "sort": {...}, "projection": {...}, "limit": N, "skip": N, "collation": {...}, '
+        '"hint": NAME|{...}, "min": {...}, "max": {...}, "key": FIELD (distinct), "pipeline": \\[...] (aggregate)}. '
+        'A field or command the model does not know is answered "unsupported".', show_default=False)],
     index: Annotated[Optional[list[str]], typer.Option(
-        metavar="JSON", help='An index: a key pattern {"a": 1, "b": -1} or an index document {"key": {...}, '
-        '"sparse": true} (repeatable). The _id index always exists.')] = None,
+        metavar="JSON", help='An index: a key pattern {"a": 1, "b": -1, "h": "hashed"} or an index document '
+        '{"key": {...}, "name": ..., "sparse": true, "unique": true, "partialFilterExpression": {...}, '
+        '"collation": {...}} (repeatable). The _id index always exists.')] = None,
     hint: Annotated[Optional[str], typer.Option(
-        metavar="JSON", help="Force this index's key pattern, as hint() does.")] = None,
+        metavar="INDEX", help='Force this index, as hint() does: a key pattern {"a": 1}, an index name, or '
+        '{"$natural": 1}. It wins over the query\'s "hint".')] = None,
     format: Annotated[str, typer.Option(
         "--format", "-f", metavar="FORMAT", help="text or json. \\[default: text]", show_default=False)] = "text",
     server_version: Annotated[str, typer.Option(

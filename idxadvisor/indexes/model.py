@@ -112,6 +112,7 @@ class IndexSpec:
     expire_after_seconds: float | None = None  # a TTL index: it deletes documents, not only finds them
     # $indexStats as the server returned it ({"ops": …, "since": …}), where the index file or the server gave it
     accesses: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
+    wildcard_projection: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -139,6 +140,7 @@ class IndexSpec:
             collation=collation,
             expire_after_seconds=_number_or_none(document.get("expireAfterSeconds")),
             accesses=document.get("accesses") if isinstance(document.get("accesses"), Mapping) else None,
+            wildcard_projection=document.get("wildcardProjection"),
         )
 
     @classmethod
@@ -178,6 +180,8 @@ class IndexSpec:
             options.append(f"expireAfterSeconds: {self.expire_after_seconds:g}")
         if self.partial_filter is not None:
             options.append(f"partialFilterExpression: {json.dumps(self.partial_filter)}")
+        if self.wildcard_projection is not None:
+            options.append(f"wildcardProjection: {json.dumps(self.wildcard_projection)}")
         suffix = ", { " + ", ".join(options) + " }" if options else ""
         return f"{collection_reference(ns)}.createIndex({render_key_pattern(self.key)}{suffix})"
 

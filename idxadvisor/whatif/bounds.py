@@ -17,6 +17,8 @@ from typing import Any
 from bson import MaxKey, MinKey, Regex
 
 from idxadvisor.whatif.bsonorder import (
+    RANK_ARRAY,
+    RANK_STRING,
     UNDEFINED,
     SortKey,
     has_type_bracket,
@@ -27,6 +29,7 @@ from idxadvisor.whatif.bsonorder import (
     sort_key,
     type_rank,
 )
+from idxadvisor.whatif.hashing import hash64
 from idxadvisor.whatif.query import ElemMatchValue, Leaf, RegexSpec, Unsupported
 
 
@@ -173,6 +176,7 @@ class IndexContext:
     field_multikey: bool          # pathHasMultikeyComponent for the field being bounded
     compound: bool
     null_has_undefined: bool      # before 8.0, {f: null} bounds include [undefined, undefined]
+    hashed: bool = False          # the field is hashed: equality and $in only, on the hashes
 
 
 def null_bounds(ctx: IndexContext) -> OIL:
@@ -360,8 +364,32 @@ def translate_negation(path: str, op: str, value: Any, ctx: IndexContext) -> tup
     return result, Tightness.EXACT
 
 
+def translate_hashed(leaf: Leaf, ctx: IndexContext) -> tuple[OIL, Tightness] | None:
+    """A hashed field (``nodeIsSupportedByHashedIndex``): an equality or a regex-free ``$in`` gives point intervals
+    on the hashes, always fetched (hashes collide); a null equality is the hashed null point (before 8.0 also the
+    hashed undefined point, ``makeNullEqualityBounds``)."""
+    if leaf.op == "exists":
+        raise Unsupported("$exists on a hashed field is not modelled")
+    if leaf.op == "eq" and not leaf.origin:
+        values = [leaf.value]
+    elif leaf.op == "in" and not any(isinstance(v, RegexSpec) for v in leaf.value):
+        values = list(leaf.value)
+    else:
+        return None
+    points: OIL = []
+    for value in values:
+        if isinstance(value, list):
+            raise Unsupported("equality to an array on a hashed field is not modelled")
+        if value is None and ctx.null_has_undefined:
+            points.append(point(hash64(UNDEFINED)))
+        points.append(point(hash64(value)))
+    return unionize(points), Tightness.INEXACT_FETCH
+
+
 def translate_leaf(leaf: Leaf, ctx: IndexContext) -> tuple[OIL, Tightness] | None:
     """Bounds and tightness for one predicate on an indexed field, or ``None`` if it cannot bound a scan."""
+    if ctx.hashed:
+        return translate_hashed(leaf, ctx)
     op = leaf.op
     if op == "eq":
         return translate_equality(leaf.path, leaf.value, ctx)
@@ -419,13 +447,49 @@ def negates_null(leaf: Leaf) -> bool:
 
 
 def sparse_can_answer(leaf: Leaf, inside_value_elem_match: bool) -> bool:
-    """A sparse index lacks documents without the field: it cannot answer predicates they could match."""
+    """``nodeIsSupportedBySparseIndex``: a sparse index lacks documents without the field, so it cannot answer an
+    equality to null (outside ``$elemMatch``, where null means a literal null) nor a negation, except
+    ``$ne: null``, which no document without the field matches."""
+    if leaf.op == "ne":
+        return leaf.value is None
+    if leaf.op == "not":
+        inner, value = leaf.negated
+        return inner == "eq" and not leaf.origin and value is None
+    if leaf.op in ("nin", "not_regex") or (leaf.op == "exists" and not leaf.value):
+        return False
     if inside_value_elem_match:
         return True
     if leaf.op == "eq" and leaf.value is None:
         return False
-    if leaf.op == "in" and any(v is None for v in leaf.value):
+    return not (leaf.op == "in" and any(v is None for v in leaf.value))
+
+
+_COLLATABLE_LOW: SortKey = (RANK_STRING, "")  # the least string: strings, objects and arrays start here
+
+
+def oil_may_hold_collatable(oil: OIL) -> bool:
+    """Whether the bounds can hold a string, document or array (``getFieldsWithStringBounds``): their keys differ
+    under a collation, so an index whose collation is not the query's cannot sort or cover such a field."""
+    for interval in oil:
+        start, end = interval.start_key, interval.end_key
+        reaches_strings = end > _COLLATABLE_LOW or (end == _COLLATABLE_LOW and interval.end_inclusive)
+        starts_before_binary = start[0] <= RANK_ARRAY
+        if reaches_strings and starts_before_binary and not interval.is_empty:
+            return True
+    return False
+
+
+def compares_collatable(leaf: Leaf) -> bool:
+    """``boundsGeneratingNodeContainsComparisonToType`` for strings, documents and arrays: such a predicate cannot
+    use an index whose collation is not the query's."""
+    operands: list[Any]
+    if leaf.op in ("in", "nin"):
+        operands = list(leaf.value)
+    elif leaf.op == "not":
+        inner, value = leaf.negated
+        operands = list(value) if inner == "in" else [value]
+    elif leaf.op in ("eq", "ne", "gt", "gte", "lt", "lte"):
+        operands = [leaf.value]
+    else:
         return False
-    if leaf.op == "exists" and not leaf.value:
-        return False
-    return leaf.op not in ("ne", "nin", "not", "not_regex")
+    return any(isinstance(v, (str, dict, list)) and not isinstance(v, RegexSpec) for v in operands)

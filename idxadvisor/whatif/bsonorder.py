@@ -284,6 +284,9 @@ def render_value(value: Any) -> str:
         return str(int(value))
     if isinstance(value, Code):
         return str(value)
+    if isinstance(value, str) and hasattr(value, "source"):
+        # A collation key (whatif.collation): mongod prints the ICU sort-key bytes, the model names the string.
+        return f'CollationKey("{value.source}")'
     if isinstance(value, str):
         return f'"{value}"'
     if isinstance(value, MinKey):

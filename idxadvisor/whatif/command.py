@@ -8,6 +8,7 @@ option; unreadable data raises :class:`InputError` (from the sample loader).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -52,10 +53,18 @@ def parse_index_option(text: str) -> IndexSpec:
         raise UsageError(f"--index {text}: {exc}") from None
 
 
-def parse_hint_option(text: str) -> tuple[tuple[str, Any], ...]:
+def parse_hint_option(text: str) -> tuple[tuple[str, Any], ...] | str | dict[str, int]:
+    """A key pattern (``{"a": 1}``), ``{"$natural": 1}``, or an index name (bare or as a JSON string)."""
+    stripped = text.strip()
+    if stripped and not stripped.startswith(("{", "[", '"')):
+        return stripped  # an index name
     value = _decode_option("--hint", text)
+    if isinstance(value, str) and value:
+        return value
     if not isinstance(value, Mapping):
-        raise UsageError(f"--hint must be a key pattern object, not {text!r}")
+        raise UsageError(f"--hint must be an index name or a key pattern object, not {text!r}")
+    if list(value) == ["$natural"] and value["$natural"] in (1, -1):
+        return {"$natural": int(value["$natural"])}
     try:
         return key_pattern(value)
     except IndexSpecError as exc:
@@ -65,7 +74,8 @@ def parse_hint_option(text: str) -> tuple[tuple[str, Any], ...]:
 def parse_query_option(text: str) -> WhatIfQuery:
     value = _decode_option("--query", text)
     if not isinstance(value, Mapping):
-        raise UsageError("--query must be a JSON object with command, filter, sort, projection, limit, skip")
+        raise UsageError("--query must be a JSON object (command, filter, sort, projection, limit, skip, collation, "
+                         "hint, min, max, key, pipeline)")
     try:
         return WhatIfQuery.from_json(value)
     except UsageError as exc:
@@ -91,15 +101,9 @@ def run_whatif(*, data: Path, query: str, indexes: Sequence[str], hint: str | No
         result = estimator.explain(what_if, specs, hint_key)
     out: dict[str, Any] = dict(result)
     shown = what_if is not None and not any(
-        too_deep(part) for part in (what_if.filter, what_if.sort, what_if.projection) if part is not None)
-    out["query"] = None if what_if is None or not shown else json_safe({
-        "command": what_if.command,
-        "filter": dict(what_if.filter),
-        "sort": dict(what_if.sort) if what_if.sort else None,
-        "projection": dict(what_if.projection) if what_if.projection else None,
-        "limit": what_if.limit,
-        "skip": what_if.skip,
-    })
+        too_deep(part) for part in (what_if.filter, what_if.sort, what_if.projection, what_if.pipeline)
+        if part is not None)
+    out["query"] = None if what_if is None or not shown else json_safe(what_if.to_json())
     out["sample"] = {
         "path": str(sample.path),
         "documents": len(sample.documents),
@@ -127,15 +131,27 @@ def render_text(result: Mapping[str, Any]) -> str:
         return "\n".join(lines)
     if "error" in result:
         error = result["error"]
-        lines.append(f"index {result.get('index', '?')} cannot be built on this sample: "
-                     f"{error.get('message')} (code {error.get('code')}, {error.get('codeName')})")
+        if "index" in result:
+            lines.append(f"index {result['index']} cannot be built on this sample: "
+                         f"{error.get('message')} (code {error.get('code')}, {error.get('codeName')})")
+        else:
+            lines.append(f"the server refuses this request: {error.get('message')} (code {error.get('code')}, "
+                         f"{error.get('codeName')})")
         return "\n".join(lines)
     lines.append(f"plan: {result.get('planSummary')}")
     lines.append("stages: " + " -> ".join(result.get("stages", [])))
+    if result.get("pipeline"):
+        lines.append("pipeline: " + " -> ".join(result["pipeline"]) + " (the query layer runs $cursor)")
+    if result.get("collation"):
+        lines.append(f"collation: {json.dumps(result['collation'])}")
     bounds = result.get("indexBounds")
     if bounds:
         lines.append("bounds: " + ", ".join(f"{name} {' U '.join(intervals) or '(empty)'}"
                                             for name, intervals in bounds.items()))
+    key_range = result.get("keyRange")
+    if key_range:
+        lines.append(f"key range: min {json.dumps(key_range['startKey'], default=str)} (inclusive) to max "
+                     f"{json.dumps(key_range['endKey'], default=str)} (exclusive)")
     counted = " counted: {}".format(result["nCounted"]) if "nCounted" in result else ""
     lines.append(f"keys examined: {result.get('totalKeysExamined')}  documents examined: "
                  f"{result.get('totalDocsExamined')}  returned: {result.get('nReturned')}{counted}")

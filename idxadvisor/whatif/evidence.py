@@ -415,12 +415,17 @@ def representative_query(stats: ShapeStats, sample: SampleStatistics) -> WhatIfQ
         body = {"filter": command.get("query", {}), "sort": command.get("sort"), "limit": 1}
     elif op == "distinct":
         body = {"filter": command.get("query", {})}
+        if isinstance(command.get("key"), str):
+            body.update(command="distinct", key=command["key"])
     elif op == "aggregate":
         body = _leading_pipeline(command.get("pipeline"), stats)
         if isinstance(body, str):
             return body
     else:
         return f"{op} is not a query the estimator models"
+    for option in ("collation", "hint"):  # the server planned the logged query with them
+        if command.get(option) is not None:
+            body[option] = command[option]
     if too_deep(body.get("filter") or {}):
         return f"the logged query is nested deeper than BSON's {MAX_NESTING} levels"
     body["filter"] = _fill_redacted(body.get("filter") or {}, sample, rng, "")
@@ -497,9 +502,4 @@ def _draw(sample: SampleStatistics, rng: random.Random, path: str) -> Any:
 
 def _query_document(query: WhatIfQuery) -> dict[str, Any]:
     """The estimated query as relaxed Extended JSON (shown only with --show-values: it holds literal values)."""
-    document: dict[str, Any] = {"command": query.command, "filter": dict(query.filter)}
-    for key in ("sort", "projection", "limit", "skip"):
-        value = getattr(query, key)
-        if value is not None:
-            document[key] = dict(value) if isinstance(value, Mapping) else value
-    return json.loads(json_util.dumps(document, json_options=json_util.RELAXED_JSON_OPTIONS))
+    return json.loads(json_util.dumps(query.to_json(), json_options=json_util.RELAXED_JSON_OPTIONS))

@@ -19,6 +19,7 @@ from typing import Any
 
 from idxadvisor.indexes.model import IndexSpec
 from idxadvisor.whatif.bsonorder import MISSING, SORT_KEY_HANDLERS, UNDEFINED, SortKey, sort_key
+from idxadvisor.whatif.hashing import hash64
 
 KeyTuple = tuple[SortKey, ...]
 
@@ -251,6 +252,10 @@ class IndexModel:
     multikey_paths: list[set[str]]
     full_keys: dict[int, list[KeyTuple]]   # documents whose keys need the full generator
     build_error: dict[str, Any] | None = None
+    members: frozenset[int] | None = None  # a partial index: the documents its filter keeps (None: all)
+    collator: Any = None                   # the index's Collator (None: the simple collation)
+    wildcard: Any = None                   # a wildcard expansion: the index's WildcardKeys
+    origin: IndexSpec | None = None        # a wildcard expansion: the index it was expanded from
     _special: frozenset[int] | None = field(default=None, repr=False)
 
     @property
@@ -269,7 +274,22 @@ class IndexModel:
 
     @property
     def directions(self) -> tuple[int, ...]:
-        return tuple(int(d) for _, d in self.spec.key)
+        """Each field's order in the B-tree; a hashed field holds its hashes in ascending order."""
+        return tuple(1 if d == "hashed" else int(d) for _, d in self.spec.key)
+
+    @property
+    def hashed(self) -> tuple[bool, ...]:
+        return tuple(d == "hashed" for _, d in self.spec.key)
+
+    @property
+    def lead(self) -> int:
+        """The first field a predicate bounds: 1 for a wildcard expansion, whose ``$_path`` the planner sets."""
+        return 1 if self.wildcard is not None else 0
+
+    @property
+    def catalog_spec(self) -> IndexSpec:
+        """The index as the user declared it (a wildcard expansion's source)."""
+        return self.origin or self.spec
 
     @property
     def is_multikey(self) -> bool:
@@ -278,8 +298,15 @@ class IndexModel:
     def explain_multikey_paths(self) -> dict[str, list[str]]:
         return {fld: sorted(paths, key=lambda p: p.count(".")) for fld, paths in zip(self.fields, self.multikey_paths)}
 
+    def holds(self, doc_index: int) -> bool:
+        """Whether the index has entries for this document (a partial index skips the ones its filter rejects)."""
+        return self.members is None or doc_index in self.members
+
     def doc_keys(self, doc_index: int) -> list[KeyTuple]:
-        """The sort-key tuples this index holds for one document (none for a sparse index that skips it)."""
+        """The sort-key tuples this index holds for one document (none for a sparse or partial index that skips
+        it)."""
+        if self.members is not None and doc_index not in self.members:
+            return []
         full = self.full_keys.get(doc_index)
         if full is not None:
             return full
@@ -328,3 +355,16 @@ def build_index(spec: IndexSpec, columns: list[PathColumn], documents: Sequence[
             return model
         full_keys[doc_index] = list(keys)
     return model
+
+
+HASHED_ARRAY_ERROR = 16766
+
+
+def hashed_column(column: PathColumn) -> PathColumn | dict[str, Any]:
+    """The hashed keys of one path (``ExpressionKeysPrivate::getHashKeys``): the hash of each value, a missing field
+    hashed as null; an array on the path cannot be indexed (the build error is returned instead)."""
+    if column.complex_keys:
+        return {"code": HASHED_ARRAY_ERROR, "codeName": "Location16766",
+                "message": f"hashed indexes do not currently support array values. Found array at path: {column.path}"}
+    values = [hash64(None if value is MISSING else value) for value in column.values]
+    return PathColumn(column.path, values, {}, set(), False, False)

@@ -24,9 +24,11 @@ from idxadvisor.whatif.bounds import (
     OIL,
     IndexContext,
     Tightness,
+    compares_collatable,
     intersect,
     is_all_values_oil,
     negates_null,
+    oil_may_hold_collatable,
     point,
     sparse_can_answer,
     translate_elem_match_value,
@@ -41,9 +43,14 @@ from idxadvisor.whatif.query import (
     Leaf,
     Node,
     Projection,
+    RegexSpec,
+    Unsupported,
     matcher_filter,
 )
 from idxadvisor.whatif.scan import is_single_interval_value_space
+from idxadvisor.whatif.wildcard import adjust_bounds as wildcard_adjust_bounds
+from idxadvisor.whatif.wildcard import path_bounds as wildcard_path_bounds
+from idxadvisor.whatif.wildcard import supports as wildcard_supports
 from idxadvisor.whatif.stages import (
     CountScan,
     CountStage,
@@ -73,6 +80,7 @@ class QueryShape:
     limit: int
     skip: int
     version: tuple[int, int]
+    collator: Any = None          # the query's Collator (None: the simple collation)
 
     @property
     def is_count(self) -> bool:
@@ -118,12 +126,17 @@ class IndexPlanner:
     def context_for(self, position: int) -> IndexContext:
         model = self.model
         return IndexContext(
-            sparse=model.spec.sparse,
+            sparse=model.spec.sparse or model.wildcard is not None,  # a wildcard index holds no missing field
             multikey=model.is_multikey,
             field_multikey=bool(model.multikey_paths[position]),
             compound=len(model.fields) > 1,
             null_has_undefined=self.shape.version < (8, 0),
+            hashed=model.hashed[position],
         )
+
+    @property
+    def collation_mismatch(self) -> bool:
+        return self.model.collator != self.shape.collator
 
     # --- relevance ---
 
@@ -153,7 +166,16 @@ class IndexPlanner:
         return out
 
     def _can_bound(self, leaf: Leaf, pos: int, inside_value_elem_match: bool) -> bool:
-        if self.model.spec.sparse and not sparse_can_answer(leaf, inside_value_elem_match):
+        if self.collation_mismatch and compares_collatable(leaf):
+            return False  # string bounds in another collation's keys (QueryPlannerIXSelect::_compatible)
+        if self.model.collator is not None and _uses_regex(leaf):
+            raise Unsupported(f"index {self.model.spec.name}: a regex on an index with a collation (whether the "
+                              "planner uses it depends on internalQueryPlannerIgnoreIndexWithCollationForRegex)")
+        if self.model.hashed[pos] and inside_value_elem_match:
+            return False
+        if self.model.wildcard is not None and not wildcard_supports(leaf):
+            return False
+        if self.context_for(pos).sparse and not sparse_can_answer(leaf, inside_value_elem_match):
             return False
         if negates_null(leaf) and not self._not_null_can_use(leaf, pos, inside_value_elem_match):
             return False
@@ -193,7 +215,8 @@ class IndexPlanner:
     def assignments(self, conjuncts: Sequence[Node]) -> list[list[Assignable]]:
         """Alternative predicate assignments: one per compatible group of leading-field predicates."""
         items = self.assignables(conjuncts)
-        leading = [a for a in items if a.position == 0]
+        lead = self.model.lead
+        leading = [a for a in items if a.position == lead]
         if not leading:
             return []
         groups: list[list[Assignable]] = []
@@ -208,7 +231,7 @@ class IndexPlanner:
         for group in groups:
             chosen = list(group)
             for item in items:
-                if item.position == 0:
+                if item.position == lead:
                     continue
                 if all(self._compatible(item, member) for member in chosen):
                     chosen.append(item)
@@ -251,6 +274,8 @@ class IndexPlanner:
                 consumed.add(id(item.node))
                 assert isinstance(item.node, Leaf)
                 key_filter_leaves.append(item.node)
+        if self.model.wildcard is not None:
+            consumed, key_filter_leaves = self._finish_wildcard(oils, chosen, consumed, key_filter_leaves)
         final_oils = [oil if oil is not None else [ALL_VALUES] for oil in oils]
         key_filter = matcher_filter(key_filter_leaves) if key_filter_leaves else None
         scan: Stage = IxScan(self.model, final_oils, 1, key_filter)
@@ -259,12 +284,29 @@ class IndexPlanner:
             scan = Fetch(scan, True)
         return scan, residual
 
+    def _finish_wildcard(self, oils: list[OIL | None], chosen: list[Assignable], consumed: set[int],
+                         key_filter_leaves: list[Leaf]) -> tuple[set[int], list[Leaf]]:
+        """``finalizeWildcardIndexScanConfiguration``: ``$_path`` is the field (and its subpaths when the value
+        bounds reach documents, which then cover every value and must be fetched)."""
+        value_oil, subpaths = wildcard_adjust_bounds(oils[1] or [ALL_VALUES])
+        oils[1] = value_oil
+        oils[0] = wildcard_path_bounds(self.model.fields[1], subpaths)
+        if subpaths:
+            consumed = consumed - {id(item.node) for item in chosen}
+        if key_filter_leaves:  # an IXSCAN filter on wildcard keys is not modelled: evaluate after the fetch
+            consumed = consumed - {id(leaf) for leaf in key_filter_leaves}
+        return consumed, []
+
     def whole_index_plan(self, conjuncts: Sequence[Node], direction: int = 1) -> Stage:
         """``buildWholeIXSoln``: every key of the index, the whole filter applied after FETCH."""
         scan = IxScan(self.model, [[ALL_VALUES] for _ in self.model.fields], direction)
         if conjuncts:
             return Fetch(scan, True)
         return scan
+
+
+def _uses_regex(leaf: Leaf) -> bool:
+    return leaf.op == "regex" or (leaf.op == "in" and any(isinstance(v, RegexSpec) for v in leaf.value))
 
 
 def proj_needs_fetch(shape: QueryShape) -> bool:
@@ -289,11 +331,13 @@ def scan_under(root: Stage) -> IxScan | None:
     return None
 
 
-def scan_direction_for_sort(scan: IxScan, desired: Sequence[tuple[str, int]]) -> int | None:
+def scan_direction_for_sort(scan: IxScan, desired: Sequence[tuple[str, int]], collator: Any = None) -> int | None:
     """1 or -1 when the index scan provides ``desired`` forward or backward, else ``None`` (§6).
 
     Fields with one point interval are ignored on both sides (``ProvidedSortSet``). On a multikey index a
-    sort field may not lie under a multikey path that has bounds (its own, or another field's).
+    sort field may not lie under a multikey path that has bounds (its own, or another field's). A hashed field
+    that is not an equality ends the order the index gives; an index in another collation than the query's gives
+    no order on a field whose bounds hold strings.
     """
     model = scan.model
     equality = {name for name, oil in zip(model.fields, scan.oils) if len(oil) == 1 and oil[0].is_point}
@@ -303,7 +347,17 @@ def scan_direction_for_sort(scan: IxScan, desired: Sequence[tuple[str, int]]) ->
     for name, _ in wanted:
         if any(_is_prefix(m, name) for m in bounded):
             return None
-    have = [(name, d) for name, d in zip(model.fields, model.directions) if name not in equality]
+    if model.collator != collator:
+        collated = {name for name, oil in zip(model.fields, scan.oils) if oil_may_hold_collatable(oil)}
+        if any(name in collated for name, _ in wanted):
+            return None
+    have = []
+    for name, direction, hashed in zip(model.fields, model.directions, model.hashed):
+        if name in equality:
+            continue
+        if hashed:
+            break
+        have.append((name, direction))
     if wanted == have[: len(wanted)]:
         return 1
     if wanted == [(name, -d) for name, d in have][: len(wanted)]:
@@ -311,12 +365,16 @@ def scan_direction_for_sort(scan: IxScan, desired: Sequence[tuple[str, int]]) ->
     return None
 
 
-def try_explode(scan: IxScan, desired: Sequence[tuple[str, int]], version: tuple[int, int]
+def try_explode(scan: IxScan, desired: Sequence[tuple[str, int]], version: tuple[int, int], collator: Any = None
                 ) -> list[IxScan] | None:
     """``explodeForSort``: one scan per combination of leading point intervals, merged by SORT_MERGE."""
     model = scan.model
     if model.is_multikey and version < (8, 1):
         return None
+    if model.collator != collator:
+        collated = {name for name, oil in zip(model.fields, scan.oils) if oil_may_hold_collatable(oil)}
+        if any(name in collated for name, _ in desired):
+            return None
     count = 0
     scans = 1
     for oil in scan.oils:
@@ -327,8 +385,9 @@ def try_explode(scan: IxScan, desired: Sequence[tuple[str, int]], version: tuple
     if count == 0 or count == len(scan.oils):
         return None
     resulting: list[tuple[str, int]] = []
-    for name, direction, paths in zip(model.fields[count:], model.directions[count:], model.multikey_paths[count:]):
-        if paths:
+    for name, direction, paths, hashed in zip(model.fields[count:], model.directions[count:],
+                                              model.multikey_paths[count:], model.hashed[count:]):
+        if paths or hashed:
             break
         resulting.append((name, direction))
     wanted = list(desired)
@@ -395,12 +454,12 @@ def _analyze_sort(root: Stage, shape: QueryShape) -> tuple[Stage, bool]:
     desired = shape.sort
     scan = scan_under(root)
     if scan is not None:
-        direction = scan_direction_for_sort(scan, desired)
+        direction = scan_direction_for_sort(scan, desired, shape.collator)
         if direction is not None:
             if direction < 0:
                 scan.direction = -1
             return root, False
-        exploded = try_explode(scan, desired, shape.version)
+        exploded = try_explode(scan, desired, shape.version, shape.collator)
         if exploded is not None:
             merge = SortMerge(exploded, desired, dedup=scan.model.is_multikey)
             if isinstance(root, Fetch):
@@ -434,16 +493,20 @@ def _pushdown_projection(root: Stage) -> Stage:
     return below
 
 
-def count_plan(access: Stage, shape: QueryShape) -> Stage:
-    """COUNT over the access plan, turned into COUNT_SCAN when one exact range answers it (§8)."""
+def count_plan(access: Stage, shape: QueryShape, wrap: bool = True) -> Stage:
+    """COUNT over the access plan, turned into COUNT_SCAN when one exact range answers it (§8). An aggregation that
+    needs no field (``wrap=False``) plans the same way but has no COUNT stage: its pipeline counts."""
+    def counted(child: Stage) -> Stage:
+        return CountStage(child, shape.skip, shape.limit) if wrap else child
+
     scan = access if isinstance(access, IxScan) else None
     if scan is not None and scan.key_filter is None:
         if is_single_interval_value_space(scan.oils):
-            return CountStage(CountScan(scan), shape.skip, shape.limit)
+            return counted(CountScan(scan))
         split = _split_null_bounds(scan)
         if split is not None:
-            return CountStage(OrStage([CountScan(s) for s in split]), shape.skip, shape.limit)
-    return CountStage(access, shape.skip, shape.limit)
+            return counted(OrStage([CountScan(s) for s in split]))
+    return counted(access)
 
 
 def _split_null_bounds(scan: IxScan) -> list[IxScan] | None:

@@ -23,8 +23,10 @@ from typing import Any
 from bson import MaxKey, MinKey
 
 from idxadvisor.whatif.bounds import OIL
-from idxadvisor.whatif.bsonorder import MISSING, SortKey
+from idxadvisor.whatif.bsonorder import MISSING, SortKey, sort_key
 from idxadvisor.whatif.keys import IndexModel, KeyTuple
+from idxadvisor.whatif.query import Unsupported
+from idxadvisor.whatif.wildcard import slice_entries
 
 BIG = 1 << 62
 NARROW_GROUPS = True   # see _narrow_point_groups; tests switch it off to check the result is unchanged
@@ -40,6 +42,7 @@ class PreparedScan:
     single_interval: tuple[tuple[int, ...], bool, tuple[int, ...], bool] | None
     direction: int
     nfields: int
+    local: bool = False                     # positions numbered for this scan alone (_prepare_locally)
 
 
 def _envelope(oil0: OIL) -> tuple[SortKey, SortKey] | None:
@@ -68,6 +71,9 @@ def materialize(model: IndexModel, oils: Sequence[OIL]) -> tuple[list[int], list
     if model.spec.sparse:
         value_lists = [c.values for c in columns]
         chosen = [i for i in chosen if any(v[i] is not MISSING for v in value_lists)]
+    if model.members is not None:
+        members = model.members
+        chosen = [i for i in chosen if i in members]
     key_lists = [c.sort_keys for c in columns]
     if len(key_lists) == 1:
         only = key_lists[0]
@@ -77,15 +83,18 @@ def materialize(model: IndexModel, oils: Sequence[OIL]) -> tuple[list[int], list
     docs = list(chosen)
     below: tuple[SortKey, int, KeyTuple] | None = None
     above: tuple[SortKey, int, KeyTuple] | None = None
-    for position in (start - 1, stop):
-        if 0 <= position < len(ordering.docs):
+    for position, step in ((start - 1, -1), (stop, 1)):
+        # The nearest plain document the index holds (a sparse or partial index skips some).
+        while 0 <= position < len(ordering.docs):
             doc_index = ordering.docs[position]
-            doc_keys = model.doc_keys(doc_index)
+            doc_keys = model.doc_keys(doc_index) if doc_index not in special else []
             if doc_keys:
-                if position < start:
+                if step < 0:
                     below = (doc_keys[0][0], doc_index, doc_keys[0])
                 else:
                     above = (doc_keys[0][0], doc_index, doc_keys[0])
+                break
+            position += step
     for doc_index in sorted(special):
         for key in model.doc_keys(doc_index):
             key0 = key[0]
@@ -145,6 +154,9 @@ def _narrow_point_groups(docs: list[int], keys0: list[SortKey], keys1: list[Sort
 def prepare(model: IndexModel, oils: Sequence[OIL], direction: int) -> PreparedScan:
     """Materialise and order the reachable entries of one scan (``direction`` 1 forward, -1 backward)."""
     nfields = len(oils)
+    if model.wildcard is not None:
+        docs, keys = slice_entries(model.wildcard, oils, direction)
+        return _prepare_locally(model, oils, direction, docs, keys)
     docs, keys = materialize(model, oils)
     directions = [d * direction for d in model.directions]
     columns: list[list[int]] = []
@@ -176,7 +188,9 @@ def _prepare_locally(model: IndexModel, oils: Sequence[OIL], direction: int, doc
         table = {value: 2 * rank * sign for rank, value in enumerate(sorted(values))}
         columns.append([table[key[j]] for key in keys])
         position_of.append(table.__getitem__)
-    return _prepared(columns, docs, oils, position_of, directions, direction)
+    prepared = _prepared(columns, docs, oils, position_of, directions, direction)
+    prepared.local = True
+    return prepared
 
 
 def _prepared(columns: list[list[int]], docs: list[int], oils: Sequence[OIL], position_of: list[Any],
@@ -307,10 +321,12 @@ def single_range_span(scan: PreparedScan) -> tuple[int, int]:
     return lo, max(lo, hi)
 
 
-def checker_events(scan: PreparedScan) -> Iterator[tuple[int, bool | None]]:
+def checker_events(scan: PreparedScan, distinct_field: int | None = None) -> Iterator[tuple[int, bool | None]]:
     """Entries the cursor returns under the IndexBoundsChecker: VALID (True), seek (False) or DONE (None) (§4).
 
-    Only for several ranges: a single range is read with :func:`single_range_span`."""
+    An IXSCAN uses it for several ranges (a single range is read with :func:`single_range_span`). A DISTINCT_SCAN
+    (``distinct_field`` set) uses it for any bounds and, after each VALID key, seeks past every key that shares the
+    key's prefix up to and including that field (``DistinctScan::doWork``)."""
     oils = scan.oils
     nf = scan.nfields
     if any(not oil for oil in oils):
@@ -374,7 +390,7 @@ def checker_events(scan: PreparedScan) -> Iterator[tuple[int, bool | None]]:
             field, where = leftmost_problem(key)
         if where == 0:
             yield index, True
-            index += 1
+            index = index + 1 if distinct_field is None else _after_valid(entries, key, index, distinct_field)
             continue
         if where == -1:
             target = starts_from(key[:field], field)
@@ -401,8 +417,29 @@ def checker_events(scan: PreparedScan) -> Iterator[tuple[int, bool | None]]:
                 break
             if target is None:
                 yield index, True
-                index += 1
+                index = index + 1 if distinct_field is None else _after_valid(entries, key, index, distinct_field)
                 continue
         yield index, False
         index = bisect_left(entries, target, index + 1)
 
+
+
+def _after_valid(entries: list[tuple[int, ...]], key: tuple[int, ...], index: int, distinct_field: int) -> int:
+    """A DISTINCT_SCAN seeks past every key sharing this key's prefix up to the distinct field."""
+    return bisect_left(entries, key[: distinct_field + 1] + (BIG,), index + 1)
+
+
+def key_range_span(scan: PreparedScan, model: IndexModel, start: Sequence[Any], end: Sequence[Any]) -> tuple[int, int]:
+    """Entries of a forward whole-index scan with ``start <= key < end`` in index order: ``entries[lo:hi]``."""
+    def positions(values: Sequence[Any]) -> tuple[int, ...]:
+        out = []
+        for column, direction, value in zip(model.columns, model.directions, values):
+            out.append(column.ordering.position(sort_key(value)) * direction)
+        return tuple(out)
+
+    if scan.local:
+        raise Unsupported("min/max over index keys that only exist in array documents are not modelled")
+    entries = scan.entries
+    lo = bisect_left(entries, positions(start))
+    hi = bisect_left(entries, positions(end))
+    return lo, max(lo, hi)

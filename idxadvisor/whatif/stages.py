@@ -14,10 +14,17 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from idxadvisor.whatif.bounds import OIL, render_oil
+from idxadvisor.whatif.bounds import ALL_VALUES, OIL, oil_may_hold_collatable, render_oil
 from idxadvisor.whatif.keys import IndexModel
 from idxadvisor.whatif.query import Projection
-from idxadvisor.whatif.scan import PreparedScan, aligned_bounds, checker_events, prepare, single_range_span
+from idxadvisor.whatif.scan import (
+    PreparedScan,
+    aligned_bounds,
+    checker_events,
+    key_range_span,
+    prepare,
+    single_range_span,
+)
 
 
 @dataclass
@@ -77,12 +84,19 @@ class Stage:
         return {}
 
 
+def render_key_pattern_plain(key: Sequence[tuple[str, Any]]) -> str:
+    """The key pattern as mongod writes it in ``planSummary``: ``{ a: 1, b.c: -1, h: "hashed" }``."""
+    return "{ " + ", ".join(f"{name}: " + (f'"{direction}"' if isinstance(direction, str) else f"{direction}")
+                            for name, direction in key) + " }"
+
+
 class CollScan(Stage):
     name = "COLLSCAN"
 
-    def __init__(self, has_filter: bool) -> None:
+    def __init__(self, has_filter: bool, direction: int = 1) -> None:
         super().__init__()
         self.has_filter = has_filter
+        self.direction = direction
 
     @property
     def fetched(self) -> bool:
@@ -91,7 +105,8 @@ class CollScan(Stage):
     def run(self, rt: Runtime) -> Iterator[int]:
         matched = rt.matched
         assert matched is not None
-        for rid in range(len(rt.documents)):
+        count = len(rt.documents)
+        for rid in (range(count) if self.direction > 0 else range(count - 1, -1, -1)):
             rt.docs += 1
             rt.works += 1
             if matched[rid]:
@@ -99,7 +114,7 @@ class CollScan(Stage):
         rt.works += 1
 
     def details(self) -> dict[str, Any]:
-        return {"direction": "forward"}
+        return {"direction": "forward" if self.direction > 0 else "backward"}
 
 
 class IxScan(Stage):
@@ -135,15 +150,20 @@ class IxScan(Stage):
         return self._prepared
 
     def provides_field(self, path: str) -> bool:
-        for name, paths in zip(self.model.fields, self.model.multikey_paths):
+        """``IndexScanNode::getFieldAvailability``: not a multikey or hashed field, nor one whose bounds hold
+        strings on an index with a collation (its keys are collation keys)."""
+        model = self.model
+        for position, (name, paths) in enumerate(zip(model.fields, model.multikey_paths)):
             if name == path:
-                return not paths
+                if paths or model.hashed[position]:
+                    return False
+                return model.collator is None or not oil_may_hold_collatable(self.oils[position])
         return False
 
     def run(self, rt: Runtime) -> Iterator[int]:
         scan = self.prepared()
         if scan.single_interval is not None:
-            yield from self._run_range(rt, scan)
+            yield from self._run_range(rt, scan, *single_range_span(scan))
             return
         entries = scan.entries
         seen: set[int] = set()
@@ -168,9 +188,8 @@ class IxScan(Stage):
             yield rid
         rt.works += 1
 
-    def _run_range(self, rt: Runtime, scan: PreparedScan) -> Iterator[int]:
-        """A start/end-key scan: every entry in range is examined and valid (§4)."""
-        lo, hi = single_range_span(scan)
+    def _run_range(self, rt: Runtime, scan: PreparedScan, lo: int, hi: int) -> Iterator[int]:
+        """A start/end-key scan of ``entries[lo:hi]``: every entry in range is examined and valid (§4)."""
         entries = scan.entries
         direction = scan.direction
         dedup = self.dedup
@@ -463,6 +482,68 @@ class CountScan(Stage):
     def details(self) -> dict[str, Any]:
         return {"keyPattern": self.model.spec.key_document(), "indexName": self.model.spec.name,
                 "isMultiKey": self.model.is_multikey}
+
+
+class DistinctScan(Stage):
+    """DISTINCT_SCAN: the index bounds read one key per distinct prefix up to ``field_no``, seeking past the
+    rest; every key the cursor lands on is counted, a key past the bounds too (§4)."""
+
+    name = "DISTINCT_SCAN"
+
+    def __init__(self, scan: IxScan, field_no: int) -> None:
+        super().__init__()
+        self.scan = scan
+        self.field_no = field_no
+
+    @property
+    def model(self) -> IndexModel:
+        return self.scan.model
+
+    @property
+    def fetched(self) -> bool:
+        return False
+
+    def run(self, rt: Runtime) -> Iterator[int]:
+        prepared = self.scan.prepared()
+        entries = prepared.entries
+        direction = prepared.direction
+        me = id(self)
+        for index, valid in checker_events(prepared, self.field_no):
+            rt.keys += 1
+            rt.works += 1
+            rt.scan_keys[me] = rt.scan_keys.get(me, 0) + 1
+            if valid is None:
+                return
+            if valid:
+                yield entries[index][-1] * direction
+        rt.works += 1
+
+    def details(self) -> dict[str, Any]:
+        return {"keyPattern": self.model.spec.key_document(), "indexName": self.model.spec.name,
+                "isMultiKey": self.model.is_multikey, "direction": "forward" if self.scan.direction > 0 else "backward",
+                "indexBounds": self.scan.explain_bounds()}
+
+
+class RangeScan(IxScan):
+    """IXSCAN over a simple key range, ``[min, max)`` in index order (the ``min``/``max`` options): a start/end-key
+    scan that examines exactly the entries in range."""
+
+    def __init__(self, model: IndexModel, start: tuple[Any, ...], end: tuple[Any, ...]) -> None:
+        super().__init__(model, [[ALL_VALUES] for _ in model.fields], 1)
+        self.start = start
+        self.end = end
+
+    def run(self, rt: Runtime) -> Iterator[int]:
+        scan = self.prepared()
+        yield from self._run_range(rt, scan, *key_range_span(scan, self.model, self.start, self.end))
+
+    def key_range(self) -> dict[str, Any]:
+        return {"startKey": dict(zip(self.model.fields, self.start)), "startKeyInclusive": True,
+                "endKey": dict(zip(self.model.fields, self.end)), "endKeyInclusive": False}
+
+    def details(self) -> dict[str, Any]:
+        return {"keyPattern": self.model.spec.key_document(), "indexName": self.model.spec.name,
+                "isMultiKey": self.model.is_multikey, "direction": "forward", "keyRange": self.key_range()}
 
 
 class Express(Stage):

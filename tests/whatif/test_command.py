@@ -49,6 +49,7 @@ def test_extended_json_in_the_query_and_hint(sample: Path) -> None:
     ({"query": "{not json"}, "--query"),
     ({"query": "[]"}, "--query"),
     ({"query": '{"command": "aggregate"}'}, "--query"),
+    ({"query": '{"command": "distinct", "filter": {}}'}, "--query"),
     ({"query": '{"filter": {}, "limit": "five"}'}, "--query"),
     ({"indexes": ["{bad"]}, "--index"),
     ({"indexes": ['{"a": 0}']}, "--index"),
@@ -88,9 +89,20 @@ def test_query_from_json_validates_shape() -> None:
     with pytest.raises(UsageError):
         WhatIfQuery.from_json({"filter": [], "command": "find"})
     with pytest.raises(UsageError):
-        WhatIfQuery.from_json({"filter": {}, "hint": {"a": 1}})
-    with pytest.raises(UsageError):
         WhatIfQuery.from_json({"skip": -1})
+    with pytest.raises(UsageError):
+        WhatIfQuery.from_json({"filter": {}, "hint": 5})
+    grown = WhatIfQuery.from_json({"filter": {}, "hint": "a_1", "collation": {"locale": "en", "strength": 2},
+                                   "min": {"a": 1}, "max": {"a": 5}})
+    assert (grown.hint, grown.collation, grown.min, grown.max) == ("a_1", {"locale": "en", "strength": 2},
+                                                                    {"a": 1}, {"a": 5})
+
+
+def test_fields_and_commands_outside_the_model_are_answers_not_errors() -> None:
+    query = WhatIfQuery.from_json({"filter": {}, "batchSize": 2, "command": "update"})
+    assert query.unknown == ("batchSize", "command 'update'")
+    result = Estimator([{"a": 1}]).explain(query)
+    assert "batchSize" in result["unsupported"] and "command 'update'" in result["unsupported"]
 
 
 def test_a_hint_works_across_calls_with_equal_but_distinct_index_specs() -> None:

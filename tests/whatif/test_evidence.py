@@ -67,6 +67,25 @@ def test_redacted_values_are_drawn_from_the_sample(tmp_path: Path) -> None:
     assert finding.evidence.after["nReturned"] > 0
 
 
+def test_the_representative_query_carries_the_logged_collation_and_hint(tmp_path: Path) -> None:
+    hinted = collscan({"lastName": "Silva", "city": "Porto"}, hint={"$natural": 1})
+    log, data = write(tmp_path, [hinted], CUSTOMERS)
+    (finding,) = [f for f in analyze([log], Settings(data=[data], show_values=True)).findings if f.rule == "IX001"]
+    assert finding.evidence.query["hint"] == {"$natural": 1}
+    assert finding.evidence.before["planSummary"] == "COLLSCAN"
+
+    # Under strength 2 "silva" matches "Silva" and "SILVA"; the proposed index has the simple collation, so it cannot
+    # serve the collated equality: the estimate sees the whole-index scan, and the suggestion is dropped.
+    people = [{**document, "lastName": document["lastName"].upper() if document["_id"] % 2 else document["lastName"]}
+              for document in CUSTOMERS]
+    collated = collscan({"lastName": "silva", "city": "Porto"}, collation={"locale": "en", "strength": 2})
+    log, data = write(tmp_path, [collated], people)
+    report = analyze([log], Settings(data=[data]))
+    assert [f.rule for f in report.findings] == []
+    (skip,) = [s for s in report.skipped if s.shape.startswith("find shop.customers")]
+    assert "cuts keys plus documents examined by -100% only" in skip.reason
+
+
 def test_a_limit_is_applied_after_scaling(tmp_path: Path) -> None:
     operation = {"ns": "shop.customers", "command": {"find": "customers", "filter": {"lastName": "Silva"},
                                                      "sort": {"email": 1}, "limit": 10},

@@ -1,0 +1,151 @@
+"""Aggregations: the prefix of a pipeline the classic query planner runs, and what the rest asks of it.
+
+The planner sees the pipeline's leading ``$match`` stages (one conjunction), a ``$sort`` with the ``$limit`` that
+follows it (coalesced into the sort), and the fields the later stages depend on:
+
+* nothing after the prefix: whole documents (a FETCH or COLLSCAN);
+* a final ``$project`` of plain fields: that projection (a covered plan is possible);
+* a final ``$count``: no field at all, planned like a count (COUNT_SCAN possible) but without a COUNT stage;
+* a ``$group`` on one field with no accumulator: a DISTINCT_SCAN when one index gives the values in order with
+  equality bounds before the field (``STRICT_DISTINCT_ONLY``).
+
+Anything else (``$skip``, ``$unwind``, ``$lookup``, expressions, a ``$group`` the DISTINCT_SCAN cannot answer,
+which 7.0+ defaults run in the slot-based engine) is answered unsupported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from idxadvisor.indexes.model import IndexSpec
+from idxadvisor.whatif.explainer import Explainer
+from idxadvisor.whatif.query import Unsupported
+from idxadvisor.whatif.request import WhatIfQuery
+
+if TYPE_CHECKING:
+    from idxadvisor.whatif.estimator import Estimator
+
+
+@dataclass
+class PushedDown:
+    """The part of a pipeline the query layer runs."""
+
+    filter: dict[str, Any] = field(default_factory=dict)
+    sort: dict[str, Any] | None = None
+    limit: int | None = None
+    projection: dict[str, Any] | None = None
+    tail: str = "documents"        # documents | project | count | group
+    group_key: str | None = None
+    group_fields: list[str] = field(default_factory=list)   # what the $group's $first accumulators read
+    later: list[str] = field(default_factory=list)   # the stages left to the pipeline, by name
+
+
+def push_down(pipeline: Sequence[Mapping[str, Any]]) -> PushedDown:
+    """Split a pipeline into the query the planner sees and the stages after it."""
+    out = PushedDown()
+    stages = [_stage(item) for item in pipeline]
+    position = 0
+    matches = []
+    while position < len(stages) and stages[position][0] == "$match":
+        body = stages[position][1]
+        if not isinstance(body, Mapping):
+            raise Unsupported("$match needs a document")
+        matches.append(dict(body))
+        position += 1
+    if matches:
+        out.filter = matches[0] if len(matches) == 1 else {"$and": matches}
+    if position < len(stages) and stages[position][0] == "$sort":
+        out.sort = dict(stages[position][1])
+        position += 1
+        if position < len(stages) and stages[position][0] == "$limit":
+            limit = stages[position][1]
+            if isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit != int(limit) or limit < 1:
+                raise Unsupported("$limit needs a positive integer")
+            out.limit = int(limit)
+            out.later.append("$limit")
+            position += 1
+    rest = stages[position:]
+    _classify_tail(out, rest)
+    out.later.extend(name for name, _ in rest)
+    return out
+
+
+def _stage(item: Mapping[str, Any]) -> tuple[str, Any]:
+    if not isinstance(item, Mapping) or len(item) != 1:
+        raise Unsupported("each pipeline stage must be a document with one field")
+    ((name, body),) = item.items()
+    return str(name), body
+
+
+def _classify_tail(out: PushedDown, rest: list[tuple[str, Any]]) -> None:
+    if not rest:
+        return
+    name, body = rest[0]
+    if len(rest) == 1 and name == "$count":
+        out.tail = "count"
+    elif len(rest) == 1 and name == "$project":
+        out.tail = "project"
+        out.projection = _plain_projection(body)
+    elif name == "$group":
+        out.tail = "group"
+        out.group_key, out.group_fields = _distinct_group(body)
+    else:
+        raise Unsupported(f"the pipeline stage {name} after the query prefix is not modelled (modelled: leading "
+                          "$match, $sort with $limit, then nothing, $project, $count or a $group on one field)")
+
+
+def _plain_projection(body: Any) -> dict[str, Any]:
+    if not isinstance(body, Mapping) or not body:
+        raise Unsupported("$project needs a non-empty document")
+    for name, value in body.items():
+        if isinstance(value, bool) or (isinstance(value, (int, float)) and value in (0, 1)):
+            continue
+        raise Unsupported(f"$project of {name!r} computes a value (only field inclusion is modelled)")
+    return dict(body)
+
+
+def _distinct_group(body: Any) -> tuple[str, list[str]]:
+    """The field of ``{$group: {_id: "$field", x: {$first: "$other"}, ...}}`` and the fields its ``$first``
+    accumulators read: a DISTINCT_SCAN candidate (other accumulators are not)."""
+    if not isinstance(body, Mapping) or "_id" not in body:
+        raise Unsupported("a $group needs an _id")
+    key = _field_path(body["_id"])
+    if key is None:
+        raise Unsupported("a $group whose _id is not one field path is not modelled")
+    fields = []
+    for name, accumulator in body.items():
+        if name == "_id":
+            continue
+        operand = accumulator.get("$first") if isinstance(accumulator, Mapping) and len(accumulator) == 1 else None
+        path = _field_path(operand)
+        if path is None:
+            raise Unsupported("a $group with accumulators other than $first of a field runs in the slot-based "
+                              "engine on 7.0+ defaults (not modelled)")
+        fields.append(path)
+    return key, fields
+
+
+def _field_path(expression: Any) -> str | None:
+    if not isinstance(expression, str) or not expression.startswith("$") or expression.startswith("$$"):
+        return None
+    return expression[1:] or None
+
+
+def explain_aggregate(estimator: Estimator, query: WhatIfQuery, specs: list[IndexSpec],
+                      hint: IndexSpec | str | None) -> dict[str, Any]:
+    """The query layer's plan for an aggregation, with ``pipeline`` naming the stages left after it."""
+    pushed = push_down(query.pipeline or ())
+    inner = replace(query, command="find", filter=pushed.filter, sort=pushed.sort, limit=pushed.limit,
+                    projection=pushed.projection, skip=None, pipeline=None)
+    if pushed.tail == "group":
+        inner = replace(inner, command="distinct", key=pushed.group_key, projection=None)
+        explainer = Explainer(estimator, inner, specs, hint, strict_distinct=True, group_fields=pushed.group_fields)
+        result = explainer.run_group()
+    else:
+        explainer = Explainer(estimator, inner, specs, hint, count_like=pushed.tail == "count")
+        result = explainer.run()
+    if "nReturned" in result:
+        result["pipeline"] = ["$cursor", *pushed.later]
+    return result

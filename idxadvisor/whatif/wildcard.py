@@ -1,0 +1,198 @@
+"""Wildcard indexes (``{"$**": 1}``, ``{"a.$**": 1}``, ``wildcardProjection``): their keys and the per-path indexes
+the planner expands them into.
+
+Keys follow ``WildcardKeyGenerator``: the document (after the index's projection; ``_id`` only when projected) is
+walked field by field; every leaf value gives the key ``(path, value)``, array elements keep their array's path
+(the path is recorded as multikey), arrays nested directly in arrays are values, and an empty array is keyed as
+``undefined``, an empty object as ``{}``. A document holds each distinct key once.
+
+For each field a query constrains, the planner expands the index into ``{$_path: 1, <field>: 1}``
+(``expandWildcardIndexEntry``): ``$_path`` is a point on the field, widened to every subpath (``["f.", "f/")``)
+when the value bounds reach the object type bracket, which also widens them to ``[MinKey, MaxKey]`` and forces a
+fetch (``translateWildcardIndexBoundsAndTightness``). All expansions share one sorted key list, so a scan that runs
+past its field's keys examines the next field's first key, as the real index would.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from idxadvisor.indexes.model import IndexSpec
+from idxadvisor.whatif.bounds import ALL_VALUES, OIL, Interval, point
+from idxadvisor.whatif.bsonorder import MISSING, RANK_ARRAY, RANK_OBJECT, UNDEFINED, SortKey, sort_key
+from idxadvisor.whatif.keys import IndexModel, KeyTuple, PathColumn
+from idxadvisor.whatif.query import Leaf, RegexSpec, Unsupported
+
+PATH_FIELD = "$_path"
+_OBJECT_LOW: SortKey = (RANK_OBJECT, ())
+_ARRAY_LOW: SortKey = (RANK_ARRAY, ())
+
+
+@dataclass
+class WildcardKeys:
+    """Every key of a wildcard index over the sample, sorted as the index holds them."""
+
+    spec: IndexSpec
+    entries: list[tuple[SortKey, SortKey, int]]       # (path key, value key, record id), in index order
+    multikey: set[str]                                 # array paths (the index's multikey metadata)
+    paths: set[str]                                    # every path that has a key
+    by_doc: dict[int, list[KeyTuple]] = field(default_factory=dict)
+
+
+def wildcard_root(spec: IndexSpec) -> str:
+    """``""`` for ``$**``, ``"a.b"`` for ``a.b.$**``."""
+    if any(direction != 1 and direction != -1 for _, direction in spec.key) or len(spec.key) != 1:
+        raise Unsupported("compound wildcard indexes are not modelled")
+    name = spec.fields[0]
+    return "" if name == "$**" else name[: -len(".$**")]
+
+
+def included(spec: IndexSpec, projection: Mapping[str, Any] | None, path: str) -> bool:
+    """Whether the index holds keys for ``path`` (its root, then its ``wildcardProjection``)."""
+    root = wildcard_root(spec)
+    if root and not (path == root or path.startswith(root + ".")):
+        return False
+    if not projection:
+        return path != "_id" and not path.startswith("_id.")
+    inclusion = _projection_is_inclusion(projection)
+    hits = [name for name in projection if path == name or path.startswith(name + ".")]
+    if inclusion:
+        return bool(hits)
+    if path == "_id" or path.startswith("_id."):
+        return projection.get("_id", 0) in (1, True) and not hits[1:]
+    return not [name for name in hits if name != "_id"]
+
+
+def _projection_is_inclusion(projection: Mapping[str, Any]) -> bool:
+    values = {bool(value) for name, value in projection.items() if name != "_id"}
+    if len(values) > 1:
+        raise Unsupported("a wildcardProjection mixing inclusion and exclusion")
+    return values == {True} if values else bool(projection.get("_id"))
+
+
+def reaches(spec: IndexSpec, projection: Mapping[str, Any] | None, path: str) -> bool:
+    """Whether the projected document keeps anything at ``path`` (the path or one below it is indexed)."""
+    if included(spec, projection, path):
+        return True
+    root = wildcard_root(spec)
+    if root.startswith(path + "."):
+        return True
+    if projection and _projection_is_inclusion(projection):
+        return any(name.startswith(path + ".") for name in projection if name != "_id")
+    return False
+
+
+class _Walker:
+    """``WildcardKeyGenerator::_traverseWildcard`` over one document."""
+
+    def __init__(self, spec: IndexSpec, projection: Mapping[str, Any] | None, multikey: set[str]) -> None:
+        self.spec = spec
+        self.projection = projection
+        self.multikey = multikey
+        self.found: dict[tuple[SortKey, SortKey], None] = {}
+
+    def add(self, path: str, value: Any) -> None:
+        if included(self.spec, self.projection, path):
+            self.found.setdefault((sort_key(path), sort_key(value)), None)
+
+    def walk(self, obj: Mapping[str, Any] | list[Any], path: str, in_array: bool) -> None:
+        items = enumerate(obj) if in_array else obj.items()  # type: ignore[union-attr]
+        for name, value in items:
+            if not in_array and "." in str(name):
+                continue  # a dotted field name is not queryable
+            child = path if in_array else (f"{path}.{name}" if path else str(name))
+            if not reaches(self.spec, self.projection, child):
+                continue
+            if isinstance(value, list):
+                if in_array:
+                    self.add(child, value)  # an array directly in an array is a value
+                    continue
+                self.multikey.add(child)
+                if not value:
+                    self.add(child, UNDEFINED)  # empty arrays are keyed as undefined, as in B-tree indexes
+                    continue
+                self.walk(value, child, True)
+            elif isinstance(value, Mapping):
+                if not value:
+                    self.add(child, value)
+                    continue
+                self.walk(value, child, False)
+            else:
+                self.add(child, value)
+
+
+def build_wildcard_keys(spec: IndexSpec, projection: Mapping[str, Any] | None,
+                        documents: Sequence[Mapping[str, Any]]) -> WildcardKeys:
+    keys = WildcardKeys(spec, [], set(), set())
+    for rid, doc in enumerate(documents):
+        walker = _Walker(spec, projection, keys.multikey)
+        walker.walk(doc, "", False)
+        keys.by_doc[rid] = list(walker.found)
+        for path_key, value_key in walker.found:
+            keys.entries.append((path_key, value_key, rid))
+            keys.paths.add(path_key[1])
+    keys.entries.sort()
+    return keys
+
+
+def expanded_model(keys: WildcardKeys, path: str) -> IndexModel:
+    """The index ``{$_path: 1, <path>: 1}`` the planner uses for one queried field."""
+    spec = IndexSpec(key=((PATH_FIELD, 1), (path, 1)), name=keys.spec.name)
+    parts = path.split(".")
+    multikey = {".".join(parts[:n]) for n in range(1, len(parts) + 1) if ".".join(parts[:n]) in keys.multikey}
+    placeholder = PathColumn(PATH_FIELD, [MISSING] * len(keys.by_doc), {}, set(), False, False)
+    model = IndexModel(spec, [placeholder, placeholder], [set(), multikey], dict(keys.by_doc))
+    model.wildcard = keys
+    model.origin = keys.spec
+    return model
+
+
+def supports(leaf: Leaf) -> bool:
+    """``nodeIsSupportedByWildcardIndex``: no comparison to a non-empty document or array; the sparse rules
+    (no null equality, no negation but ``$ne: null``) are applied by the planner."""
+    if leaf.op in ("regex", "not_regex") or (leaf.op == "in" and any(isinstance(v, RegexSpec) for v in leaf.value)):
+        raise Unsupported("a regex on a wildcard index is not modelled")
+    if leaf.op in ("eq", "lt", "lte", "gt", "gte"):
+        value = leaf.value
+        if isinstance(value, Mapping):
+            return not value and leaf.op in ("eq", "lte") and not leaf.origin
+        if isinstance(value, list):
+            return not value and leaf.op == "eq"
+        return True
+    if leaf.op == "in":
+        return not any(isinstance(v, (Mapping, list)) and v for v in leaf.value)
+    return True
+
+
+def adjust_bounds(oil: OIL) -> tuple[OIL, bool]:
+    """Value bounds reaching the object bracket become ``[MinKey, MaxKey]`` over every subpath (and need a fetch)."""
+    for interval in oil:
+        start, end = interval.start_key, interval.end_key
+        reaches = end > _OBJECT_LOW or (end == _OBJECT_LOW and interval.end_inclusive)
+        starts = start < _ARRAY_LOW
+        if reaches and starts and not interval.is_empty:
+            return [ALL_VALUES], True
+    return oil, False
+
+
+def path_bounds(path: str, subpaths: bool) -> OIL:
+    oil = [point(path)]
+    if subpaths:
+        oil.append(Interval(path + ".", True, path + "/", False))
+    return oil
+
+
+def slice_entries(keys: WildcardKeys, oils: Sequence[OIL], direction: int) -> tuple[list[int], list[KeyTuple]]:
+    """The keys a scan with these ``$_path`` bounds can reach: those in the bounds and one neighbour each side."""
+    entries = keys.entries
+    low, high = oils[0][0].start_key, oils[0][-1].end_key
+    start = bisect_left(entries, (low,))
+    stop = bisect_right(entries, (high, (999,)))
+    if start == 0 and direction < 0 and keys.multikey:
+        raise Unsupported("a backward wildcard scan reaching the index's multikey metadata keys is not modelled")
+    lo, hi = max(0, start - 1), min(len(entries), stop + 1)
+    chosen = entries[lo:hi]
+    return [rid for _, _, rid in chosen], [(path_key, value_key) for path_key, value_key, _ in chosen]
