@@ -1,7 +1,7 @@
 """``explain`` at the pymongo boundary: the command for a what-if query, and the counters of a server's reply.
 
-``explain_command`` turns a ``WhatIfQuery`` into the find or count command a server explains, with ``hint`` and
-``maxTimeMS``. ``execution_counters`` reads an ``explain("executionStats")`` reply (3.0+, sharded or not) into the
+``explain_command`` turns a ``WhatIfQuery`` into the find, count, distinct or aggregate command a server explains,
+with its collation and min/max, the candidate as ``hint``, and ``maxTimeMS``. ``execution_counters`` reads an ``explain("executionStats")`` reply (3.0+, sharded or not) into the
 names the estimator answers with (``planSummary``, ``nReturned``, ``nCounted``, ``totalKeysExamined``,
 ``totalDocsExamined``, ``executionTimeMillis``, ``blockingSort``), so the evidence of both evaluators is built alike.
 """
@@ -18,21 +18,33 @@ from idxadvisor.whatif.estimator import WhatIfQuery
 
 
 def explain_command(collection: str, query: WhatIfQuery, hint: KeyPattern | None) -> dict[str, Any]:
-    """The command to explain: ``find`` (filter, sort, projection, skip, limit) or ``count``, with ``hint``."""
+    """The command to explain, as the log ran it: ``find`` (filter, sort, projection, skip, limit, min, max),
+    ``count``, ``distinct`` (key) or ``aggregate`` (pipeline), with its collation; ``hint`` is the plan to measure
+    (today's index or the candidate), else the query's own hint."""
+    command: dict[str, Any]
     if query.command == "count":
-        command: dict[str, Any] = {"count": collection, "query": dict(query.filter)}
+        command = {"count": collection, "query": dict(query.filter)}
+    elif query.command == "distinct":
+        command = {"distinct": collection, "key": query.key, "query": dict(query.filter)}
+    elif query.command == "aggregate":
+        command = {"aggregate": collection, "pipeline": [dict(stage) for stage in query.pipeline or ()], "cursor": {}}
     else:
         command = {"find": collection, "filter": dict(query.filter)}
-        if query.sort:
-            command["sort"] = dict(query.sort)
-        if query.projection:
-            command["projection"] = dict(query.projection)
-    if query.skip:
-        command["skip"] = query.skip
-    if query.limit:
-        command["limit"] = query.limit
+        for name in ("sort", "projection", "min", "max"):
+            value = getattr(query, name)
+            if value:
+                command[name] = dict(value)
+    if query.command in ("find", "count"):
+        if query.skip:
+            command["skip"] = query.skip
+        if query.limit:
+            command["limit"] = query.limit
+    if query.collation:
+        command["collation"] = dict(query.collation)
     if hint is not None:
         command["hint"] = dict(hint)
+    elif query.hint is not None:
+        command["hint"] = query.hint if isinstance(query.hint, str) else dict(query.hint)
     command["maxTimeMS"] = MAX_TIME_MS
     return command
 

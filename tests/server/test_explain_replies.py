@@ -54,3 +54,16 @@ def test_the_explained_command_carries_the_hint_and_a_time_limit() -> None:
     assert command["hint"] == {"a": 1, "b": -1} and command["maxTimeMS"] > 0
     count = explain_command("shop.orders", WhatIfQuery(command="count", filter={"a": 1}), None)
     assert count == {"count": "shop.orders", "query": {"a": 1}, "maxTimeMS": count["maxTimeMS"]}
+
+
+def test_distinct_aggregate_and_collation_are_explained_as_the_log_ran_them() -> None:
+    collation = {"locale": "en", "strength": 2}
+    distinct = explain_command("orders", WhatIfQuery(command="distinct", key="status", filter={"a": 1},
+                                                     collation=collation), (("status", 1),))
+    assert distinct["distinct"] == "orders" and distinct["key"] == "status" and distinct["query"] == {"a": 1}
+    assert distinct["collation"] == collation and distinct["hint"] == {"status": 1}
+    pipeline = [{"$match": {"a": 1}}, {"$count": "n"}]
+    aggregate = explain_command("orders", WhatIfQuery(command="aggregate", pipeline=pipeline), None)
+    assert aggregate["pipeline"] == pipeline and aggregate["cursor"] == {} and "hint" not in aggregate
+    own_hint = explain_command("orders", WhatIfQuery(filter={"a": 1}, hint="a_1", min={"a": 0}, max={"a": 9}), None)
+    assert own_hint["hint"] == "a_1" and (own_hint["min"], own_hint["max"]) == ({"a": 0}, {"a": 9})
