@@ -34,8 +34,9 @@ from idxadvisor.models.report import (
     SuggestedIndex,
 )
 from idxadvisor.report import charts
-from idxadvisor.report.build import operation_counts, samples_line, skips_for_people
+from idxadvisor.report.build import gate_line, key_text, operation_counts, samples_line, skips_for_people
 from idxadvisor.report.markdown import _counted, _number, _time  # the same words and numbers in both reports
+from idxadvisor.report.server import server_lines
 from idxadvisor.units import human_bytes, human_count, human_impact, human_ms
 
 MISSING_EXTRA = "--format html needs the charting library: pip install 'idxadvisor[html]'"
@@ -334,15 +335,33 @@ def _evidence_block(evidence: Evidence, about: str = "", collapsed: bool = False
         if "unsupported" in plan:
             rows.append(f'<tr><th>{side}</th><td colspan="2">not estimated: {esc(plan["unsupported"])}</td></tr>')
     notes = "".join(f"<li>{esc(note)}</li>" for note in evidence.notes)
+    calibration = _calibration_table(evidence)
     query = (f'<details><summary>query</summary><pre><code>{esc(json.dumps(evidence.query, indent=2, default=str))}'
              f"</code></pre></details>" if evidence.query is not None else "")
     table = (f'<table><thead><tr><th></th><th>today</th><th>with the index</th></tr></thead>'
-             f'<tbody>{"".join(rows)}</tbody></table>{f"""<ul class="notes">{notes}</ul>""" if notes else ""}{query}')
+             f'<tbody>{"".join(rows)}</tbody></table>{f"""<ul class="notes">{notes}</ul>""" if notes else ""}'
+             f"{calibration}{query}")
     if collapsed:
         return (f'<details class="evidence"><summary>Evidence ({esc(source)}): {esc(_evidence_line(evidence))}'
                 f"</summary>{table}</details>")
     heading = f"Evidence ({esc(source)})" + (f" for {about}" if about else "")
     return f'<div class="evidence"><h4>{heading}</h4>{table}</div>'
+
+
+def _calibration_table(evidence: Evidence) -> str:
+    """Beside a server's numbers, what the estimator predicted on the same sample and indexes, counter by counter."""
+    if evidence.estimate is None:
+        return ""
+    rows = "".join(
+        f'<tr class="{"" if row.agree else "bad"}"><td>{"today" if row.plan == "before" else "with the index"}</td>'
+        f"<td><code>{esc(row.counter)}</code></td><td class=\"num\">{_evidence_value({'v': row.server}, 'v')}</td>"
+        f"<td class=\"num\">{_evidence_value({'v': row.estimator}, 'v')}</td><td>{'yes' if row.agree else 'no'}</td></tr>"
+        for row in evidence.calibration)
+    agreeing = sum(row.agree for row in evidence.calibration)
+    return (f'<table class="calibration"><caption>The estimator on the same sample and indexes: {agreeing} of '
+            f"{len(evidence.calibration)} counters agree with the server</caption><thead><tr><th>plan</th>"
+            '<th>counter</th><th class="num">server</th><th class="num">estimator</th><th>agree</th></tr></thead>'
+            f"<tbody>{rows}</tbody></table>")
 
 
 def _evidence_line(evidence: Evidence) -> str:
@@ -391,8 +410,12 @@ def _finding_block(page: Page, index: int, finding: Finding) -> str:
     details = "".join(f"<li>{esc(detail)}</li>" for detail in finding.details)
     command = _command(finding.index.command) if finding.index is not None else ""
     evidence = _evidence_block(finding.evidence, collapsed=True) if finding.evidence is not None else ""
+    where = [f'<span class="status status-{esc(finding.status)}">{esc(finding.status)}</span>'] if finding.status else []
+    if finding.location is not None:
+        where.append(f"<code>{esc(str(finding.location))}</code>")
+    place = f'<p class="about">{" · ".join(where)}</p>' if where else ""
     return (f'<article class="finding" id="finding-{index}"><h3>{_severity(finding.severity)} '
-            f'<span class="rule">{esc(finding.rule)}</span> {esc(finding.name)}</h3>'
+            f'<span class="rule">{esc(finding.rule)}</span> {esc(finding.name)}</h3>{place}'
             f"<p>{esc(finding.message)}</p>{f'<ul>{details}</ul>' if details else ''}{command}{evidence}</article>")
 
 
@@ -542,6 +565,50 @@ def _shape_facts(shape: ShapeReport) -> str:
     return _facts(facts)
 
 
+def gate_section(page: Page) -> Section | None:
+    """``idxadvisor check``: the verdict, the index change it judged (with where each change is written), and the
+    findings the change resolves."""
+    gate = page.report.gate
+    if gate is None:
+        return None
+    verdict = f'<p class="lead {"good" if gate.passed else "bad"}">{esc(gate_line(gate))}</p>'
+    facts = [("Proposed indexes", esc(", ".join(gate.indexes)))]
+    if gate.baseline_indexes:
+        facts.append(("Today's indexes", esc(gate.baseline_indexes)))
+    if gate.baseline:
+        facts.append(("Accepted findings", esc(gate.baseline)))
+    changes = "".join(
+        f"<tr><td>{esc(change.action)}</td><td>{esc(change.ns)}</td><td><code>{esc(change.name)}</code></td>"
+        f"<td><code>{esc(key_text(change.key))}</code></td>"
+        f"<td>{f'<code>{esc(str(change.location))}</code>' if change.location is not None else ''}</td></tr>"
+        for change in gate.changes)
+    table = ('<table class="changes"><thead><tr><th>change</th><th>namespace</th><th>index</th><th>key</th>'
+             f"<th>where</th></tr></thead><tbody>{changes}</tbody></table>" if changes else "<p>No index changes.</p>")
+    resolved = "".join(f"<li>{esc(finding.rule)} {esc(finding.ns)}: {esc(finding.message)}</li>"
+                       for finding in gate.resolved)
+    notes = "".join(f"<li>{esc(note)}</li>" for note in gate.notes)
+    body = (f"{verdict}{_facts(facts)}{table}"
+            + (f"<h3>Resolved by the change</h3><ul>{resolved}</ul>" if resolved else "")
+            + (f'<ul class="notes">{notes}</ul>' if notes else ""))
+    return Section("Index change", body)
+
+
+def server_section(page: Page) -> Section | None:
+    """The live server read (``--uri``): what it gave and would not give, the scratch database of a replay, and how
+    often the estimator agreed with the server."""
+    server = page.report.server
+    if server is None:
+        return None
+    lines = server_lines(server)
+    items = "".join(f'<li class="{"bad" if "NOT DROPPED" in line or line.startswith("not read") else ""}">'
+                    f"{esc(line)}</li>" for line in lines)
+    calibration = server.calibration
+    disagreements = "".join(f"<li>{esc(item)}</li>" for item in calibration.disagreements) if calibration else ""
+    body = f'<ul class="server">{items}</ul>' + (
+        f"<h3>Where the estimator and the server disagree</h3><ul>{disagreements}</ul>" if disagreements else "")
+    return Section("Server", body)
+
+
 def skipped_section(page: Page) -> Section | None:
     """With --verbose, like the other formats: the shapes with no suggestion and why (also in each shape's details)."""
     if not page.verbose or not page.report.skipped:
@@ -561,6 +628,8 @@ def _skip_row(page: Page, skip: Skip) -> str:
 #: The page, in order: (anchor, function of the page returning a section or None).
 SECTIONS: tuple[tuple[str, Callable[[Page], Section | None]], ...] = (
     ("summary", summary_section),
+    ("gate", gate_section),
+    ("server", server_section),
     ("indexes", suggestions_section),
     ("findings", findings_section),
     ("shapes", shapes_section),

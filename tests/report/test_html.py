@@ -241,3 +241,47 @@ def test_an_empty_report_is_a_page_without_charts(tmp_path: Path) -> None:
     page = output.read_text(encoding="utf-8")
     assert "No slow operations in scope." in page and "No findings." in page
     assert chart_data(page)["charts"] == {} and "<figure" not in page
+
+
+def _replayed(demo: Report) -> Report:
+    """The demo report as a replay on a server would leave it: server evidence beside the estimator's, one counter
+    in disagreement, and the server section."""
+    from idxadvisor.models.report import CalibrationRow, CalibrationSummary, ScratchReport, ServerReport
+
+    finding = next(finding for finding in demo.findings if finding.evidence is not None)
+    estimate = finding.evidence
+    rows = [CalibrationRow(plan="before", counter="totalKeysExamined", server=120, estimator=120, agree=True),
+            CalibrationRow(plan="after", counter="totalDocsExamined", server=40, estimator=33, agree=False)]
+    measured = estimate.model_copy(update={"evaluator": "server", "estimate": estimate, "calibration": rows})
+    findings = [finding.model_copy(update={"evidence": measured}) if item is finding else item
+                for item in demo.findings]
+    server = ServerReport(server="db1.example.com:27017", version="8.0.4", databases=["shop"], profile_documents=812,
+                          missing=["$indexStats: not authorized on shop"],
+                          scratch=ScratchReport(server="scratch:27017", database="idxadvisor_scratch_1a2b",
+                                                collections=2, documents=20_000, indexes=7, dropped=True),
+                          calibration=CalibrationSummary(findings=1, counters=2, agreeing=1,
+                                                         disagreements=["IX001 shop.orders after totalDocsExamined: "
+                                                                        "40 vs 33"]))
+    return demo.model_copy(update={"findings": findings, "server": server})
+
+
+def test_a_replay_shows_the_server_section_and_the_calibration_table(demo: Report) -> None:
+    page = page_of(_replayed(demo))
+    assert '<section id="server">' in page and "db1.example.com:27017 (8.0.4)" in page
+    assert "idxadvisor_scratch_1a2b" in page and "$indexStats: not authorized on shop" in page
+    table = re.search(r'<table class="calibration">.*?</table>', page, re.S)
+    assert table is not None and "1 of 2 counters agree" in table.group(0)
+    assert table.group(0).count('<tr class="bad">') == 1 and "measured on a server" in page
+
+
+def test_a_check_report_shows_its_verdict_and_where_each_change_is(tmp_path: Path) -> None:
+    out = tmp_path / "check.html"
+    demo = FIXTURES_DIR / "demo"
+    code = run(["check", "--workload", str(demo / "shop.log"), "--baseline-indexes", str(demo / "indexes.json"),
+                "--indexes", str(demo / "migrations"), "--format", "html", "-o", str(out), "--jobs", "1"])
+    page = out.read_text(encoding="utf-8")
+    assert code == 1 and '<section id="gate">' in page and "FAIL: " in page
+    changes = re.search(r'<table class="changes">.*?</table>', page, re.S)
+    assert changes is not None and changes.group(0).count("<tr>") == 5  # the heading and four changes
+    assert "20261103-indexes.js:8:1" in changes.group(0)
+    assert '<span class="status status-new">new</span>' in page

@@ -275,3 +275,16 @@ def test_an_empty_report_opens_cleanly(context: Any, tmp_path: Path) -> None:
     visit = open_report(context, page)
     assert visit.figures() == [] and "No findings." in visit.page.text_content("#findings")
     assert_quiet(visit, page)
+
+
+def test_a_replayed_report_with_its_server_section_opens_cleanly(context: Any, demo: tuple[Report, Path],
+                                                                  tmp_path: Path) -> None:
+    from tests.report.test_html import _replayed
+
+    report, _ = demo
+    page = write_page(_replayed(report), tmp_path / "replayed.html")
+    visit = open_report(context, page)
+    assert visit.page.locator("#server li").count() >= 3
+    tables = visit.page.locator("table.calibration")  # under the suggested index and under its finding
+    assert tables.count() == 2 and tables.first.locator("tbody tr").count() == 2
+    assert_quiet(visit, page)
