@@ -14,7 +14,10 @@ A case file::
             nreturned: 1
             durationMillis: 150
             repeat: 20              # 20 executions starting `every` seconds apart (default 10), each logged when
-                                    # it ends; `durations: [..]` cycles through several durations
+                                    # it ends; `durations: [..]` cycles through several durations, and
+                                    # `ramp: {durationMillis: [300, 16000]}` grows a number run by run
+            format: text-4.0        # optional: json (an 8.0 log, the default), text (4.2), text-4.0 (3.2-4.0),
+                                    # or profile (system.profile documents); a line holds the counters given
         indexes: {shop.customers: [{key: {_id: 1}, name: _id_}]}   # optional: the --indexes file
         data: {shop.products: [{tags: [a, b]}]}                      # optional: --data samples
         expect:                     # the findings of this file's rule, each matched by the keys it gives
@@ -30,7 +33,8 @@ A case file::
         todo: "why this case is expected to fail for now"
 
 Finding keys: ``rule`` (default the file's), ``ns``, ``severity``, ``message`` (a substring), ``details`` (a
-substring of one of them), ``index`` (``key``, ``replaces``, ``name``, and ``command``: a substring). Every expected finding must match a distinct
+substring of one of them), ``index`` (``key``, ``replaces``, ``name``, and ``command``: a substring), ``grouped_with``
+(rules whose findings share the finding's group, its root cause). Every expected finding must match a distinct
 finding of the rule, and the rule must report no other.
 
 A key the loader does not know (``docExamined`` for ``docsExamined``) is a ``RuleCaseError`` naming the file, the case
@@ -52,15 +56,20 @@ import yaml
 from idxadvisor.api import analyze
 from idxadvisor.config import Settings
 from idxadvisor.models.report import Finding, Report
+from idxadvisor.testing.logwriter import json_entry, profile_document, text_entry
 
 OPERATION_COUNTERS = ("keysExamined", "docsExamined", "nreturned", "nMatched", "nModified", "ndeleted",
                       "hasSortStage", "usedDisk", "appName", "queryHash", "planCacheShapeHash", "queryShapeHash",
-                      "originatingCommand", "workingMillis", "cursorExhausted", "fromMultiPlanner")
+                      "planCacheKey", "originatingCommand", "workingMillis", "cursorExhausted", "fromMultiPlanner",
+                      "replanned", "numYields", "reslen", "remote")
 OPERATION_KEYS = frozenset({"ns", "command", "plan", "type", "ctx", "at", "every", "repeat", "durationMillis",
-                            "durations", *OPERATION_COUNTERS})
+                            "durations", "ramp", "format", *OPERATION_COUNTERS})
+#: The formats an operation can be written in, and the file each goes to (one file per format, as servers write them).
+FORMAT_FILES = {"json": "case.log", "text": "case.text.log", "text-4.0": "case.text-4.0.log",
+                "profile": "case.profile.json"}
 FILE_KEYS = frozenset({"rule", "config", "cases"})
 CASE_KEYS = frozenset({"operations", "log", "fixture", "indexes", "data", "config", "expect", "skipped", "todo"})
-EXPECT_KEYS = frozenset({"rule", "ns", "severity", "message", "details", "index"})
+EXPECT_KEYS = frozenset({"rule", "ns", "severity", "message", "details", "index", "grouped_with"})
 INDEX_KEYS = frozenset({"key", "replaces", "name", "command"})
 SKIPPED_KEYS = frozenset({"shape", "reason"})
 _START = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
@@ -136,27 +145,53 @@ def iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}+00:00"
 
 
-def operation_lines(operations: list[dict[str, Any]]) -> list[str]:
-    """Server-format 8.0 slow-query lines for a case's ``operations``."""
-    lines = []
+def operation_entries(operations: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """The lines (or profiler documents) a case's ``operations`` stand for, by format, each file in time order."""
+    written: dict[str, list[tuple[datetime, str]]] = {}
     for number, operation in enumerate(operations):
-        start = _START + timedelta(seconds=float(operation.get("at", number * 3600)))
-        every = float(operation.get("every", 10))
-        durations = operation.get("durations") or [operation.get("durationMillis", 150)]
-        for run in range(int(operation.get("repeat", 1))):
-            duration = durations[run % len(durations)]
-            moment = start + timedelta(seconds=run * every, milliseconds=duration)  # logged when it ends
-            attr: dict[str, Any] = {"type": operation.get("type", "command"), "ns": operation["ns"],
-                                    "command": operation["command"]}
-            if "plan" in operation:
-                attr["planSummary"] = operation["plan"]
-            attr.update({key: operation[key] for key in OPERATION_COUNTERS if key in operation})
-            attr["durationMillis"] = duration
-            entry = {"t": {"$date": iso(moment)}, "s": "I", "c": "WRITE" if attr["type"] != "command" else "COMMAND",
-                     "id": 51803, "ctx": operation.get("ctx", f"conn{run % 7 + 1}"), "msg": "Slow query",
-                     "attr": attr}
-            lines.append(json.dumps(entry, separators=(",", ":")))
-    return lines
+        kind = operation.get("format", "json")
+        if kind not in FORMAT_FILES:
+            raise RuleCaseError(f"operations[{number}]: format '{kind}' is not one of {', '.join(FORMAT_FILES)}")
+        for moment, context, attr in _executions(number, operation):
+            written.setdefault(kind, []).append((moment, _render(kind, moment, context, attr)))
+    return {kind: [line for _, line in sorted(lines, key=lambda item: item[0])] for kind, lines in written.items()}
+
+
+def operation_lines(operations: list[dict[str, Any]]) -> list[str]:
+    """Server-format 8.0 slow-query lines for a case's ``operations`` (all of them in JSON, whatever their format)."""
+    return operation_entries([{**operation, "format": "json"} for operation in operations])["json"] if operations \
+        else []
+
+
+def _executions(number: int, operation: dict[str, Any]) -> list[tuple[datetime, str, dict[str, Any]]]:
+    """(end time, connection, attr) of each execution of one operation: logged when it ends."""
+    start = _START + timedelta(seconds=float(operation.get("at", number * 3600)))
+    every = float(operation.get("every", 10))
+    repeat = int(operation.get("repeat", 1))
+    durations = operation.get("durations") or [operation.get("durationMillis", 150)]
+    ramps = operation.get("ramp") or {}
+    executions = []
+    for run in range(repeat):
+        attr: dict[str, Any] = {"type": operation.get("type", "command"), "ns": operation["ns"],
+                                "command": operation["command"]}
+        if "plan" in operation:
+            attr["planSummary"] = operation["plan"]
+        attr.update({key: operation[key] for key in OPERATION_COUNTERS if key in operation})
+        attr["durationMillis"] = durations[run % len(durations)]
+        for key, (first, last) in ramps.items():
+            attr[key] = round(first + (last - first) * run / max(repeat - 1, 1))
+        moment = start + timedelta(seconds=run * every, milliseconds=attr["durationMillis"])
+        executions.append((moment, operation.get("ctx", f"conn{run % 7 + 1}"), attr))
+    return executions
+
+
+def _render(kind: str, moment: datetime, context: str, attr: dict[str, Any]) -> str:
+    if kind == "profile":
+        return json.dumps(profile_document(moment, attr), separators=(",", ":"))
+    if kind.startswith("text"):
+        return text_entry(moment, context, attr, version="4.0" if kind == "text-4.0" else "4.2")
+    component = "WRITE" if attr["type"] != "command" else "COMMAND"
+    return json_entry(moment, component, 51803, context, "Slow query", attr)
 
 
 def case_inputs(case: RuleCase, workdir: Path, repository: Path) -> tuple[list[str], dict[str, Any]]:
@@ -165,13 +200,14 @@ def case_inputs(case: RuleCase, workdir: Path, repository: Path) -> tuple[list[s
     inputs = []
     if "fixture" in spec:
         inputs.append(str(repository / spec["fixture"]))
-    lines = []
+    files: dict[str, list[str]] = {}
     if "log" in spec:
-        lines += [line for line in spec["log"].splitlines() if line.strip()]
+        files["json"] = [line for line in spec["log"].splitlines() if line.strip()]
     if "operations" in spec:
-        lines += operation_lines(spec["operations"])
-    if lines:
-        log = workdir / "case.log"
+        for kind, lines in operation_entries(spec["operations"]).items():
+            files.setdefault(kind, []).extend(lines)
+    for kind, lines in files.items():
+        log = workdir / FORMAT_FILES[kind]
         log.write_text("\n".join(lines) + "\n", encoding="utf-8")
         inputs.append(str(log))
     overrides: dict[str, Any] = {"format": "json", **case.config, **spec.get("config", {})}
