@@ -39,6 +39,7 @@ FIELD_ALIASES: dict[str, tuple[str, str]] = {
     "scanAndOrder": ("has_sort_stage", BOOL),
     "usedDisk": ("used_disk", BOOL),
     "appName": ("app_name", STR),
+    "client": ("client", STR),
     "queryHash": ("query_hash", STR),
     "planCacheShapeHash": ("plan_cache_shape_hash", STR),
     "queryShapeHash": ("query_shape_hash", STR),
