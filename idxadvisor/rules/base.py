@@ -78,11 +78,18 @@ class ShapeAnalysis:
 
     @property
     def docs_per_returned(self) -> float | None:
-        return self.stats.per_returned(self.stats.docs_examined)
+        """None when nothing was returned, or when the log does not show documents examined (2.2/2.4 text logs show
+        only nscanned, ≤4.0 aggregations neither)."""
+        return self.stats.per_returned(self.stats.docs_examined) if self.stats.docs_measured else None
 
     @property
     def keys_per_returned(self) -> float | None:
-        return self.stats.per_returned(self.stats.keys_examined)
+        return self.stats.per_returned(self.stats.keys_examined) if self.stats.keys_measured else None
+
+    @property
+    def examined_measured(self) -> bool:
+        """The log shows what this shape examined (keys or documents) for at least some executions."""
+        return bool(self.stats.docs_measured or self.stats.keys_measured)
 
     @property
     def wasted_per_execution(self) -> float:
@@ -100,8 +107,10 @@ class ShapeAnalysis:
         if self.returns_nothing:
             per_execution = max(stats.docs_examined, stats.keys_examined) / self.executions
             return f"examines {per_execution:,.0f} documents per execution and returns nothing"
-        ratio = self.docs_per_returned or 0
-        return (f"examines {ratio:,.0f} documents per document returned "
+        ratio, what = self.docs_per_returned, "documents"
+        if ratio is None and self.keys_per_returned is not None:  # 2.2/2.4: nscanned only
+            ratio, what = self.keys_per_returned, "documents or keys (nscanned)"
+        return (f"examines {ratio or 0:,.0f} {what} per document returned "
                 f"({self.wasted_per_execution:,.0f} wasted per execution)")
 
     @property

@@ -11,6 +11,8 @@ more keys than documents were examined, as with an index in the wrong order), su
 multiplied by the average document size in bytes when ``--data`` samples give it for every collection with a
 finding (it then reads as bytes read for nothing; with any size unknown, every impact stays in documents). A rule
 may count the wasted documents its own way (AG001: every document its runs read); the size applies to that too.
+When a shape's work per execution grows steadily over the log's span (``rules.trend``), its findings count every
+execution at the latest cost, which is what the shape costs now.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from idxadvisor.rules.base import (
     analyze_shape,
     render_fields,
 )
+from idxadvisor.rules.trend import DOCUMENTS, growth_of
 from idxadvisor.shapes.digest import ShapeStats
 
 NO_QUERY = "has no query an index could serve"
@@ -93,6 +96,7 @@ def run_rules(shapes: list[ShapeStats], context: RuleContext, rules: list[Rule])
             continue
         proposals.append(_Proposal(rule, analysis, verdict))
     findings += _share_indexes(proposals, context)
+    _fold_growth(findings, shapes)
     for ns in sorted({stats.shape.ns for stats in shapes} | set(context.indexes)):
         for rule in rules:
             for verdict in rule.check_collection(ns, context):
@@ -224,6 +228,27 @@ def _impact(analysis: ShapeAnalysis, documents: float | None = None) -> float:
         documents = max(0, max(stats.docs_examined, stats.keys_examined) - stats.nreturned)
     size = analysis.sample.average_document_size if analysis.sample is not None else None
     return float(documents * (size or 1))
+
+
+def _fold_growth(findings: list[Finding], shapes: list[ShapeStats]) -> None:
+    """A shape whose work per execution grows steadily (``trend``): its most important finding says so, and every
+    finding of the shape counts its executions at today's cost (the latest third's), since that is what they cost
+    now. A duration that grows while the documents examined, which the impact counts, do not is said, not counted."""
+    by_shape: dict[str, list[Finding]] = defaultdict(list)
+    for finding in findings:
+        by_shape[finding.fingerprint].append(finding)
+    for stats in shapes:
+        found = by_shape.get(stats.shape.fingerprint)
+        growth = growth_of(stats) if found else None
+        if growth is None:
+            continue
+        counted = growth.metric == DOCUMENTS or not stats.docs_measured
+        detail = growth.describe()
+        if counted and growth.current_rate > 1:
+            detail += f"; its impact counts every execution at that latest cost (x{growth.current_rate:,.1f})"
+            for finding in found:  # type: ignore[union-attr]
+                finding.impact = round(finding.impact * growth.current_rate, 1)
+        max(found, key=lambda finding: finding.impact).details.append(detail)  # type: ignore[arg-type]
 
 
 def _one_impact_unit(findings: list[Finding], context: RuleContext) -> None:

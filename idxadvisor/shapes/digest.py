@@ -266,9 +266,13 @@ class Burst:
     connection: str = ""
     app: str = ""
 
-    def rank(self) -> tuple[int, float, float]:
-        """The worse burst ranks higher: more lookups, then a shorter window, then earlier."""
-        return self.size, self.start_ms - self.end_ms, -self.start_ms
+    def worse_than(self, other: Burst | None) -> bool:
+        """More lookups, then a shorter window, then earlier, then the first connection by name."""
+        if other is None:
+            return True
+        mine, theirs = (self.size, other.end_ms - other.start_ms, other.start_ms), \
+            (other.size, self.end_ms - self.start_ms, self.start_ms)
+        return mine > theirs or (mine == theirs and self.connection < other.connection)
 
 
 @dataclass
@@ -306,7 +310,7 @@ class BurstLog:
     def _close(self, burst: Burst) -> None:
         if burst.size >= 2:
             self.sizes[burst.size] = self.sizes.get(burst.size, 0) + 1
-        if self.worst is None or burst.rank() > self.worst.rank():
+        if burst.worse_than(self.worst):
             self.worst = burst
 
     def merge(self, other: BurstLog) -> None:
@@ -321,7 +325,7 @@ class BurstLog:
             self.open[connection] = joined
         for size, count in other.sizes.items():
             self.sizes[size] = self.sizes.get(size, 0) + count
-        if other.worst is not None and (self.worst is None or other.worst.rank() > self.worst.rank()):
+        if other.worst is not None and other.worst.worse_than(self.worst):
             self.worst = other.worst
         self.capped = self.capped or other.capped
 
@@ -346,7 +350,7 @@ class BurstLog:
             for burst in bursts:
                 if burst.size >= 2:
                     sizes[burst.size] = sizes.get(burst.size, 0) + 1
-                if worst is None or burst.rank() > worst.rank():
+                if burst.worse_than(worst):
                     worst = burst
         return worst, sizes
 

@@ -33,7 +33,7 @@ A case file::
         todo: "why this case is expected to fail for now"
 
 Finding keys: ``rule`` (default the file's), ``ns``, ``severity``, ``message`` (a substring), ``details`` (a
-substring of one of them), ``index`` (``key``, ``replaces``, ``name``, and ``command``: a substring), ``grouped_with``
+substring of one of them, or a list of such), ``index`` (``key``, ``replaces``, ``name``, and ``command``: a substring), ``grouped_with``
 (rules whose findings share the finding's group, its root cause). Every expected finding must match a distinct
 finding of the rule, and the rule must report no other.
 
@@ -238,8 +238,10 @@ def _matches(finding: Finding, expected: dict[str, Any], rule: str) -> bool:
             return False
     if "message" in expected and expected["message"] not in finding.message:
         return False
-    if "details" in expected and not any(expected["details"] in detail for detail in finding.details):
-        return False
+    wanted = expected.get("details", [])
+    for part in [wanted] if isinstance(wanted, str) else wanted:
+        if not any(part in detail for detail in finding.details):
+            return False
     if "index" in expected:
         index = finding.index
         if index is None:
