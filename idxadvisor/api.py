@@ -12,7 +12,7 @@ from typing import Protocol
 
 from idxadvisor.config import Settings
 from idxadvisor.ingest.datasets import resolve_data_arguments
-from idxadvisor.indexes.catalog import IndexCatalog, load_index_file
+from idxadvisor.indexes.catalog import IndexCatalog, load_index_file, shard_key_patterns
 from idxadvisor.ingest.sources import Source, expand_sources
 from idxadvisor.indexes.sampling import SampleStatistics
 from idxadvisor.models.inputs import InputSummary
@@ -34,6 +34,7 @@ class Progress(Protocol):
 def analyze(paths: Sequence[str], settings: Settings, progress: Progress | None = None) -> Report:
     """Read the inputs, shape and digest their operations, run the rules, and return the report."""
     rules = select_rules(settings.select, settings.ignore, settings.rules)
+    shard_key_patterns(settings.shard_keys)  # a bad shard key is a usage error before anything is read
     catalog: IndexCatalog = load_index_file(settings.indexes) if settings.indexes else {}
     sources = expand_sources(list(paths))
     digest, summaries = read_workload(sources, settings, progress)

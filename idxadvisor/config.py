@@ -51,6 +51,7 @@ class Settings(BaseModel):
     min_savings_pct: float = Field(default=50.0, ge=0, le=100)
     sample_size: int = Field(default=10_000, ge=1)
     server_version: str = "8.0"
+    shard_keys: dict[str, dict[str, Any]] = Field(default_factory=dict)  # namespace -> shard key pattern
 
     @field_validator("since", "until")
     @classmethod

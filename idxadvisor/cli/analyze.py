@@ -25,6 +25,7 @@ from idxadvisor.cli.common import (
 )
 from idxadvisor.config import load_settings
 from idxadvisor.errors import UsageError
+from idxadvisor.indexes.catalog import parse_shard_key_argument
 from idxadvisor.report import render
 
 
@@ -90,6 +91,10 @@ def analyze(
     sample_size: Annotated[Optional[int], typer.Option(
         metavar="N", help="Documents kept from each --data sample. \\[default: 10000]",
         rich_help_panel=EVIDENCE)] = None,
+    shard_key: Annotated[Optional[list[str]], typer.Option(
+        metavar="NS=PATTERN", help="The shard key of a collection, such as shop.orders='{customerId: 1}': indexes "
+        "that carry it are never called redundant or unused (repeatable; replaces the shard-keys setting).",
+        rich_help_panel=EVIDENCE)] = None,
     jobs: Annotated[Optional[int], typer.Option(
         "--jobs", "-j", metavar="N", help="Worker processes. \\[default: all cores]", rich_help_panel=INPUT)] = None,
     config: Annotated[Optional[Path], typer.Option(
@@ -110,6 +115,7 @@ def analyze(
         "until": parse_time(until, "--until"), "fail_on": fail_on, "select": select, "ignore": ignore,
         "min_count": min_count, "indexes": Path(indexes) if indexes else None, "data": data,
         "min_savings_pct": min_savings_pct, "sample_size": sample_size, "jobs": jobs,
+        "shard_keys": dict(parse_shard_key_argument(text) for text in shard_key) if shard_key else None,
     }
     settings = load_settings(overrides, config)
     refuse_server_uris("--data ", settings.data, "give a sample file: Extended JSON or a mongodump .bson")

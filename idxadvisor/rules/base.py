@@ -21,6 +21,7 @@ from idxadvisor.indexes.model import IndexSpec, KeyPattern
 from idxadvisor.indexes.plans import PlanSummary, parse_plan_summary
 from idxadvisor.indexes.sampling import SampleStatistics
 from idxadvisor.shapes.digest import ShapeStats
+from idxadvisor.shapes.shape import Branches, ElemMatch, Filter, QueryShape
 
 REQUIRED_SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "## Fix")
 CODE_PATTERN = re.compile(r"^[A-Z]{2}\d{3}$")
@@ -38,6 +39,8 @@ class Verdict:
     index: KeyPattern | None = None
     existing_index: IndexSpec | None = None  # a finding about an index that exists already
     impact: float | None = None  # wasted documents, when the rule counts them its own way (None: the standard formula)
+    related: list[str] = field(default_factory=list)  # fingerprints of other shapes with the same root cause
+    action: str = "drop"  # for a finding about an existing index: what its command does first, "drop" or "hide"
 
 
 @dataclass
@@ -60,7 +63,7 @@ class ShapeAnalysis:
     sample: SampleStatistics | None
 
     @property
-    def shape(self):  # noqa: ANN201 - QueryShape
+    def shape(self) -> QueryShape:
         return self.stats.shape
 
     @property
@@ -245,3 +248,51 @@ def analyze_shape(stats: ShapeStats, context: RuleContext, equality_order: Any =
 
 def render_fields(key: KeyPattern) -> str:
     return "{ " + ", ".join(f"{name}: {direction}" for name, direction in key) + " }"
+
+
+def field_classes(shaped: Filter, prefix: str = "") -> dict[str, set[str]]:
+    """Every field path of a filter shape with its operator classes, inside ``$and``/``$or``/``$nor`` branches and
+    ``$elemMatch`` too (``{"items.sku": {"eq"}, "name": {"regex-unanchored"}}``)."""
+    found: dict[str, set[str]] = {}
+    for key, node in shaped:
+        if isinstance(node, Branches):
+            for branch in node.filters:
+                for path, classes in field_classes(branch, prefix).items():
+                    found.setdefault(path, set()).update(classes)
+        elif key.startswith("$"):
+            continue
+        elif isinstance(node, ElemMatch):
+            if node.inner and isinstance(node.inner[0], str):
+                found.setdefault(prefix + key, set()).update(node.inner)  # type: ignore[arg-type]
+            else:
+                for path, classes in field_classes(node.inner, prefix + key + ".").items():  # type: ignore[arg-type]
+                    found.setdefault(path, set()).update(classes)
+            found.setdefault(prefix + key, set()).update(node.also)
+        else:
+            found.setdefault(prefix + key, set()).update((node,) if isinstance(node, str) else node)
+    return found
+
+
+def fields_with(shape: QueryShape, *classes: str) -> list[str]:
+    """The fields of a shape's filter with any of these operator classes, sorted."""
+    return sorted(path for path, found in field_classes(shape.filter).items() if found & set(classes))
+
+
+def query_filter(op: str, command: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The filter of a logged command (a representative's): ``filter``, ``query``, ``q``, or a pipeline's leading
+    ``$match`` stages; literal values included, so callers inspect it and never print it."""
+    if not isinstance(command, Mapping):
+        return {}
+    if op == "aggregate":
+        pipeline = command.get("pipeline")
+        matches = []
+        for stage in pipeline if isinstance(pipeline, list) else []:
+            if not isinstance(stage, Mapping) or "$match" not in stage:
+                break
+            matches.append(stage["$match"])
+        return {"$and": matches} if len(matches) > 1 else (matches[0] if matches and isinstance(matches[0], dict)
+                                                          else {})
+    for key in ("filter", "query", "q"):
+        if isinstance(command.get(key), dict):
+            return command[key]
+    return {}
