@@ -143,6 +143,23 @@ class Finding(_Model):
     details: list[str] = Field(default_factory=list)
     index: IndexProposal | None = None
     evidence: Evidence | None = None
+    group: str | None = None  # the id of its FindingGroup: the findings that share its root cause
+
+
+class FindingGroup(_Model):
+    """Findings with one root cause: one shape (a slow listing tripping IX002 and QY003), one access path (an index
+    several shapes need, a listing and its count), or one existing index. ``findings`` are indices into
+    ``Report.findings``, most important first; ``impact`` adds each shape's largest impact once (findings about one
+    shape count the same wasted documents); ``id`` is a stable hash of the root cause."""
+
+    id: str
+    title: str
+    ns: str
+    fingerprint: str | None = None  # the shape, when the cause is one shape
+    severity: Severity
+    impact: float
+    impact_unit: Literal["documents", "bytes"] = "documents"
+    findings: list[int]
 
 
 class SuggestedIndex(_Model):
@@ -200,6 +217,7 @@ class Report(_Model):
     inputs: list[InputReport]
     shapes: list[ShapeReport]
     findings: list[Finding] = Field(default_factory=list)
+    groups: list[FindingGroup] = Field(default_factory=list)  # findings by root cause, most important first
     suggested_indexes: list[SuggestedIndex] = Field(default_factory=list)
     skipped: list[Skip] = Field(default_factory=list)
     samples: list[SampleReport] = Field(default_factory=list)

@@ -15,6 +15,7 @@ from idxadvisor.models.report import (
     SEVERITY_ORDER,
     DurationReport,
     Finding,
+    FindingGroup,
     InputReport,
     ProblemReport,
     Report,
@@ -29,6 +30,7 @@ from idxadvisor.models.report import (
 )
 from idxadvisor.report import DEFAULT_TOP_FOR_PEOPLE
 from idxadvisor.rules.engine import NO_QUERY
+from idxadvisor.rules.grouping import describe_groups
 from idxadvisor.shapes.digest import Digest, ShapeStats
 
 def _ratio(stats: ShapeStats) -> float:
@@ -266,6 +268,15 @@ def build_report(
         inputs=[input_report(s) for s in summaries],
         shapes=[shape_report(stats, settings.show_values) for stats in shown],
         findings=findings or [],
+        groups=describe_groups(findings or [], {stats.shape.fingerprint: stats.shape.text for stats in selected}),
         suggested_indexes=suggested_indexes(findings or []),
         skipped=skipped or [],
     )
+
+
+def groups_for_people(report: Report) -> list[tuple[FindingGroup | None, list[Finding]]]:
+    """The findings as people read them: one item per group, its findings under it, the most important group first
+    (a report without groups, built by hand, gives one item per finding)."""
+    if not report.groups:
+        return [(None, [finding]) for finding in report.findings]
+    return [(group, [report.findings[position] for position in group.findings]) for group in report.groups]

@@ -3,7 +3,8 @@
 Rules come from the registry, with their documentation as ``fullDescription``. Findings are about query shapes, not
 lines of source: each result's location is the file the advice is about (the ``--indexes`` file when one was given,
 since that is what a pull request changes; otherwise the first input), its logical location is the namespace, and
-the shape fingerprint is its partial fingerprint, so a dashboard tracks one finding across runs.
+the shape fingerprint is its partial fingerprint, so a dashboard tracks one finding across runs. SARIF keeps one
+result per finding; ``properties.group`` names the root cause it shares with others (``Report.groups``).
 
 The location's ``uri`` is a valid URI reference: a relative path percent-encoded (relative to where the command ran,
 usually the repository root), an absolute path a ``file://`` URI. A report read from stdin has no file to point at, so
@@ -83,6 +84,8 @@ def _result(finding: Finding, location: str | None) -> dict[str, Any]:
         "partialFingerprints": {"idxadvisor/shape/v1": finding.fingerprint},
         "properties": {"impact": finding.impact, "details": finding.details},
     }
+    if finding.group is not None:
+        result["properties"]["group"] = finding.group
     if location is None:
         del result["locations"]
     if finding.index is not None:

@@ -14,8 +14,8 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from idxadvisor.models.report import Finding, InputReport, Report, ShapeReport
-from idxadvisor.report.build import operation_counts, samples_line, skips_for_people
+from idxadvisor.models.report import Finding, FindingGroup, InputReport, Report, ShapeReport
+from idxadvisor.report.build import groups_for_people, operation_counts, samples_line, skips_for_people
 from idxadvisor.units import human_count, human_impact, human_ms
 
 SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -43,7 +43,7 @@ def render(report: Report, console: Console, verbose: bool = False, limit: int |
     console.print()
     _print_shapes(report, console, width)
     _print_suggestions(report, console, width, limit)
-    _print_findings(report.findings, console, width, limit)
+    _print_findings(report, console, width, limit)
     if verbose:
         _print_skipped(report, console, width)
 
@@ -165,30 +165,52 @@ def _print_suggestions(report: Report, console: Console, width: int, limit: int 
         console.print(Group(*lines, *_indented(about, 5, width, "dim")))
 
 
-def _print_findings(findings: list[Finding], console: Console, width: int, limit: int | None) -> None:
+def _print_findings(report: Report, console: Console, width: int, limit: int | None) -> None:
+    """One item per root cause (a group), its findings under it; a group of one finding is that finding."""
     console.print()
+    findings = report.findings
     if not findings:
         console.print(Text("No findings.", style="bold green"))
         return
-    shown = findings[:limit] if limit else findings
-    more = f" (top {len(shown)} by impact; --format json lists all)" if len(shown) < len(findings) else ""
-    console.print(Text(f"Findings: {len(findings)}{more}", style="bold"))
-    for finding in shown:
-        console.print(_finding_block(finding, width))
+    items = groups_for_people(report)
+    shown = items[:limit] if limit else items
+    title = f"Findings: {len(findings)}"
+    if len(items) < len(findings):
+        title += f" in {len(items)} groups by root cause"
+    if len(shown) < len(items):
+        title += f" (top {len(shown)} by impact; --format json lists all)"
+    console.print(Text(title, style="bold"))
+    for group, members in shown:
+        if group is None or len(members) == 1:
+            console.print(_finding_block(members[0], width))
+            continue
+        console.print(_group_head(group, width))
+        for finding in members:
+            console.print(_finding_block(finding, width, indent=2, ns=False))
 
 
-def _finding_block(finding: Finding, width: int) -> Group:
+def _group_head(group: FindingGroup, width: int) -> Group:
     head = Text()
+    head.append(f"{group.severity.upper():<7} ", style=SEVERITY_STYLES.get(group.severity, ""))
+    head.append(f"{group.ns}", style="bold")
+    head.append(f"  {len(group.findings)} findings, one root cause · {human_impact(group.impact, group.impact_unit)}")
+    return Group(head, *_indented(group.title, 8, width, "cyan"))
+
+
+def _finding_block(finding: Finding, width: int, indent: int = 0, ns: bool = True) -> Group:
+    head = Text(" " * indent)
     head.append(f"{finding.severity.upper():<7} ", style=SEVERITY_STYLES.get(finding.severity, ""))
     head.append(f"{finding.rule} {finding.name}", style="bold")
-    head.append(f"  {finding.ns}")
-    parts = [head, *_indented(finding.message, 8, width)]
+    if ns:
+        head.append(f"  {finding.ns}")
+    body = 8 + indent
+    parts = [head, *_indented(finding.message, body, width)]
     for detail in finding.details:
-        parts += _indented(f"- {detail}", 8, width, "dim")
+        parts += _indented(f"- {detail}", body, width, "dim")
     if finding.index is not None:
-        parts += _indented(finding.index.command, 8, width, "green")
+        parts += _indented(finding.index.command, body, width, "green")
     if finding.evidence is not None:
-        parts += _indented(_evidence_line(finding), 8, width, "dim")
+        parts += _indented(_evidence_line(finding), body, width, "dim")
     return Group(*parts)
 
 

@@ -1,5 +1,8 @@
 """Run the rules over a workload's shapes: findings, ranked by impact, and a reason for every shape left without.
 
+Findings that share a root cause (a shape, a proposed index, an existing index, a shape a rule names as related) get
+one group id (``rules.grouping``).
+
 Index advice is coordinated. For each shape, the index-proposing rules that fire compete and the one with the
 highest ``priority`` owns the finding; reviewing rules (IX003) may replace its proposal. Then shapes of one
 collection share indexes: each finding proposes, among all the indexes proposed for its collection, the one that
@@ -34,6 +37,7 @@ from idxadvisor.rules.base import (
     analyze_shape,
     render_fields,
 )
+from idxadvisor.rules.grouping import assign_groups
 from idxadvisor.rules.trend import DOCUMENTS, growth_of
 from idxadvisor.shapes.digest import ShapeStats
 
@@ -54,6 +58,7 @@ def run_rules(shapes: list[ShapeStats], context: RuleContext, rules: list[Rule])
     findings: list[Finding] = []
     proposals: list[_Proposal] = []
     skips: list[Skip] = []
+    related: dict[str, set[str]] = defaultdict(set)  # shape -> shapes a rule names as sharing its root cause
     for stats in shapes:
         analysis = analyze_shape(stats, context, orders.get(stats.shape.ns))
         blocked = _blocking_reason(analysis, context)
@@ -64,6 +69,7 @@ def run_rules(shapes: list[ShapeStats], context: RuleContext, rules: list[Rule])
                 continue
             result = rule.check(analysis, context)
             if isinstance(result, Verdict):
+                related[stats.shape.fingerprint].update(result.related)
                 if rule.proposes_index and result.index:
                     fired.append((rule, result))
                 else:
@@ -103,6 +109,7 @@ def run_rules(shapes: list[ShapeStats], context: RuleContext, rules: list[Rule])
                 findings.append(_collection_finding(rule, ns, verdict))
     _one_impact_unit(findings, context)
     findings.sort(key=lambda finding: (-finding.impact, finding.rule, finding.ns, finding.fingerprint))
+    assign_groups(findings, related)
     return findings, skips
 
 

@@ -230,8 +230,11 @@ def run_case(case: RuleCase, workdir: Path, repository: Path) -> Report:
     return analyze(inputs, Settings.model_validate(overrides))
 
 
-def _matches(finding: Finding, expected: dict[str, Any], rule: str) -> bool:
+def _matches(finding: Finding, expected: dict[str, Any], rule: str, report: Report) -> bool:
     if finding.rule != expected.get("rule", rule):
+        return False
+    grouped = {other.rule for other in report.findings if other.group == finding.group and other is not finding}
+    if not set(expected.get("grouped_with", [])) <= grouped:
         return False
     for key in ("ns", "severity"):
         if key in expected and getattr(finding, key) != expected[key]:
@@ -264,7 +267,7 @@ def check_case(case: RuleCase, report: Report) -> list[str]:
     problems = []
     unmatched = list(found)
     for expected in case.spec.get("expect") or []:
-        match = next((finding for finding in unmatched if _matches(finding, expected, rule)), None)
+        match = next((finding for finding in unmatched if _matches(finding, expected, rule, report)), None)
         if match is None:
             problems.append(f"no {rule} finding matches {expected}")
         else:
