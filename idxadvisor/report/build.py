@@ -13,10 +13,12 @@ from idxadvisor.config import Settings
 from idxadvisor.models.inputs import InputSummary
 from idxadvisor.models.report import (
     SEVERITY_ORDER,
+    BurstReport,
     DurationReport,
     Finding,
     FindingGroup,
     InputReport,
+    PlanCostReport,
     ProblemReport,
     Report,
     RunReport,
@@ -143,8 +145,23 @@ def shape_report(stats: ShapeStats, show_values: bool) -> ShapeReport:
         replanned=stats.replanned,
         skip_max=stats.skip_max,
         skip_mean=_rounded(stats.skip_total / stats.skipped_executions) if stats.skipped_executions else None,
+        plan_costs={plan: PlanCostReport(count=cost.count, mean_ms=round(cost.total_ms / cost.count, 3),
+                                         keys_examined=cost.keys_examined, docs_examined=cost.docs_examined,
+                                         nreturned=cost.nreturned)
+                    for plan, cost in sorted(stats.plan_costs.items(), key=lambda item: -item[1].count)},
+        plan_switches=stats.plan_order.switches,
+        burst=_burst_report(stats),
         example=example,
     )
+
+
+def _burst_report(stats: ShapeStats) -> BurstReport | None:
+    worst, sizes = stats.bursts.final()
+    if worst is None or worst.size < 2:
+        return None
+    return BurstReport(size=worst.size, start=datetime.fromtimestamp(worst.start_ms / 1000, tz=timezone.utc),
+                       end=datetime.fromtimestamp(worst.end_ms / 1000, tz=timezone.utc), connection=worst.connection,
+                       app=worst.app or None, bursts=sum(sizes.values()))
 
 
 def _by_count(counts: dict[str, int]) -> dict[str, int]:
@@ -276,7 +293,8 @@ def build_report(
 
 def groups_for_people(report: Report) -> list[tuple[FindingGroup | None, list[Finding]]]:
     """The findings as people read them: one item per group, its findings under it, the most important group first
-    (a report without groups, built by hand, gives one item per finding)."""
-    if not report.groups:
+    (a report whose groups do not cover its findings exactly, built or edited by hand, gives one item per finding)."""
+    covered = sorted(position for group in report.groups for position in group.findings)
+    if covered != list(range(len(report.findings))):
         return [(None, [finding]) for finding in report.findings]
     return [(group, [report.findings[position] for position in group.findings]) for group in report.groups]

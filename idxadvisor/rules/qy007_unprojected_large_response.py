@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import json
 from collections import Counter
 
 from idxadvisor.indexes.sampling import SampleStatistics
@@ -83,12 +82,16 @@ class UnprojectedLargeResponse(Rule):
 
 
 def largest_fields(sample: SampleStatistics, count: int = 3) -> list[tuple[str, float]]:
-    """The top-level fields that weigh the most in sampled documents, with their average size (as JSON text, which
-    is close to their BSON size)."""
+    """The top-level fields that weigh the most in sampled documents, with their average BSON size."""
+    import bson  # a sample was read with it already
+
     if not len(sample):
         return []
     sizes: Counter[str] = Counter()
     for document in sample.documents:
         for name, value in document.items():
-            sizes[name] += len(json.dumps(value, default=str, separators=(",", ":")))
+            try:
+                sizes[name] += len(bson.encode({name: value})) - 5  # less the document's own length and end
+            except (bson.errors.BSONError, TypeError, OverflowError):
+                continue
     return [(name, total / len(sample)) for name, total in sizes.most_common(count)]
