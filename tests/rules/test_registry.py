@@ -74,3 +74,13 @@ def test_selection_by_code_prefix_name_and_ignore() -> None:
 def test_bad_selections_are_usage_errors(select: list, ignore: list, options: dict, message: str) -> None:
     with pytest.raises(UsageError, match=message.replace("(", r"\(").replace(")", r"\)")):
         select_rules(select, ignore, options)
+
+
+def test_the_rules_list_keeps_its_columns_whatever_the_longest_name(capsys: pytest.CaptureFixture[str]) -> None:
+    from idxadvisor.cli import run
+
+    assert run(["rules"]) == 0
+    heads = [line for line in capsys.readouterr().out.splitlines() if CODE_PATTERN.match(line[:5])]
+    assert len(heads) == len(ALL_RULES)
+    columns = {line.index(rule.severity, 7 + len(rule.name)) for line, rule in zip(heads, ALL_RULES)}
+    assert len(columns) == 1 and all(f"{rule.name} " in line for line, rule in zip(heads, ALL_RULES))
