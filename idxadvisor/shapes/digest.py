@@ -113,7 +113,11 @@ class Timeline:
     buckets: dict[int, TimeBucket] = field(default_factory=dict)  # bucket start (epoch minute) -> bucket
 
     def add(self, ts: datetime, duration_ms: float, docs_examined: int = 0, keys_examined: int = 0) -> None:
-        minute = int(ts.timestamp() // 60)
+        self.add_at(ts.timestamp(), duration_ms, docs_examined, keys_examined)
+
+    def add_at(self, epoch_seconds: float, duration_ms: float, docs_examined: int = 0, keys_examined: int = 0) -> None:
+        """``add`` for a time already in seconds since the epoch (the digest computes it once per event)."""
+        minute = int(epoch_seconds // 60)
         start = minute - minute % self.width_minutes
         bucket = self.buckets.get(start)
         if bucket is None:
@@ -189,13 +193,6 @@ class PlanCost:
     keys_examined: int = 0
     docs_examined: int = 0
     nreturned: int = 0
-
-    def add(self, duration_ms: float, keys: int, docs: int, returned: int) -> None:
-        self.count += 1
-        self.total_ms += duration_ms
-        self.keys_examined += keys
-        self.docs_examined += docs
-        self.nreturned += returned
 
     def merge(self, other: PlanCost) -> None:
         self.count += other.count
@@ -355,16 +352,6 @@ class BurstLog:
         return worst, sizes
 
 
-_POINT_LOOKUPS: dict[str, bool] = {}
-
-
-def _is_point_lookup(shape: QueryShape) -> bool:
-    known = _POINT_LOOKUPS.get(shape.fingerprint)
-    if known is None:
-        known = _POINT_LOOKUPS[shape.fingerprint] = point_lookup_field(shape) is not None
-    return known
-
-
 @dataclass
 class Representative:
     """The most recent entry of a shape whose command is complete: the query a what-if evaluates."""
@@ -417,6 +404,7 @@ class ShapeStats:
     fast: int = 0  # executions left out by --min-ms
     fast_max_ms: float = 0.0
     _last_start: float | None = field(default=None, repr=False, compare=False)  # block-local: the previous start
+    _point_lookup: bool | None = field(default=None, repr=False, compare=False)  # cached point_lookup_field(shape)
 
     def add(self, event: Event, observation: ShapeObservation) -> None:
         """Count one execution. The hot path of every run: it reads the event's own fields once (an Event holds
@@ -446,7 +434,14 @@ class ShapeStats:
             cost = self.plan_costs.get(plan)
             if cost is None:
                 cost = self.plan_costs[plan] = PlanCost()
-            cost.add(duration, keys or 0, docs or 0, returned or 0)
+            cost.count += 1
+            cost.total_ms += duration
+            if keys:
+                cost.keys_examined += keys
+            if docs:
+                cost.docs_examined += docs
+            if returned:
+                cost.nreturned += returned
         if event.op == "getMore":
             self.getmores += 1
         if get("has_sort_stage"):
@@ -503,22 +498,26 @@ class ShapeStats:
                 self._offer_representative(event)
             elif self._latest is None:
                 self._offer_representative(event)
-            self.timeline.add(ts, duration, docs or 0, keys or 0)
+            epoch_seconds = ts.timestamp()
+            self.timeline.add_at(epoch_seconds, duration, docs or 0, keys or 0)
             if event.op != "getMore":
-                self._record_order(ts.timestamp() * 1000, duration, plan, connection or get("client"), app)
+                end = epoch_seconds * 1000
+                if plan:
+                    self.plan_order.add(end, plan)
+                if self.shape.op == "aggregate":
+                    start = end - duration
+                    self._record_start(start)
+                    self.runs.add(start, duration)
+                elif self._point_lookup is not False:
+                    self._record_lookup(end, duration, connection or get("client"), app)
         elif self._latest is None:
             self._offer_representative(event)
 
-    def _record_order(self, end_ms: float, duration: float, plan: str | None, caller: str | None,
-                      app: str | None) -> None:
-        """What depends on the order of executions: plan changes, aggregation runs, bursts of lookups."""
-        if plan:
-            self.plan_order.add(end_ms, plan)
-        if self.shape.op == "aggregate":
-            start = end_ms - duration
-            self._record_start(start)
-            self.runs.add(start, duration)
-        elif caller and _is_point_lookup(self.shape):
+    def _record_lookup(self, end_ms: float, duration: float, caller: str | None, app: str | None) -> None:
+        """A point lookup's place in its connection's bursts (the first call finds out whether this is a lookup)."""
+        if self._point_lookup is None:
+            self._point_lookup = point_lookup_field(self.shape) is not None
+        if self._point_lookup and caller:
             self.bursts.add(caller, end_ms - duration, end_ms, app or "")
 
     def _record_start(self, start_ms: float) -> None:
