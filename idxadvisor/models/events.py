@@ -48,7 +48,7 @@ class Event:
     used_disk: bool = False
     app_name: str | None = None
     connection: str | None = None  # the logging thread: conn123, or an internal thread name
-    client: str | None = None  # the client's address, where no connection is logged (system.profile ``client``)
+    remote: str | None = None  # the client's address (4.4+ logs, profiler "client"): tells apart merged servers' conns
     query_hash: str | None = None
     plan_cache_shape_hash: str | None = None
     query_shape_hash: str | None = None

@@ -171,19 +171,17 @@ class Finding(_Model):
 
 
 class FindingGroup(_Model):
-    """Findings with one root cause: one shape (a slow listing tripping IX002 and QY003), one access path (an index
-    several shapes need, a listing and its count), or one existing index. ``findings`` are indices into
-    ``Report.findings``, most important first; ``impact`` adds each shape's largest impact once (findings about one
-    shape count the same wasted documents); ``id`` is a stable hash of the root cause."""
+    """Findings with one root cause (one shape, or one index several shapes need): ``findings`` index
+    ``Report.findings``."""
 
     id: str
     title: str
     ns: str
-    fingerprint: str | None = None  # the shape, when the cause is one shape
+    fingerprint: str | None = None
     severity: Severity
-    impact: float
+    impact: float = 0.0
     impact_unit: Literal["documents", "bytes"] = "documents"
-    findings: list[int]
+    findings: list[int] = Field(default_factory=list)
 
 
 class SuggestedIndex(_Model):
@@ -241,10 +239,10 @@ class Report(_Model):
     inputs: list[InputReport]
     shapes: list[ShapeReport]
     findings: list[Finding] = Field(default_factory=list)
-    groups: list[FindingGroup] = Field(default_factory=list)  # findings by root cause, most important first
     suggested_indexes: list[SuggestedIndex] = Field(default_factory=list)
     skipped: list[Skip] = Field(default_factory=list)
     samples: list[SampleReport] = Field(default_factory=list)
+    groups: list[FindingGroup] = Field(default_factory=list)
 
     def max_severity(self) -> str | None:
         if not self.findings:

@@ -40,7 +40,7 @@ class Verdict:
     existing_index: IndexSpec | None = None  # a finding about an index that exists already
     impact: float | None = None  # wasted documents, when the rule counts them its own way (None: the standard formula)
     related: list[str] = field(default_factory=list)  # fingerprints of other shapes with the same root cause
-    action: str = "drop"  # for a finding about an existing index: what its command does first, "drop" or "hide"
+    command: str | None = None  # the command that fixes a finding about an existing index (default: drop it)
 
 
 @dataclass

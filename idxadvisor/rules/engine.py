@@ -285,14 +285,14 @@ def _unhide_finding(rule: Rule, analysis: ShapeAnalysis, verdict: Verdict, hidde
 
 
 def _collection_finding(rule: Rule, ns: str, verdict: Verdict) -> Finding:
-    """A finding about an existing index: the command drops it (IX003: it can break writes), or hides it first
-    (IX005, IX006: whether anything needed it is learnt by watching)."""
+    """A finding about an existing index: the command drops it (IX003: it can break writes), unless the rule gives
+    another (IX005, IX006 hide it first: whether anything needed it is learnt by watching)."""
     existing = verdict.existing_index
     fingerprint = hashlib.sha256(f"{ns} {existing.name if existing else ''}".encode()).hexdigest()[:16]
     index = None
     if existing is not None:
-        command = existing.hide_index_command(ns) if verdict.action == "hide" else existing.drop_index_command(ns)
-        index = IndexProposal(ns=ns, key=list(existing.key), command=command, name=existing.name)
+        index = IndexProposal(ns=ns, key=list(existing.key), command=verdict.command or existing.drop_index_command(ns),
+                              name=existing.name)
     return Finding(rule=rule.code, name=rule.name, severity=verdict.severity or rule.severity,  # type: ignore[arg-type]
                    fingerprint=fingerprint, ns=ns, message=verdict.message, impact=0.0, details=verdict.details,
                    index=index)

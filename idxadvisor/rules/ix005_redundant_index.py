@@ -80,7 +80,7 @@ class RedundantIndex(Rule):
                                f"documents: {longer.name} is multikey and cannot cover the queries {shorter.name} "
                                "covers without fetching documents")
             details.append(hide_advice(shorter, ns, self.options["watch_days"]))
-            yield Verdict(message, details=details, existing_index=shorter, action="hide")
+            yield Verdict(message, details=details, existing_index=shorter, command=shorter.hide_index_command(ns))
 
 
 def _can_replace(index: IndexSpec, indexes: list[IndexSpec]) -> bool:

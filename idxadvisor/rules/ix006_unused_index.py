@@ -83,7 +83,7 @@ class UnusedIndex(Rule):
             details.append("confirm on every member with $indexStats (accesses.ops since accesses.since), which "
                            "counts every use, fast or slow")
             details.append(hide_advice(index, ns, self.options["watch_days"]))
-            yield Verdict(message, details=details, existing_index=index, action="hide")
+            yield Verdict(message, details=details, existing_index=index, command=index.hide_index_command(ns))
 
 
 def _span_ms(shapes: list[ShapeStats]) -> float:

@@ -509,7 +509,7 @@ class ShapeStats:
                     self._record_start(start)
                     self.runs.add(start, duration)
                 elif self._point_lookup is not False:
-                    self._record_lookup(end, duration, connection or get("client"), app)
+                    self._record_lookup(end, duration, connection or get("remote"), app)
         elif self._latest is None:
             self._offer_representative(event)
 
