@@ -75,7 +75,8 @@ class UnusedIndex(Rule):
                     or _hint_text(index) in hinted or index.key[0][0] in joined or "*" in joined):
                 continue
             message = (f"index {index.name} {index} was used by no operation of the log: {human_count(operations)} "
-                       f"operations on {ns} ({len(shapes)} shapes with a plan) over {human_ms(span)}.")
+                       f"operations on {ns} ({len(shapes)} shape{'s' if len(shapes) != 1 else ''} with a plan) over "
+                       f"{human_ms(span)}.")
             details = []
             if only_slow:
                 details.append(f"the log shows only operations slower than {_SLOW_MS:g} ms (slowms): fast queries "
