@@ -134,11 +134,28 @@ def _check_list(spec: dict[str, Any], key: str, known: Iterable[str], where: str
 
 def _check_case(spec: Any, where: str) -> None:
     _check_keys(spec, CASE_KEYS, where)
-    _check_list(spec, "operations", OPERATION_KEYS, where, required=("ns", "command"))
+    for number, operation in enumerate(_check_list(spec, "operations", OPERATION_KEYS, where,
+                                                   required=("ns", "command"))):
+        _check_operation(operation, f"{where}: operations[{number}]")
     for number, expected in enumerate(_check_list(spec, "expect", EXPECT_KEYS, where)):
         if "index" in expected:
             _check_keys(expected["index"], INDEX_KEYS, f"{where}: expect[{number}].index")
     _check_list(spec, "skipped", SKIPPED_KEYS, where, required=("shape", "reason"))
+
+
+def _check_operation(operation: dict[str, Any], where: str) -> None:
+    kind = operation.get("format", "json")
+    if kind not in FORMAT_FILES:
+        raise RuleCaseError(f"{where}: format '{kind}' is not one of {', '.join(FORMAT_FILES)}")
+    ramps = operation.get("ramp", {})
+    if not isinstance(ramps, dict):
+        raise RuleCaseError(f"{where}: ramp: expected a mapping of counters to [first, last]")
+    for key, bounds in ramps.items():
+        if key not in OPERATION_COUNTERS and key != "durationMillis":
+            raise RuleCaseError(f"{where}: ramp: '{key}' is not a counter an operation can give")
+        if not (isinstance(bounds, list) and len(bounds) == 2
+                and all(isinstance(bound, (int, float)) and not isinstance(bound, bool) for bound in bounds)):
+            raise RuleCaseError(f"{where}: ramp: {key}: expected [first, last], two numbers")
 
 
 def iso(moment: datetime) -> str:
@@ -150,8 +167,7 @@ def operation_entries(operations: list[dict[str, Any]]) -> dict[str, list[str]]:
     written: dict[str, list[tuple[datetime, str]]] = {}
     for number, operation in enumerate(operations):
         kind = operation.get("format", "json")
-        if kind not in FORMAT_FILES:
-            raise RuleCaseError(f"operations[{number}]: format '{kind}' is not one of {', '.join(FORMAT_FILES)}")
+        _check_operation(operation, f"operations[{number}]")
         for moment, context, attr in _executions(number, operation):
             written.setdefault(kind, []).append((moment, _render(kind, moment, context, attr)))
     return {kind: [line for _, line in sorted(lines, key=lambda item: item[0])] for kind, lines in written.items()}
