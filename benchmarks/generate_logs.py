@@ -13,14 +13,13 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from idxadvisor.testing.logwriter import iso_utc, text_entry, text_timestamp
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "fixtures" / "demo"))
-from logwriter import iso_utc, text_entry, text_timestamp  # noqa: E402
 
 DEMO_LOG = ROOT / "fixtures" / "demo" / "shop.log"
 START = datetime(2026, 1, 5, tzinfo=timezone.utc)

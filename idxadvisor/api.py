@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 from idxadvisor.config import Settings
 from idxadvisor.errors import UsageError
 from idxadvisor.ingest.datasets import collection_stats, resolve_data_arguments
-from idxadvisor.indexes.catalog import IndexCatalog, load_index_arguments
+from idxadvisor.indexes.catalog import IndexCatalog, load_index_arguments, shard_key_patterns
 from idxadvisor.ingest.sources import Source, expand_sources
 from idxadvisor.indexes.sampling import SampleStatistics
 from idxadvisor.models.inputs import InputSummary
@@ -47,6 +47,7 @@ def analyze(paths: Sequence[str], settings: Settings, progress: Progress | None 
     a scratch copy with ``settings.replay``), and return the report; with ``workload_file``, also save the digest
     there as a workload file."""
     rules = select_rules(settings.select, settings.ignore, settings.rules)
+    shard_key_patterns(settings.shard_keys)  # a bad shard key is a usage error before anything is read
     catalog: IndexCatalog = load_index_arguments(settings.indexes)
     if settings.uri is None:
         return _analyze(paths, settings, progress, rules, catalog, None, workload_file)

@@ -64,6 +64,7 @@ class Settings(BaseModel):
     def _index_files(cls, value: Any) -> Any:
         """``indexes = "file.json"`` (one file, as before the option was repeatable) is a list of one."""
         return [str(value)] if isinstance(value, (str, Path)) else value
+    shard_keys: dict[str, dict[str, Any]] = Field(default_factory=dict)  # namespace -> shard key pattern
 
     @field_validator("since", "until")
     @classmethod

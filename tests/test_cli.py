@@ -52,7 +52,7 @@ def test_stdin_and_a_missing_file(capsys: pytest.CaptureFixture[str], tmp_path: 
     captured = capsys.readouterr()
     report = json.loads(captured.out)
     assert code == 2  # an input could not be read: the exit code says so, the rest is still analysed
-    assert report["inputs"][0]["entries"] == 765 and report["inputs"][1]["error"] == "no such file or directory"
+    assert report["inputs"][0]["entries"] == 1261 and report["inputs"][1]["error"] == "no such file or directory"
     assert captured.err == f"idxadvisor: error: {missing}: no such file or directory\n"
 
 
@@ -82,7 +82,7 @@ def test_output_file_gets_the_report_and_stdout_stays_empty(capsys: pytest.Captu
     target = tmp_path / "report.json"
     assert run(["analyze", str(DEMO_LOG), "--format", "json", "--output", str(target)]) in (0, 1)
     assert capsys.readouterr().out == ""
-    assert json.loads(target.read_text())["inputs"][0]["lines"] == 3252
+    assert json.loads(target.read_text())["inputs"][0]["lines"] == 3779
 
 
 def test_help_on_every_command(capsys: pytest.CaptureFixture[str]) -> None:

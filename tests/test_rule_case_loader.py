@@ -25,7 +25,8 @@ def write(tmp_path: Path, body: str) -> Path:
 def test_every_case_file_of_the_repository_loads() -> None:
     cases = load_rule_cases(REPO_ROOT / "rules")
     assert {case.rule for case in cases} == {"AG001", "CI001", "CI002", "CI003", "IX001", "IX002", "IX003", "IX004",
-                                             "QY001"}
+                                             "IX005", "IX006", "PL001", "QY001", "QY002", "QY003", "QY004", "QY005",
+                                             "QY006", "QY007"}
 
 
 @pytest.mark.parametrize(("body", "message"), [
@@ -44,6 +45,12 @@ def test_every_case_file_of_the_repository_loads() -> None:
     ("    operations:\n" + GOOD_OPERATION + "    expect: []\n    skipped:\n      - {shape: x, why: y}\n",
      "case 'c': skipped[0]: unknown key 'why'"),
     ("    operations:\n      - command: {find: orders}\n    expect: []\n", "case 'c': operations[0]: 'ns' is missing"),
+    ("    operations:\n" + GOOD_OPERATION + "        format: text-2.4\n    expect: []\n",
+     "case 'c': operations[0]: format 'text-2.4' is not one of json, text, text-4.0, profile"),
+    ("    operations:\n" + GOOD_OPERATION + "        ramp: {docExamined: [1, 2]}\n    expect: []\n",
+     "case 'c': operations[0]: ramp: 'docExamined' is not a counter an operation can give"),
+    ("    operations:\n" + GOOD_OPERATION + "        ramp: {docsExamined: [1]}\n    expect: []\n",
+     "case 'c': operations[0]: ramp: docsExamined: expected [first, last], two numbers"),
 ])
 def test_unknown_keys_name_the_file_the_case_and_the_key(tmp_path: Path, body: str, message: str) -> None:
     path = write(tmp_path, body)

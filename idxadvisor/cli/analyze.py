@@ -37,6 +37,7 @@ from idxadvisor.cli.common import (
     ScratchDbOption,
     ScratchUriOption,
     SelectOption,
+    ShardKeyOption,
     ShowValuesOption,
     SinceOption,
     TopOption,
@@ -51,6 +52,7 @@ from idxadvisor.cli.common import (
 from idxadvisor.config import Settings, load_settings
 from idxadvisor.errors import UsageError
 from idxadvisor.models.report import Report
+from idxadvisor.indexes.catalog import parse_shard_key_argument
 from idxadvisor.report import check_available, render
 
 
@@ -84,6 +86,7 @@ def analyze(
     data: DataOption = None,
     min_savings_pct: MinSavingsOption = None,
     sample_size: SampleSizeOption = None,
+    shard_key: ShardKeyOption = None,
     uri: UriOption = None,
     db: DbOption = None,
     query_stats: Annotated[Optional[bool], typer.Option(
@@ -109,7 +112,8 @@ def analyze(
         sample_size=sample_size, jobs=jobs)
     overrides.update({"sort_by": sort_by, "indexes": indexes, "uri": uri, "db": db, "query_stats": query_stats,
                       "replay": replay, "scratch_db": scratch_db, "scratch_uri": scratch_uri,
-                      "max_line_bytes": max_line_bytes})
+                      "max_line_bytes": max_line_bytes,
+                      "shard_keys": dict(parse_shard_key_argument(text) for text in shard_key) if shard_key else None})
     return run_analysis(paths or [], overrides, config, save_workload)
 
 

@@ -77,6 +77,10 @@ IndexesOption = Annotated[Optional[list[str]], typer.Option(
 FailOnOption = Annotated[Optional[str], typer.Option(
     metavar="LEVEL", help="Exit 1 when a finding is at least LEVEL: info, warning, error or never. "
     "\\[default: warning]", rich_help_panel=RULES)]
+ShardKeyOption = Annotated[Optional[list[str]], typer.Option(
+    metavar="NS=PATTERN", help="The shard key of a collection, such as shop.orders='{customerId: 1}': indexes "
+    "that carry it are never called redundant or unused (repeatable; replaces the shard-keys setting).",
+    rich_help_panel=EVIDENCE)]
 UriOption = Annotated[Optional[str], typer.Option(
     metavar="URI", help="Read a live server, read-only: its system.profile as operations, listIndexes as existing "
     "indexes, $sample and $collStats as data (mongodb:// or mongodb+srv://; TLS and credentials in the URI).",

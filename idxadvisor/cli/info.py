@@ -23,11 +23,12 @@ def list_rules() -> int:
     from idxadvisor.rules import ALL_RULES
 
     console = terminal_console(sys.stdout)
-    indent = 41
+    name_width = max(len(rule.name) for rule in ALL_RULES) + 2
+    indent = 7 + name_width + 9
     for rule in ALL_RULES:
         summary = textwrap.wrap(rule.summary(), width=max(40, console.width - indent))
         line = Text(f"{rule.code}  ", style="bold")
-        line.append(f"{rule.name:<24}")
+        line.append(f"{rule.name:<{name_width}}")
         line.append(f"{rule.severity:<9}", style=SEVERITY_STYLES.get(rule.severity, ""))
         line.append("\n".join([summary[0], *(" " * indent + part for part in summary[1:])]))
         console.print(line)

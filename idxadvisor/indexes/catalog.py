@@ -13,19 +13,23 @@ The index files DBAs already have are read too:
 * ``db.coll.getIndexes()`` as mongosh (or the legacy shell, or ``printjson``) prints it: shell syntax, read by the
   project's shell-document parser. Up to 4.2 every index says its namespace (``ns``); from 4.4 on it does not, so
   such a file is named with its namespace: ``--indexes shop.orders=orders-indexes.txt``.
+
+The file does not say which index carries a collection's shard key: the ``shard-keys`` setting and the
+``--shard-key NS=PATTERN`` option do (a pattern in JSON or mongo-shell syntax, ``{customerId: 1}``).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from idxadvisor.errors import InputError
-from idxadvisor.indexes.model import IndexSpec, IndexSpecError
+from idxadvisor.errors import InputError, UsageError
+from idxadvisor.indexes.model import IndexSpec, IndexSpecError, KeyPattern, key_pattern
+from idxadvisor.parse.shelldoc import ShellSyntaxError, parse_shell_value
 
 IndexCatalog = dict[str, list[IndexSpec]]
 _BLANK = re.compile(r"\s*")
@@ -156,3 +160,35 @@ def with_id_index(specs: list[IndexSpec]) -> list[IndexSpec]:
     if not any(spec.is_id_index for spec in specs):
         specs.insert(0, IndexSpec.from_key({"_id": 1}, name="_id_"))
     return specs
+
+
+def shard_key_patterns(shard_keys: Mapping[str, Any]) -> dict[str, KeyPattern]:
+    """The ``shard-keys`` setting (namespace → key pattern) as key patterns; UsageError naming a bad one."""
+    patterns = {}
+    for ns, pattern in shard_keys.items():
+        if "." not in ns:
+            raise UsageError(f"setting 'shard-keys': '{ns}' is not a namespace (database.collection)")
+        try:
+            patterns[ns] = key_pattern(pattern)
+        except IndexSpecError as exc:
+            raise UsageError(f"setting 'shard-keys': {ns}: {exc}") from None
+    return patterns
+
+
+def parse_shard_key_argument(text: str) -> tuple[str, dict[str, Any]]:
+    """``shop.orders={customerId: 1}`` (``--shard-key``): the namespace and its key pattern, in JSON or shell syntax."""
+    ns, separator, pattern = text.partition("=")
+    where = f"--shard-key {text}"
+    if not separator or "." not in ns.strip():
+        raise UsageError(f"{where}: expected NS=PATTERN, such as shop.orders='{{customerId: 1}}'")
+    try:
+        parsed = parse_shell_value(pattern.strip(), 0)
+    except ShellSyntaxError as exc:
+        raise UsageError(f"{where}: the pattern is not a document ({exc})") from None
+    if type(parsed.value) is not dict or parsed.end != len(pattern.strip()):
+        raise UsageError(f"{where}: the pattern is not a document such as {{customerId: 1}}")
+    try:
+        key_pattern(parsed.value)
+    except IndexSpecError as exc:
+        raise UsageError(f"{where}: {exc}") from None
+    return ns.strip(), parsed.value

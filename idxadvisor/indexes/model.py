@@ -191,5 +191,12 @@ class IndexSpec:
     def unhide_index_command(self, ns: str) -> str:
         return f"{collection_reference(ns)}.unhideIndex({json.dumps(self.name)})"
 
+    def hide_index_command(self, ns: str) -> str:
+        return f"{collection_reference(ns)}.hideIndex({json.dumps(self.name)})"
+
+    def starts_with(self, key: KeyPattern) -> bool:
+        """True when this index's key begins with ``key`` (field names and directions)."""
+        return self.key[: len(key)] == key
+
     def __str__(self) -> str:
         return render_key_pattern(self.key)

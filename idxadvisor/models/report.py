@@ -78,6 +78,27 @@ class RunReport(_Model):
     duration_ms: float
 
 
+class PlanCostReport(_Model):
+    """What the executions with one plan summary cost, to compare the plans of a shape."""
+
+    count: int
+    mean_ms: float
+    keys_examined: int
+    docs_examined: int
+    nreturned: int
+
+
+class BurstReport(_Model):
+    """The worst burst of a point lookup: lookups of the shape from one connection (or client address) back to back."""
+
+    size: int
+    start: datetime
+    end: datetime
+    connection: str
+    app: str | None = None
+    bursts: int  # bursts of two lookups or more in the log
+
+
 class ShapeReport(_Model):
     fingerprint: str
     ns: str
@@ -113,6 +134,9 @@ class ShapeReport(_Model):
     replanned: int = 0
     skip_max: int = 0
     skip_mean: float | None = None  # over the executions that skip
+    plan_costs: dict[str, PlanCostReport] = Field(default_factory=dict)  # per plan summary
+    plan_switches: int = 0  # plan changes from one execution to the next, in time order
+    burst: BurstReport | None = None  # point lookups: the worst burst from one connection
     example: dict[str, Any] | None = None
 
 
@@ -181,6 +205,7 @@ class Finding(_Model):
     @property
     def counts(self) -> bool:
         return self.status is None or self.status == "new"
+    group: str | None = None  # the id of its FindingGroup: the findings that share its root cause
 
 
 class FindingGroup(_Model):

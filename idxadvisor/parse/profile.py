@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from idxadvisor.models.events import PROFILE, PROFILE_OPS, Event
+from idxadvisor.models.values import as_int
 from idxadvisor.parse.classify import canonical_op, command_name, internal_reason, resolve_namespace
 from idxadvisor.parse.fields import apply_fields, checked_timestamp
 from idxadvisor.parse.textlog import legacy_find
@@ -61,7 +62,7 @@ def event_from_profile(document: dict[str, Any]) -> Event:
         event.ns = resolve_namespace(ns, event.op, command)
     elif op_word == "query":
         event.command = command if command is not None and "find" in command else legacy_find(
-            collection, document.get("query"))
+            collection, document.get("query"), as_int(document.get("ntoskip")) or 0)
     elif op_word in ("update", "remove"):
         event.statement = True
         event.command = command if command is not None else _legacy_statement(document)

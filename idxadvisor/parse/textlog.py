@@ -25,6 +25,7 @@ from typing import Any
 from idxadvisor.models.events import TEXT_LOG, Event
 from idxadvisor.parse.classify import canonical_op, command_name, internal_reason, resolve_namespace
 from idxadvisor.parse.fields import MAX_DURATION_MS, apply_fields, checked_timestamp, unusable_duration
+from idxadvisor.models.values import as_int
 from idxadvisor.parse.shelldoc import ShellSyntaxError, parse_shell_value
 
 _MONTHS = {name: number for number, name in enumerate(
@@ -180,8 +181,8 @@ def event_from_line(line: TextLine, operation: SlowOperation) -> tuple[Event, st
     documents, position, elided, failure = _read_documents(head, position)
     # A cut line keeps its counters in the tail; otherwise they follow the documents (the last value of a name wins,
     # so a document that could not be read does not shadow them).
-    _read_counters(event, tail if truncated else head[position:])
-    _shape_from_documents(event, op_word, documents)
+    counters = _read_counters(event, tail if truncated else head[position:])
+    _shape_from_documents(event, op_word, documents, as_int(counters.get("ntoskip")) or 0)
     event.truncated = truncated or elided
     problem = None
     if failure and not truncated:
@@ -209,9 +210,9 @@ def _read_documents(body: str, position: int) -> tuple[dict[str, tuple[str | Non
         position = parsed.end
 
 
-def _read_counters(event: Event, text: str) -> None:
-    """``name:value`` pairs after the documents; the last of a name wins. The plan summary's key pattern is cut out
-    first, since its field names could be taken for counters."""
+def _read_counters(event: Event, text: str) -> dict[str, Any]:
+    """``name:value`` pairs after the documents, applied to the event and returned; the last of a name wins. The plan
+    summary's key pattern is cut out first, since its field names could be taken for counters."""
     plan = _PLAN_SUMMARY.search(text)
     if plan is not None:
         event.plan_summary = plan[1]
@@ -221,10 +222,13 @@ def _read_counters(event: Event, text: str) -> None:
     if exception is not None:
         values["exception"] = exception[1]
     apply_fields(event, values)
+    return values
 
 
-def _shape_from_documents(event: Event, op_word: str, documents: dict[str, tuple[str | None, Any]]) -> None:
-    """Turn the line's documents into the command (or statement) a 4.4+ server would log."""
+def _shape_from_documents(event: Event, op_word: str, documents: dict[str, tuple[str | None, Any]],
+                          skip: int = 0) -> None:
+    """Turn the line's documents into the command (or statement) a 4.4+ server would log (``skip``: a legacy query's
+    ``ntoskip``, which its query document does not hold)."""
     collection = event.ns.partition(".")[2]
     name, command = documents.get("command", (None, None))
     _, query = documents.get("query", (None, None))
@@ -235,7 +239,7 @@ def _shape_from_documents(event: Event, op_word: str, documents: dict[str, tuple
         if event.op == "getMore":
             event.originating_command = _document(documents, "originatingCommand")
     elif op_word == "query":
-        event.command = legacy_find(collection, query)
+        event.command = legacy_find(collection, query, skip)
     elif op_word in ("update", "remove"):
         event.statement = True
         if type(command) is dict:
@@ -259,11 +263,14 @@ def _document(documents: dict[str, tuple[str | None, Any]], label: str) -> dict[
     return value if type(value) is dict else None
 
 
-def legacy_find(collection: str, query: Any) -> dict[str, Any] | None:
-    """An OP_QUERY query document (possibly ``{$query: …, $orderby: …}``) as the find command it stands for."""
+def legacy_find(collection: str, query: Any, skip: int = 0) -> dict[str, Any] | None:
+    """An OP_QUERY query document (possibly ``{$query: …, $orderby: …}``) as the find command it stands for, with the
+    ``ntoskip`` the server logged beside it as its ``skip``."""
     if type(query) is not dict:
         return None
     command: dict[str, Any] = {"find": collection}
+    if skip > 0:
+        command["skip"] = skip
     wrapper = next((key for key in _QUERY_WRAPPERS if type(query.get(key)) is dict), None)
     if wrapper is not None and all(key in _QUERY_MODIFIERS for key in query):
         command["filter"] = query[wrapper]

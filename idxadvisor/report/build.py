@@ -14,11 +14,14 @@ from idxadvisor.indexes.model import render_key_pattern
 from idxadvisor.models.inputs import InputSummary
 from idxadvisor.models.report import (
     SEVERITY_ORDER,
+    BurstReport,
     DurationReport,
     Finding,
     GateReport,
     IndexChangeReport,
+    FindingGroup,
     InputReport,
+    PlanCostReport,
     ProblemReport,
     Report,
     RunReport,
@@ -32,6 +35,7 @@ from idxadvisor.models.report import (
 )
 from idxadvisor.report import DEFAULT_TOP_FOR_HTML, DEFAULT_TOP_FOR_PEOPLE
 from idxadvisor.rules.engine import NO_QUERY
+from idxadvisor.rules.grouping import describe_groups
 from idxadvisor.shapes.digest import Digest, ShapeStats
 
 def _ratio(stats: ShapeStats) -> float:
@@ -145,8 +149,23 @@ def shape_report(stats: ShapeStats, show_values: bool) -> ShapeReport:
         replanned=stats.replanned,
         skip_max=stats.skip_max,
         skip_mean=_rounded(stats.skip_total / stats.skipped_executions) if stats.skipped_executions else None,
+        plan_costs={plan: PlanCostReport(count=cost.count, mean_ms=round(cost.total_ms / cost.count, 3),
+                                         keys_examined=cost.keys_examined, docs_examined=cost.docs_examined,
+                                         nreturned=cost.nreturned)
+                    for plan, cost in sorted(stats.plan_costs.items(), key=lambda item: -item[1].count)},
+        plan_switches=stats.plan_order.switches,
+        burst=_burst_report(stats),
         example=example,
     )
+
+
+def _burst_report(stats: ShapeStats) -> BurstReport | None:
+    worst, sizes = stats.bursts.final()
+    if worst is None or worst.size < 2:
+        return None
+    return BurstReport(size=worst.size, start=datetime.fromtimestamp(worst.start_ms / 1000, tz=timezone.utc),
+                       end=datetime.fromtimestamp(worst.end_ms / 1000, tz=timezone.utc), connection=worst.connection,
+                       app=worst.app or None, bursts=sum(sizes.values()))
 
 
 def _by_count(counts: dict[str, int]) -> dict[str, int]:
@@ -299,6 +318,16 @@ def build_report(
         inputs=[input_report(s) for s in summaries],
         shapes=[shape_report(stats, settings.show_values) for stats in shown],
         findings=findings or [],
+        groups=describe_groups(findings or [], {stats.shape.fingerprint: stats.shape.text for stats in selected}),
         suggested_indexes=suggested_indexes(findings or []),
         skipped=skipped or [],
     )
+
+
+def groups_for_people(report: Report) -> list[tuple[FindingGroup | None, list[Finding]]]:
+    """The findings as people read them: one item per group, its findings under it, the most important group first
+    (a report whose groups do not cover its findings exactly, built or edited by hand, gives one item per finding)."""
+    covered = sorted(position for group in report.groups for position in group.findings)
+    if covered != list(range(len(report.findings))):
+        return [(None, [finding]) for finding in report.findings]
+    return [(group, [report.findings[position] for position in group.findings]) for group in report.groups]

@@ -9,6 +9,7 @@ from idxadvisor.models.report import Evidence, Finding, Report, ShapeReport
 from idxadvisor.report.build import (
     evidence_after_label,
     gate_line,
+    groups_for_people,
     key_text,
     operation_counts,
     samples_line,
@@ -121,13 +122,21 @@ def _suggestions_and_findings(report: Report, verbose: bool, limit: int | None) 
         lines += [f"| {rank} | {_code(item.command)} | {len(item.fingerprints)} | {', '.join(item.rules)} | "
                   f"{human_impact(item.impact, item.impact_unit)} | {_code(item.replaces) if item.replaces else ''} |"
                   for rank, item in enumerate(suggestions, start=1)]
-    findings = report.findings[:limit] if limit else report.findings
-    more = f", top {len(findings)} by impact" if len(findings) < len(report.findings) else ""
-    lines += ["", f"### Findings ({len(report.findings)}{more})", ""]
+    items = groups_for_people(report)
+    shown = items[:limit] if limit else items
+    grouped = f" in {len(items)} groups by root cause" if len(items) < len(report.findings) else ""
+    more = f", top {len(shown)} by impact" if len(shown) < len(items) else ""
+    lines += ["", f"### Findings ({len(report.findings)}{grouped}{more})", ""]
     if not report.findings:
         lines.append("No findings.")
-    for finding in findings:
-        lines += _finding(finding)
+    for group, members in shown:
+        if group is None or len(members) == 1:
+            lines += _finding(members[0])
+            continue
+        lines.append(f"- **{group.severity}** {_code(group.title)} on `{_cell(group.ns)}`: {len(members)} findings, "
+                     f"one root cause, {human_impact(group.impact, group.impact_unit)}")
+        for finding in members:
+            lines += ["  " + line if line else line for line in _finding(finding, ns=False)]
     if verbose and report.skipped:
         lines += ["", "### No suggestion", "", "| fingerprint | shape | reason |", "|---|---|---|"]
         listed, without_query = skips_for_people(report.skipped)
@@ -146,11 +155,11 @@ def _shape_row(rank: int, shape: ShapeReport) -> str:
             f"{human_ms(duration.p95)} | {human_ms(duration.max)} | {_code(plan) if plan else ''} | {ratio} | {sort} |")
 
 
-def _finding(finding: Finding) -> list[str]:
+def _finding(finding: Finding, ns: bool = True) -> list[str]:
     status = f" ({finding.status})" if finding.status is not None else ""
+    on = f" on `{_cell(finding.ns)}`" if ns else ""
     where = f" at {_code(str(finding.location))}" if finding.location is not None else ""
-    lines = [f"- **{finding.severity}**{status} `{finding.rule}` {finding.name} on `{_cell(finding.ns)}`{where}: "
-             f"{_cell(finding.message)}"]
+    lines = [f"- **{finding.severity}**{status} `{finding.rule}` {finding.name}{on}{where}: {_cell(finding.message)}"]
     lines += [f"  - {_cell(detail)}" for detail in finding.details]
     if finding.index is not None:
         lines += ["", "  ```js", f"  {finding.index.command}", "  ```"]

@@ -6,7 +6,8 @@ since that is what a pull request changes; otherwise the first input), its logic
 the shape fingerprint is its partial fingerprint, so a dashboard tracks one finding across runs. A finding of
 ``check`` about an index file entry or a migration-script call points at its line and column, so code scanning
 annotates the pull request there; its status gives the result's ``baselineState`` (``new`` or ``unchanged``), and a
-finding accepted by ``--baseline`` is reported with an external suppression.
+finding accepted by ``--baseline`` is reported with an external suppression. SARIF keeps one result per finding;
+``properties.group`` names the root cause it shares with others (``Report.groups``).
 
 The location's ``uri`` is a valid URI reference: a relative path percent-encoded (relative to where the command ran,
 usually the repository root), an absolute path a ``file://`` URI. A report read from stdin has no file to point at, so
@@ -97,6 +98,8 @@ def _result(finding: Finding, location: str | None) -> dict[str, Any]:
         "partialFingerprints": {"idxadvisor/shape/v1": finding.fingerprint},
         "properties": {"impact": finding.impact, "details": finding.details},
     }
+    if finding.group is not None:
+        result["properties"]["group"] = finding.group
     if physical["artifactLocation"]["uri"] is None:
         del result["locations"]
     if finding.status in _BASELINE_STATES:

@@ -14,11 +14,12 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from idxadvisor.models.report import Finding, InputReport, Report, ShapeReport
+from idxadvisor.models.report import Finding, FindingGroup, InputReport, Report, ShapeReport
 from idxadvisor.report.build import (
     change_line,
     evidence_after_label,
     gate_line,
+    groups_for_people,
     operation_counts,
     samples_line,
     skips_for_people,
@@ -54,7 +55,7 @@ def render(report: Report, console: Console, verbose: bool = False, limit: int |
     else:
         _print_shapes(report, console, width)
     _print_suggestions(report, console, width, limit)
-    _print_findings(report.findings, console, width, limit)
+    _print_findings(report, console, width, limit)
     if verbose:
         _print_skipped(report, console, width)
 
@@ -197,42 +198,64 @@ def _print_suggestions(report: Report, console: Console, width: int, limit: int 
         console.print(Group(*lines, *_indented(about, 5, width, "dim")))
 
 
-def _print_findings(findings: list[Finding], console: Console, width: int, limit: int | None) -> None:
+def _print_findings(report: Report, console: Console, width: int, limit: int | None) -> None:
+    """One item per root cause (a group), its findings under it; a group of one finding is that finding."""
     console.print()
+    findings = report.findings
     if not findings:
         console.print(Text("No findings.", style="bold green"))
         return
-    shown = findings[:limit] if limit else findings
-    more = f" (top {len(shown)} by impact; --format json lists all)" if len(shown) < len(findings) else ""
-    console.print(Text(f"Findings: {len(findings)}{more}", style="bold"))
-    for finding in shown:
-        console.print(_finding_block(finding, width))
+    items = groups_for_people(report)
+    shown = items[:limit] if limit else items
+    title = f"Findings: {len(findings)}"
+    if len(items) < len(findings):
+        title += f" in {len(items)} groups by root cause"
+    if len(shown) < len(items):
+        title += f" (top {len(shown)} by impact; --format json lists all)"
+    console.print(Text(title, style="bold"))
+    for group, members in shown:
+        if group is None or len(members) == 1:
+            console.print(_finding_block(members[0], width))
+            continue
+        console.print(_group_head(group, width))
+        for finding in members:
+            console.print(_finding_block(finding, width, indent=2, ns=False))
 
 
-def _finding_block(finding: Finding, width: int) -> Group:
+def _group_head(group: FindingGroup, width: int) -> Group:
     head = Text()
+    head.append(f"{group.severity.upper():<7} ", style=SEVERITY_STYLES.get(group.severity, ""))
+    head.append(f"{group.ns}", style="bold")
+    head.append(f"  {len(group.findings)} findings, one root cause · {human_impact(group.impact, group.impact_unit)}")
+    return Group(head, *_indented(group.title, 8, width, "cyan"))
+
+
+def _finding_block(finding: Finding, width: int, indent: int = 0, ns: bool = True) -> Group:
+    head = Text(" " * indent)
     head.append(f"{finding.severity.upper():<7} ", style=SEVERITY_STYLES.get(finding.severity, ""))
     head.append(f"{finding.rule} {finding.name}", style="bold")
-    head.append(f"  {finding.ns}")
+    if ns:
+        head.append(f"  {finding.ns}")
     if finding.status is not None:
         head.append(f"  [{finding.status}]", style="bold" if finding.counts else "dim")
+    body = 8 + indent
     parts = [head]
     if finding.location is not None:
-        parts += _indented(f"at {finding.location}", 8, width, "dim")
-    parts += _indented(finding.message, 8, width)
+        parts += _indented(f"at {finding.location}", body, width, "dim")
+    parts += _indented(finding.message, body, width)
     for detail in finding.details:
-        parts += _indented(f"- {detail}", 8, width, "dim")
+        parts += _indented(f"- {detail}", body, width, "dim")
     if finding.index is not None:
-        parts += _indented(finding.index.command, 8, width, "green")
+        parts += _indented(finding.index.command, body, width, "green")
     evidence = finding.evidence
     if evidence is not None:
-        parts += _indented(evidence_line(evidence, evidence_after_label(finding)), 8, width, "dim")
+        parts += _indented(evidence_line(evidence, evidence_after_label(finding)), body, width, "dim")
         if evidence.estimate is not None:
-            parts += _indented(evidence_line(evidence.estimate), 8, width, "dim")
+            parts += _indented(evidence_line(evidence.estimate), body, width, "dim")
         calibration = calibration_line(evidence)
         if calibration:
             agree = all(row.agree for row in evidence.calibration)
-            parts += _indented(calibration, 8, width, "dim" if agree else "yellow")
+            parts += _indented(calibration, body, width, "dim" if agree else "yellow")
     return Group(*parts)
 
 

@@ -10,23 +10,41 @@ from idxadvisor.rules.ag001_repeated_aggregation import RepeatedAggregation
 from idxadvisor.rules.base import Rule
 from idxadvisor.rules.ci001_index_in_use_dropped import IndexInUseDropped
 from idxadvisor.rules.ci002_shape_loses_support import ShapeLosesSupport
-from idxadvisor.rules.ci003_redundant_index import RedundantIndex
+from idxadvisor.rules.ci003_redundant_new_index import RedundantNewIndex
 from idxadvisor.rules.ix001_missing_compound_index import MissingCompoundIndex
 from idxadvisor.rules.ix002_esr_order import EsrOrder
 from idxadvisor.rules.ix003_parallel_array_index import ParallelArrayIndex
 from idxadvisor.rules.ix004_missing_index import MissingIndex
+from idxadvisor.rules.ix005_redundant_index import RedundantIndex
+from idxadvisor.rules.ix006_unused_index import UnusedIndex
+from idxadvisor.rules.pl001_plan_flapping import PlanFlapping
 from idxadvisor.rules.qy001_count_slower_than_find import CountSlowerThanFind
+from idxadvisor.rules.qy002_n_plus_one import NPlusOne
+from idxadvisor.rules.qy003_skip_pagination import SkipPagination
+from idxadvisor.rules.qy004_unanchored_regex import UnanchoredRegex
+from idxadvisor.rules.qy005_negation_only import NegationOnly
+from idxadvisor.rules.qy006_large_in import LargeIn
+from idxadvisor.rules.qy007_unprojected_large_response import UnprojectedLargeResponse
 
 ALL_RULES: tuple[type[Rule], ...] = (
     RepeatedAggregation,
     IndexInUseDropped,
     ShapeLosesSupport,
-    RedundantIndex,
+    RedundantNewIndex,
     MissingCompoundIndex,
     EsrOrder,
     ParallelArrayIndex,
     MissingIndex,
+    RedundantIndex,
+    UnusedIndex,
+    PlanFlapping,
     CountSlowerThanFind,
+    NPlusOne,
+    SkipPagination,
+    UnanchoredRegex,
+    NegationOnly,
+    LargeIn,
+    UnprojectedLargeResponse,
 )
 
 

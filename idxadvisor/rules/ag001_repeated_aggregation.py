@@ -1,9 +1,12 @@
 from __future__ import annotations
 
 from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict
+from idxadvisor.rules.trend import growth_of
+from idxadvisor.shapes.digest import ShapeStats
 from idxadvisor.units import human_ms
 
 _REGULAR = 0.5  # interquartile spread of the intervals, relative to their median, below which runs are periodic
+YIELD_ITERATIONS = 128  # work cycles between yields before 4.4 (internalQueryExecYieldIterations, SERVER-46161)
 
 
 def counts_or_sums(stages: tuple[str, ...]) -> bool:
@@ -22,7 +25,13 @@ class RepeatedAggregation(Rule):
     ## What it does
     Flags an aggregation shape with a `$match` and a `$group` that counts or sums (or a `$count`) that runs many
     times, often on a fixed period, such as a dashboard or a progress bar polling. The severity is raised when runs
-    take longer than the period between them: they then overlap and pile up.
+    take longer than the period between them, or start before the previous run has ended: they then overlap and pile
+    up.
+
+    Servers before 4.2 log no `docsExamined` (and often no plan) for an aggregation, only `numYields`, `reslen` and
+    the duration. The rule then judges from what the log does show: the period, the overlap, a duration that grows
+    run after run, and `numYields` as a measure of work (a server before 4.4 yields every 128 documents or 10 ms of
+    work, so yields × 128 bounds the documents a run reads). The finding says what the log could not show.
 
     ## Why is this bad?
     Each run reads every matching document again to produce a handful of numbers that changed little since the last
@@ -46,7 +55,10 @@ class RepeatedAggregation(Rule):
 
     ## Options
     - `min_runs` (10): executions before the rule fires.
-    - `min_docs_per_run` (1000): documents a run reads before the rule fires.
+    - `min_docs_per_run` (1000): documents a run reads before the rule fires (from `numYields` when the log does not
+      show documents examined).
+    - `min_ms_per_run` (1000): when the log shows neither documents examined nor yields, the median duration of a run
+      that counts as heavy.
 
     ## References
     - https://www.mongodb.com/docs/manual/core/materialized-views/
@@ -58,40 +70,109 @@ class RepeatedAggregation(Rule):
     category = "aggregation"
     severity = "warning"
     applies_to = frozenset({"aggregate"})
-    defaults = {"min_runs": 10, "min_docs_per_run": 1000.0}
+    defaults = {"min_runs": 10, "min_docs_per_run": 1000.0, "min_ms_per_run": 1000.0}
 
     def check(self, analysis: ShapeAnalysis, context: RuleContext) -> Verdict | Quiet | None:
         stats = analysis.stats
         if not counts_or_sums(stats.shape.stages):
             return None
-        runs = stats.count - stats.getmores
+        runs = analysis.executions
         if runs < self.options["min_runs"]:
             return Quiet(f"ran {runs} times (fewer than {self.options['min_runs']})")
-        documents = stats.docs_examined / max(runs, 1)
+        if stats.docs_measured * 2 >= runs:
+            return self._measured(analysis)
+        return self._judged(analysis)
+
+    def _measured(self, analysis: ShapeAnalysis) -> Verdict | Quiet:
+        stats, runs = analysis.stats, analysis.executions
+        documents = stats.docs_examined / min(stats.docs_measured, runs)  # getMores add to their run's count
         if documents < self.options["min_docs_per_run"]:
             return Quiet(f"reads {documents:,.0f} documents per run (fewer than {self.options['min_docs_per_run']:,.0f})")
-        span = _span(stats)
-        message = (f"the same aggregation ran {runs:,} times{span}, reading {documents:,.0f} documents each time to "
-                   "produce a few counts or sums.")
-        details = []
-        severity = None
-        intervals = stats.intervals
-        if intervals.n >= 3:
-            period = intervals.percentile(50)
-            spread = intervals.percentile(75) - intervals.percentile(25)
-            if period > 0 and spread <= _REGULAR * period:
-                details.append(f"it runs on a fixed period of about {human_ms(period)}, like a dashboard polling")
-            typical = stats.duration.percentile(50)
-            if period > 0 and typical > period:
-                severity = "error"
-                details.append(f"a run takes {human_ms(typical)} (p50, up to {human_ms(stats.duration.maximum)}), "
-                               f"longer than the {human_ms(period)} between runs: runs overlap and pile up")
-        details.append("maintain the counts on write ($inc in the same update), or refresh a materialized view with "
-                       "$merge on a schedule and read that")
-        return Verdict(message, severity=severity, details=details, impact=float(stats.docs_examined))
+        message = (f"the same aggregation ran {runs:,} times{_span(stats)}, reading {documents:,.0f} documents each "
+                   "time to produce a few counts or sums.")
+        details, severity = _rhythm(stats)
+        details.append(_ADVICE)
+        return Verdict(message, severity=severity, details=details, impact=documents * runs)
+
+    def _judged(self, analysis: ShapeAnalysis) -> Verdict | Quiet:
+        """No docsExamined in the log (a server before 4.2): judge from the period, the overlap, the trend and the
+        yields, and say so."""
+        stats, runs = analysis.stats, analysis.executions
+        details, severity = _rhythm(stats)
+        bound = _documents_from_yields(stats)
+        typical = stats.duration.percentile(50)
+        heavy = bound >= self.options["min_docs_per_run"] if bound is not None else \
+            typical >= self.options["min_ms_per_run"]
+        growing = growth_of(stats) is not None
+        if not (heavy or growing or severity == "error"):
+            work = (f"its yields bound a run to {bound:,.0f} documents" if bound is not None
+                    else f"a run takes {human_ms(typical)} (p50)")
+            return Quiet(f"the log does not show documents examined, and what it shows is light: {work}, runs do "
+                         "not overlap and do not grow")
+        message = (f"the same aggregation ran {runs:,} times{_span(stats)} to produce a few counts or sums; the log "
+                   "does not show the documents each run reads (servers before 4.2 log no docsExamined for an "
+                   "aggregation), so this is judged from the period, the durations, the overlap and numYields.")
+        if bound is not None:
+            details.append(f"{stats.num_yields / stats.yields_measured:,.0f} yields per run: a server before 4.4 "
+                           f"yields every 128 documents or 10 ms of work, so a run reads up to about {bound:,.0f} "
+                           "documents")
+        else:
+            details.append(f"a run takes {human_ms(typical)} (p50, up to {human_ms(stats.duration.maximum)}); the log "
+                           "shows no yields either")
+        details.append(_ADVICE)
+        return Verdict(message, severity=severity, details=details, impact=(bound or 0.0) * runs)
 
 
-def _span(stats) -> str:  # noqa: ANN001 - ShapeStats
+_ADVICE = ("maintain the counts on write ($inc in the same update), or refresh a materialized view with $merge on a "
+           "schedule and read that")
+
+
+def _rhythm(stats: ShapeStats) -> tuple[list[str], str | None]:
+    """Details on the period and the overlap of the runs, and ``error`` when they pile up."""
+    details: list[str] = []
+    severity = None
+    intervals = stats.intervals
+    typical = stats.duration.percentile(50)
+    if intervals.n >= 3:
+        period = intervals.percentile(50)
+        spread = intervals.percentile(75) - intervals.percentile(25)
+        if period > 0 and spread <= _REGULAR * period:
+            details.append(f"it runs on a fixed period of about {human_ms(period)}, like a dashboard polling")
+        if period > 0 and typical > period:
+            severity = "error"
+            details.append(f"a run takes {human_ms(typical)} (p50, up to {human_ms(stats.duration.maximum)}), "
+                           f"longer than the {human_ms(period)} between runs: runs overlap and pile up")
+    overlapping, most = overlap(stats.runs.latest())
+    if overlapping:
+        if overlapping * 4 >= len(stats.runs):
+            severity = "error"
+        details.append(f"{overlapping:,} of the latest {len(stats.runs):,} runs started before the previous one had "
+                       f"ended (up to {most} at once)")
+    return details, severity
+
+
+def overlap(runs: list[tuple[float, float]]) -> tuple[int, int]:
+    """Of runs given as (start, duration): how many started while an earlier one was still running, and the most
+    that ran at once."""
+    overlapping, most = 0, 1 if runs else 0
+    ends: list[float] = []
+    for start, duration in sorted(runs):
+        ends = [end for end in ends if end > start]
+        if ends:
+            overlapping += 1
+        ends.append(start + duration)
+        most = max(most, len(ends))
+    return overlapping, most
+
+
+def _documents_from_yields(stats: ShapeStats) -> float | None:
+    """An upper bound of the documents a run reads: at most 128 work cycles between two yields (before 4.4)."""
+    if not stats.yields_measured:
+        return None
+    return (stats.num_yields / stats.yields_measured + 1) * YIELD_ITERATIONS
+
+
+def _span(stats: ShapeStats) -> str:
     if stats.first_seen is None or stats.last_seen is None:
         return ""
     return f" in {human_ms((stats.last_seen - stats.first_seen).total_seconds() * 1000)}"

@@ -23,6 +23,7 @@ from idxadvisor.indexes.plans import PlanSummary, parse_plan_summary
 from idxadvisor.indexes.sampling import SampleStatistics
 from idxadvisor.models.report import SourceLocation
 from idxadvisor.shapes.digest import ShapeStats
+from idxadvisor.shapes.shape import Branches, ElemMatch, Filter, QueryShape
 
 REQUIRED_SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "## Fix")
 CODE_PATTERN = re.compile(r"^[A-Z]{2}\d{3}$")
@@ -41,6 +42,7 @@ class Verdict:
     existing_index: IndexSpec | None = None  # a finding about an index that exists already
     impact: float | None = None  # wasted documents, when the rule counts them its own way (None: the standard formula)
     location: SourceLocation | None = None  # check: the index file entry or script call it is about
+    related: list[str] = field(default_factory=list)  # fingerprints of other shapes with the same root cause
     command: str | None = None  # the command that fixes a finding about an existing index (default: drop it)
 
 
@@ -64,7 +66,7 @@ class ShapeAnalysis:
     sample: SampleStatistics | None
 
     @property
-    def shape(self):  # noqa: ANN201 - QueryShape
+    def shape(self) -> QueryShape:
         return self.stats.shape
 
     @property
@@ -82,11 +84,18 @@ class ShapeAnalysis:
 
     @property
     def docs_per_returned(self) -> float | None:
-        return self.stats.per_returned(self.stats.docs_examined)
+        """None when nothing was returned, or when the log does not show documents examined (2.2/2.4 text logs show
+        only nscanned, ≤4.0 aggregations neither)."""
+        return self.stats.per_returned(self.stats.docs_examined) if self.stats.docs_measured else None
 
     @property
     def keys_per_returned(self) -> float | None:
-        return self.stats.per_returned(self.stats.keys_examined)
+        return self.stats.per_returned(self.stats.keys_examined) if self.stats.keys_measured else None
+
+    @property
+    def examined_measured(self) -> bool:
+        """The log shows what this shape examined (keys or documents) for at least some executions."""
+        return bool(self.stats.docs_measured or self.stats.keys_measured)
 
     @property
     def wasted_per_execution(self) -> float:
@@ -104,8 +113,10 @@ class ShapeAnalysis:
         if self.returns_nothing:
             per_execution = max(stats.docs_examined, stats.keys_examined) / self.executions
             return f"examines {per_execution:,.0f} documents per execution and returns nothing"
-        ratio = self.docs_per_returned or 0
-        return (f"examines {ratio:,.0f} documents per document returned "
+        ratio, what = self.docs_per_returned, "documents"
+        if ratio is None and self.keys_per_returned is not None:  # 2.2/2.4: nscanned only
+            ratio, what = self.keys_per_returned, "documents or keys (nscanned)"
+        return (f"examines {ratio or 0:,.0f} {what} per document returned "
                 f"({self.wasted_per_execution:,.0f} wasted per execution)")
 
     @property
@@ -258,3 +269,51 @@ def analyze_shape(stats: ShapeStats, context: RuleContext, equality_order: Any =
 
 def render_fields(key: KeyPattern) -> str:
     return "{ " + ", ".join(f"{name}: {direction}" for name, direction in key) + " }"
+
+
+def field_classes(shaped: Filter, prefix: str = "") -> dict[str, set[str]]:
+    """Every field path of a filter shape with its operator classes, inside ``$and``/``$or``/``$nor`` branches and
+    ``$elemMatch`` too (``{"items.sku": {"eq"}, "name": {"regex-unanchored"}}``)."""
+    found: dict[str, set[str]] = {}
+    for key, node in shaped:
+        if isinstance(node, Branches):
+            for branch in node.filters:
+                for path, classes in field_classes(branch, prefix).items():
+                    found.setdefault(path, set()).update(classes)
+        elif key.startswith("$"):
+            continue
+        elif isinstance(node, ElemMatch):
+            if node.inner and isinstance(node.inner[0], str):
+                found.setdefault(prefix + key, set()).update(node.inner)  # type: ignore[arg-type]
+            else:
+                for path, classes in field_classes(node.inner, prefix + key + ".").items():  # type: ignore[arg-type]
+                    found.setdefault(path, set()).update(classes)
+            found.setdefault(prefix + key, set()).update(node.also)
+        else:
+            found.setdefault(prefix + key, set()).update((node,) if isinstance(node, str) else node)
+    return found
+
+
+def fields_with(shape: QueryShape, *classes: str) -> list[str]:
+    """The fields of a shape's filter with any of these operator classes, sorted."""
+    return sorted(path for path, found in field_classes(shape.filter).items() if found & set(classes))
+
+
+def query_filter(op: str, command: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The filter of a logged command (a representative's): ``filter``, ``query``, ``q``, or a pipeline's leading
+    ``$match`` stages; literal values included, so callers inspect it and never print it."""
+    if not isinstance(command, Mapping):
+        return {}
+    if op == "aggregate":
+        pipeline = command.get("pipeline")
+        matches = []
+        for stage in pipeline if isinstance(pipeline, list) else []:
+            if not isinstance(stage, Mapping) or "$match" not in stage:
+                break
+            matches.append(stage["$match"])
+        return {"$and": matches} if len(matches) > 1 else (matches[0] if matches and isinstance(matches[0], dict)
+                                                          else {})
+    for key in ("filter", "query", "q"):
+        if isinstance(command.get(key), dict):
+            return command[key]
+    return {}

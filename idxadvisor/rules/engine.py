@@ -1,5 +1,8 @@
 """Run the rules over a workload's shapes: findings, ranked by impact, and a reason for every shape left without.
 
+Findings that share a root cause (a shape, a proposed index, an existing index, a shape a rule names as related) get
+one group id (``rules.grouping``).
+
 Index advice is coordinated. For each shape, the index-proposing rules that fire compete and the one with the
 highest ``priority`` owns the finding; reviewing rules (IX003) may replace its proposal. Then shapes of one
 collection share indexes: each finding proposes, among all the indexes proposed for its collection, the one that
@@ -11,6 +14,8 @@ more keys than documents were examined, as with an index in the wrong order), su
 multiplied by the average document size in bytes when ``--data`` samples give it for every collection with a
 finding (it then reads as bytes read for nothing; with any size unknown, every impact stays in documents). A rule
 may count the wasted documents its own way (AG001: every document its runs read); the size applies to that too.
+When a shape's work per execution grows steadily over the log's span (``rules.trend``), its findings count every
+execution at the latest cost, which is what the shape costs now.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ from idxadvisor.rules.base import (
     analyze_shape,
     render_fields,
 )
+from idxadvisor.rules.grouping import assign_groups
+from idxadvisor.rules.trend import DOCUMENTS, growth_of
 from idxadvisor.shapes.digest import ShapeStats
 
 NO_QUERY = "has no query an index could serve"
@@ -51,6 +58,7 @@ def run_rules(shapes: list[ShapeStats], context: RuleContext, rules: list[Rule])
     findings: list[Finding] = []
     proposals: list[_Proposal] = []
     skips: list[Skip] = []
+    related: dict[str, set[str]] = defaultdict(set)  # shape -> shapes a rule names as sharing its root cause
     for stats in shapes:
         analysis = analyze_shape(stats, context, orders.get(stats.shape.ns))
         blocked = _blocking_reason(analysis, context)
@@ -61,6 +69,7 @@ def run_rules(shapes: list[ShapeStats], context: RuleContext, rules: list[Rule])
                 continue
             result = rule.check(analysis, context)
             if isinstance(result, Verdict):
+                related[stats.shape.fingerprint].update(result.related)
                 if rule.proposes_index and result.index:
                     fired.append((rule, result))
                 else:
@@ -96,12 +105,14 @@ def run_rules(shapes: list[ShapeStats], context: RuleContext, rules: list[Rule])
     namespaces = {stats.shape.ns for stats in shapes} | set(context.indexes)
     if context.change is not None:
         namespaces |= context.change.namespaces()
+    _fold_growth(findings, shapes)
     for ns in sorted(namespaces):
         for rule in rules:
             for verdict in rule.check_collection(ns, context):
                 findings.append(_collection_finding(rule, ns, verdict, context))
     _one_impact_unit(findings, context)
     findings.sort(key=lambda finding: (-finding.impact, finding.rule, finding.ns, finding.fingerprint))
+    assign_groups(findings, related)
     return findings, skips
 
 
@@ -243,6 +254,27 @@ def _impact(analysis: ShapeAnalysis, documents: float | None = None) -> float:
     return float(documents * (size or 1))
 
 
+def _fold_growth(findings: list[Finding], shapes: list[ShapeStats]) -> None:
+    """A shape whose work per execution grows steadily (``trend``): its most important finding says so, and every
+    finding of the shape counts its executions at today's cost (the latest third's), since that is what they cost
+    now. A duration that grows while the documents examined, which the impact counts, do not is said, not counted."""
+    by_shape: dict[str, list[Finding]] = defaultdict(list)
+    for finding in findings:
+        by_shape[finding.fingerprint].append(finding)
+    for stats in shapes:
+        found = by_shape.get(stats.shape.fingerprint)
+        growth = growth_of(stats) if found else None
+        if growth is None:
+            continue
+        counted = growth.metric == DOCUMENTS or not stats.docs_measured
+        detail = growth.describe()
+        if counted and growth.current_rate > 1:
+            detail += f"; its impact counts every execution at that latest cost (x{growth.current_rate:,.1f})"
+            for finding in found:  # type: ignore[union-attr]
+                finding.impact = round(finding.impact * growth.current_rate, 1)
+        max(found, key=lambda finding: finding.impact).details.append(detail)  # type: ignore[arg-type]
+
+
 def _one_impact_unit(findings: list[Finding], context: RuleContext) -> None:
     """Bytes rank findings only when every collection with a finding has a known document size; otherwise every
     impact goes back to documents, so that the ranking compares like with like."""
@@ -271,7 +303,8 @@ def _unhide_finding(rule: Rule, analysis: ShapeAnalysis, verdict: Verdict, hidde
 
 def _collection_finding(rule: Rule, ns: str, verdict: Verdict, context: RuleContext) -> Finding:
     """A finding about an index (IX003: it can break writes; CI001, CI003: a change to it): the command drops it,
-    unless the rule gives another, or proposes an index instead of it (``verdict.index``)."""
+    unless the rule gives another (IX005, IX006 hide it first: whether anything needed it is learnt by watching), or
+    proposes an index instead of it (``verdict.index``)."""
     existing = verdict.existing_index
     fingerprint = hashlib.sha256(f"{ns} {existing.name if existing else ''}".encode()).hexdigest()[:16]
     index = None

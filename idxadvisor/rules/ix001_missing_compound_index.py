@@ -3,6 +3,10 @@ from __future__ import annotations
 from idxadvisor.indexes.candidates import serves
 from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict, render_fields
 
+NO_PLAN_NOR_WORK = ("the log shows neither a plan nor what this shape examined (servers before 4.2 log neither for an "
+                    "aggregation): nothing to judge an index by")
+UNKNOWN_PLAN = "an unknown plan (the log shows none: servers before 2.6 log no planSummary)"
+
 
 class MissingCompoundIndex(Rule):
     """A query on several fields reads far more documents than it returns, for want of a compound index.
@@ -54,18 +58,26 @@ class MissingCompoundIndex(Rule):
         if filtered < 2:
             return None
         used = analysis.used_index
-        if not analysis.collection_scan:
+        if analysis.plan is None and not analysis.examined_measured:
+            return Quiet(NO_PLAN_NOR_WORK)
+        if analysis.plan is not None and not analysis.collection_scan:
             if used is None:
-                return Quiet("the log shows no plan for this shape")
+                return Quiet(f"its plan, {analysis.plan.text}, uses no index to improve on")
             if serves(used, roles):
                 return Quiet(f"the index it uses, {render_fields(used)}, bounds the scan on every field it can")
         if not wasteful(analysis, self.options["min_docs_per_returned"], self.options["min_wasted_per_execution"]):
             return Quiet(efficiency_reason(analysis))
-        plan = "a collection scan" if analysis.collection_scan else f"{render_fields(used)}"  # type: ignore[arg-type]
+        plan = plan_words(analysis)
         fields = ", ".join(sorted(roles.fields - {name for name, _ in roles.sort}))
         message = (f"{analysis.shape.op} filtering on {fields} uses {plan} and {analysis.examination()}, "
                    f"{analysis.executions:,} executions.")
         return Verdict(message, index=analysis.candidate)
+
+
+def plan_words(analysis: ShapeAnalysis) -> str:
+    if analysis.plan is None:
+        return UNKNOWN_PLAN
+    return "a collection scan" if analysis.collection_scan else render_fields(analysis.used_index)  # type: ignore[arg-type]
 
 
 def wasteful(analysis: ShapeAnalysis, min_ratio: float, min_waste: float) -> bool:
@@ -80,10 +92,12 @@ def wasteful(analysis: ShapeAnalysis, min_ratio: float, min_waste: float) -> boo
 
 def efficiency_reason(analysis: ShapeAnalysis) -> str:
     ratio = analysis.docs_per_returned
+    if ratio is None:
+        ratio = analysis.keys_per_returned
     if ratio is None and analysis.returns_nothing:
         return (f"returns nothing but examines only {analysis.wasted_per_execution:,.0f} documents per execution: "
                 "below the thresholds")
     if ratio is None:
-        return "the log does not show documents examined and returned"
+        return "the log does not show both what it examined and what it returned"
     return (f"examines {ratio:,.1f} documents per document returned and wastes "
             f"{analysis.wasted_per_execution:,.0f} per execution: below the thresholds")

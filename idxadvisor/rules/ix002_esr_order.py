@@ -15,6 +15,9 @@ from idxadvisor.rules.base import (
     analyze_shape,
     render_fields,
 )
+from idxadvisor.units import human_bytes
+
+SORT_MEMORY_LIMIT = 100 * 1024 * 1024  # internalQueryMaxBlockingSortMemoryUsageBytes, 4.4 and later
 
 
 class EsrOrder(Rule):
@@ -24,8 +27,9 @@ class EsrOrder(Rule):
     Flags a query shape with equality and sort (or range) predicates when the log shows a blocking in-memory sort,
     or when the index it uses puts a sort or range key before an equality key, such as a filter on `status` sorted
     by `createdAt` served by `{ createdAt: -1, status: 1 }`. It proposes the index in equality → sort → range order
-    and says when equality → range → sort is the better choice. With `idxadvisor check`, it also flags a new index
-    whose keys are out of that order for the shapes of the workload it would serve.
+    and says when equality → range → sort is the better choice. A blocking sort that spilled to disk (`usedDisk`),
+    or that holds close to the memory a sort may use, is named as such. With `idxadvisor check`, it also flags a new
+    index whose keys are out of that order for the shapes of the workload it would serve.
 
     ## Why is this bad?
     An index gives a sort for free only when the fields before the sort keys are fixed by equalities. A blocking
@@ -51,6 +55,9 @@ class EsrOrder(Rule):
     - `min_sorted_per_execution` (100): documents read per execution before an in-memory sort counts (any sort that
       spilled to disk counts).
     - `min_keys_per_returned` (10) and `min_wasted_per_execution` (500): how wasteful an index out of order must be.
+    - `sort_memory_share` (0.5): the share of the 100 MB blocking-sort memory limit above which the finding says a sort
+      approaches it (the documents returned without a limit, times the sampled document size or the response bytes
+      per document).
 
     ## References
     - https://www.mongodb.com/docs/manual/tutorial/equality-sort-range-guideline/
@@ -63,7 +70,7 @@ class EsrOrder(Rule):
     proposes_index = True
     priority = 30
     defaults = {"min_blocking_share": 0.1, "min_sorted_per_execution": 100.0, "min_keys_per_returned": 10.0,
-                "min_wasted_per_execution": 500.0}
+                "min_wasted_per_execution": 500.0, "sort_memory_share": 0.5}
 
     def check(self, analysis: ShapeAnalysis, context: RuleContext) -> Verdict | Quiet | None:
         roles = analysis.roles
@@ -81,6 +88,7 @@ class EsrOrder(Rule):
             problem = f"sorts {{ {sort} }} in memory in {share:.0f}% of {analysis.executions:,} executions"
             if used:
                 problem += f" after scanning {render_fields(used)}"
+            problem += self._spills(analysis)
         elif misplaced is not None and roles.equality:
             if not self._wasteful_scan(analysis):
                 return Quiet(f"its index {render_fields(used)} is out of equality → sort → range order, but "  # type: ignore[arg-type]
@@ -126,6 +134,21 @@ class EsrOrder(Rule):
                           details=[f"{other.shape.text}: {render_fields(key)}" for other, key in targets],
                           existing_index=index, index=better)
 
+    def _spills(self, analysis: ShapeAnalysis) -> str:
+        """The sort's memory: executions that spilled to disk, or an estimate close to the limit."""
+        stats = analysis.stats
+        said = ""
+        if stats.used_disk:
+            what = "spilled to disk" if analysis.shape.op != "aggregate" else "used disk (a $sort or $group spilled)"
+            said = f"; {stats.used_disk:,} of them {what} (usedDisk)"
+        estimate = sort_memory(analysis)
+        if estimate is not None and estimate[2] >= self.options["sort_memory_share"] * SORT_MEMORY_LIMIT:
+            documents, size, total = estimate
+            said += (f"; it holds about {documents:,.0f} documents of {human_bytes(size)} per sort, "
+                     f"{human_bytes(total)}: {total * 100 / SORT_MEMORY_LIMIT:.0f}% of the 100 MiB a blocking sort "
+                     "may use (32 MiB before 4.4), past which it fails or spills to disk")
+        return said
+
     def _cheap_sort(self, analysis: ShapeAnalysis) -> Quiet | None:
         """A rare blocking sort, or one over a handful of documents, costs less than another index."""
         stats = analysis.stats
@@ -162,6 +185,21 @@ def _reordered(index: IndexSpec, analysis: ShapeAnalysis) -> KeyPattern | None:
     if set(name for name, _ in better) != kept or serves(index.key, narrowed) or not serves(better, narrowed):
         return None
     return better
+
+def sort_memory(analysis: ShapeAnalysis) -> tuple[float, float, float] | None:
+    """(documents, bytes each, bytes) a blocking sort holds per execution: every document returned when the query has
+    no limit (with one it keeps only the top documents), times the sampled document size, or the response bytes per
+    document when the query projects nothing. None when the log does not tell."""
+    stats, shape = analysis.stats, analysis.shape
+    if shape.has_option("limit") or not stats.measured or not stats.nreturned:
+        return None
+    size = analysis.sample.average_document_size if analysis.sample is not None else None
+    if not size and stats.responses_measured and not shape.projection:
+        size = stats.response_bytes / stats.nreturned
+    if not size:
+        return None
+    documents = stats.nreturned / analysis.executions
+    return documents, size, documents * size
 
 
 def _keys_examined(analysis: ShapeAnalysis) -> str:

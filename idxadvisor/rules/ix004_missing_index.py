@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from idxadvisor.indexes.candidates import serves
 from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict, render_fields
-from idxadvisor.rules.ix001_missing_compound_index import efficiency_reason, wasteful
+from idxadvisor.rules.ix001_missing_compound_index import NO_PLAN_NOR_WORK, UNKNOWN_PLAN, efficiency_reason, wasteful
 
 
 class MissingIndex(Rule):
@@ -48,15 +48,21 @@ class MissingIndex(Rule):
         if len(leading) != 1:
             return None
         used = analysis.used_index
-        if not analysis.collection_scan:
+        if analysis.plan is None and not analysis.examined_measured:
+            return Quiet(NO_PLAN_NOR_WORK)
+        if analysis.plan is not None and not analysis.collection_scan:
             if used is None:
-                return Quiet("the log shows no plan for this shape")
+                return Quiet(f"its plan, {analysis.plan.text}, uses no index to improve on")
             if serves(used, roles) or leading[0] in dict(used):
                 return Quiet(f"the index it uses, {render_fields(used)}, bounds {leading[0]}")
         if not wasteful(analysis, self.options["min_docs_per_returned"], self.options["min_wasted_per_execution"]):
             return Quiet(efficiency_reason(analysis))
-        how = "scans the collection" if analysis.collection_scan else \
-            f"uses {render_fields(used)}, which does not bound it,"  # type: ignore[arg-type]
+        if analysis.plan is None:
+            how = f"uses {UNKNOWN_PLAN}"
+        elif analysis.collection_scan:
+            how = "scans the collection"
+        else:
+            how = f"uses {render_fields(used)}, which does not bound it,"  # type: ignore[arg-type]
         message = (f"{analysis.shape.op} filtering on {leading[0]} {how} and "
                    f"{analysis.examination()}, {analysis.executions:,} executions.")
         return Verdict(message, index=analysis.candidate)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from idxadvisor.indexes.plans import parse_plan_summary
 from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict, render_fields
 from idxadvisor.shapes.shape import QueryShape
 
@@ -73,11 +74,16 @@ class CountSlowerThanFind(Rule):
                          f"({find_mean:,.0f} ms)")
         message = (f"counting this filter takes {count_mean:,.0f} ms on average, {count_mean / max(find_mean, 1):,.1f}"
                    f"x the {find_mean:,.0f} ms of the find with the same filter ({max(find.count - find.getmores, 1):,} finds, "
-                   f"{analysis.executions:,} counts): {_documents(analysis)} per count.")
+                   f"{analysis.executions:,} counts): {_documents(analysis)}.")
         details = [f"the find: {find.shape.text}"]
         plan = analysis.plan
         if plan is not None and "COUNT_SCAN" in plan.stages:
             details.append("the count already runs as a COUNT_SCAN: cache the total or show an estimate instead")
+            return Verdict(message, details=details)
+        if plan is None and analysis.candidate and analysis.candidate in _indexes_in_plans(context, shape.ns):
+            details.append(f"the log shows {render_fields(analysis.candidate)} in use on this collection (it does not "
+                           "show the count's plan): the count can already read index keys only; cache the total or "
+                           "show an estimate instead")
             return Verdict(message, details=details)
         if analysis.roles.residual:
             fields = ", ".join(sorted(analysis.roles.residual))
@@ -89,8 +95,18 @@ class CountSlowerThanFind(Rule):
         return Verdict(message, details=details, index=analysis.candidate or None)
 
 
+def _indexes_in_plans(context: RuleContext, ns: str) -> set:
+    """The key patterns the plans of the collection's shapes use: indexes the log proves exist."""
+    return {key for stats in context.shapes_of(ns) for plan in stats.plans
+            for key in parse_plan_summary(plan).indexes}
+
+
 def _documents(analysis: ShapeAnalysis) -> str:
     stats, runs = analysis.stats, analysis.executions
+    if not analysis.examined_measured:
+        return "the log does not show how much a count reads (older servers log no counters for it)"
+    if not stats.docs_measured:
+        return f"{stats.keys_examined / runs:,.0f} documents or keys (nscanned) read per count"
     if stats.docs_examined == 0 and stats.keys_examined:
-        return f"{stats.keys_examined / runs:,.0f} index keys (and no documents) read"
-    return f"{stats.docs_examined / runs:,.0f} documents read"
+        return f"{stats.keys_examined / runs:,.0f} index keys (and no documents) read per count"
+    return f"{stats.docs_examined / runs:,.0f} documents read per count"

@@ -4,6 +4,12 @@ Everything here is mergeable: partial digests built by each worker from its bloc
 input, whatever the order. Memory grows with the number of shapes, not the number of events: durations go into a
 bounded histogram, the timeline coarsens itself past ``Timeline.MAX_BUCKETS``, an aggregation keeps only its latest
 ``RunLog.MAX_RUNS`` runs, and the sets of connections and server hashes stop growing at a cap (and say so).
+
+What depends on the order of executions (a plan that keeps changing, a burst of lookups from one connection) keeps
+its edges: the first and last plan of each part, the bursts that may continue into a neighbouring block. Merging
+joins the edges that meet in time, so a switch or a burst that straddles a block boundary is counted once. Parts
+merged out of time order (not what the runner does) are still exact as long as fewer than ``MAX_EDGES`` of them are
+waiting for their neighbours.
 """
 
 from __future__ import annotations
@@ -14,10 +20,15 @@ from datetime import datetime
 from typing import Any
 
 from idxadvisor.models.events import Event
-from idxadvisor.shapes.shape import QueryShape, ShapeObservation, shape_of
+from idxadvisor.shapes.shape import QueryShape, ShapeObservation, point_lookup_field, shape_of
 from idxadvisor.shapes.sketch import DurationHistogram, coarse_bin, coarse_percentile
 
 SET_CAP = 10_000
+MAX_EDGES = 16  # parts of a sequence kept open for neighbours that have not been merged yet
+#: The longest pause between the end of one lookup and the start of the next on one connection that still counts as
+#: one burst: an application loop waits only for the network round trip, steady traffic from many users rarely
+#: leaves ten gaps that short in a row.
+BURST_GAP_MS = 10.0
 _HASH_FIELDS = (("query_hash", "queryHash"), ("plan_cache_shape_hash", "planCacheShapeHash"),
                 ("query_shape_hash", "queryShapeHash"), ("plan_cache_key", "planCacheKey"))
 
@@ -102,7 +113,11 @@ class Timeline:
     buckets: dict[int, TimeBucket] = field(default_factory=dict)  # bucket start (epoch minute) -> bucket
 
     def add(self, ts: datetime, duration_ms: float, docs_examined: int = 0, keys_examined: int = 0) -> None:
-        minute = int(ts.timestamp() // 60)
+        self.add_at(ts.timestamp(), duration_ms, docs_examined, keys_examined)
+
+    def add_at(self, epoch_seconds: float, duration_ms: float, docs_examined: int = 0, keys_examined: int = 0) -> None:
+        """``add`` for a time already in seconds since the epoch (the digest computes it once per event)."""
+        minute = int(epoch_seconds // 60)
         start = minute - minute % self.width_minutes
         bucket = self.buckets.get(start)
         if bucket is None:
@@ -169,6 +184,174 @@ class RunLog:
         return min(len(self.runs), self.MAX_RUNS)
 
 
+@dataclass(slots=True)
+class PlanCost:
+    """What the executions with one plan summary cost: durations and work, for comparing competing plans."""
+
+    count: int = 0
+    total_ms: float = 0.0
+    keys_examined: int = 0
+    docs_examined: int = 0
+    nreturned: int = 0
+
+    def merge(self, other: PlanCost) -> None:
+        self.count += other.count
+        self.total_ms += other.total_ms
+        self.keys_examined += other.keys_examined
+        self.docs_examined += other.docs_examined
+        self.nreturned += other.nreturned
+
+
+@dataclass(slots=True)
+class PlanRun:
+    """Consecutive executions of a shape (in time order) and how often their plan changed from one to the next."""
+
+    first_ms: float
+    first_plan: str
+    last_ms: float
+    last_plan: str
+    switches: int = 0
+
+
+@dataclass
+class PlanOrder:
+    """When a shape's plan changed: the runs of executions of each part of the input, joined when merged. A plan
+    that changes once (an index was built) is not one that keeps changing (the planner hesitating)."""
+
+    runs: list[PlanRun] = field(default_factory=list)  # in time order; one per part until merged
+
+    def add(self, ts_ms: float, plan: str) -> None:
+        runs = self.runs
+        if runs and ts_ms >= runs[-1].last_ms:
+            last = runs[-1]
+            if plan != last.last_plan:
+                last.switches += 1
+            last.last_ms, last.last_plan = ts_ms, plan
+        else:  # the first execution, or one logged out of order: a part of its own
+            runs.append(PlanRun(ts_ms, plan, ts_ms, plan))
+            if len(runs) > 1:
+                self.runs = _join_plan_runs(runs)
+
+    def merge(self, other: PlanOrder) -> None:
+        self.runs = _join_plan_runs(self.runs + [PlanRun(r.first_ms, r.first_plan, r.last_ms, r.last_plan, r.switches)
+                                                 for r in other.runs])
+
+    @property
+    def switches(self) -> int:
+        """Plan changes from one execution to the next, over everything merged."""
+        runs = self.runs
+        return sum(run.switches for run in runs) + sum(
+            before.last_plan != after.first_plan for before, after in zip(runs, runs[1:]))
+
+
+def _join_plan_runs(runs: list[PlanRun]) -> list[PlanRun]:
+    runs = sorted(runs, key=lambda run: (run.first_ms, run.last_ms))
+    while len(runs) > MAX_EDGES:  # the oldest neighbours: what a merge in input order would have joined
+        first, second = runs[0], runs.pop(1)
+        first.switches += second.switches + (first.last_plan != second.first_plan)
+        first.last_ms, first.last_plan = second.last_ms, second.last_plan
+    return runs
+
+
+@dataclass(slots=True)
+class Burst:
+    """Lookups of one shape from one connection, each starting at most ``BURST_GAP_MS`` after the previous ended."""
+
+    start_ms: float
+    end_ms: float
+    size: int = 1
+    connection: str = ""
+    app: str = ""
+
+    def worse_than(self, other: Burst | None) -> bool:
+        """More lookups, then a shorter window, then earlier, then the first connection by name."""
+        if other is None:
+            return True
+        mine, theirs = (self.size, other.end_ms - other.start_ms, other.start_ms), \
+            (other.size, self.end_ms - self.start_ms, self.start_ms)
+        return mine > theirs or (mine == theirs and self.connection < other.connection)
+
+
+@dataclass
+class BurstLog:
+    """The bursts of a point-lookup shape (``shapes.shape.point_lookup_field``): the worst one, how many bursts of each
+    size, and per connection the bursts at the edges of each part of the input, which may continue into a neighbour.
+    A part keeps at most its first and last burst of a connection open; any burst between them is final."""
+
+    MAX_CONNECTIONS = 1_000
+    open: dict[str, list[Burst]] = field(default_factory=dict)  # connection -> open bursts, in time order
+    worst: Burst | None = None  # the worst final burst
+    sizes: dict[int, int] = field(default_factory=dict)  # final bursts of two lookups or more, by size
+    capped: bool = False  # connections past MAX_CONNECTIONS were not followed
+
+    def add(self, connection: str, start_ms: float, end_ms: float, app: str) -> None:
+        bursts = self.open.get(connection)
+        if bursts is None:
+            if len(self.open) >= self.MAX_CONNECTIONS:
+                self.capped = True
+                return
+            self.open[connection] = [Burst(start_ms, end_ms, 1, connection, app)]
+            return
+        last = bursts[-1]
+        if start_ms - last.end_ms <= BURST_GAP_MS and end_ms >= last.start_ms:
+            last.size += 1
+            last.start_ms, last.end_ms = min(last.start_ms, start_ms), max(last.end_ms, end_ms)
+            return
+        burst = Burst(start_ms, end_ms, 1, connection, app)
+        if len(bursts) == 1:
+            bursts.append(burst)
+        else:
+            self._close(bursts[-1])
+            bursts[-1] = burst
+
+    def _close(self, burst: Burst) -> None:
+        if burst.size >= 2:
+            self.sizes[burst.size] = self.sizes.get(burst.size, 0) + 1
+        if burst.worse_than(self.worst):
+            self.worst = burst
+
+    def merge(self, other: BurstLog) -> None:
+        for connection, theirs in other.open.items():
+            mine = self.open.get(connection)
+            if mine is None and len(self.open) >= self.MAX_CONNECTIONS:
+                self.capped = True
+                for burst in theirs:
+                    self._close(burst)
+                continue
+            joined = self._join(sorted((mine or []) + theirs, key=lambda burst: (burst.start_ms, burst.end_ms)))
+            self.open[connection] = joined
+        for size, count in other.sizes.items():
+            self.sizes[size] = self.sizes.get(size, 0) + count
+        if other.worst is not None and other.worst.worse_than(self.worst):
+            self.worst = other.worst
+        self.capped = self.capped or other.capped
+
+    def _join(self, bursts: list[Burst]) -> list[Burst]:
+        joined: list[Burst] = []
+        for burst in bursts:
+            last = joined[-1] if joined else None
+            if last is not None and burst.start_ms - last.end_ms <= BURST_GAP_MS:
+                joined[-1] = Burst(last.start_ms, max(last.end_ms, burst.end_ms), last.size + burst.size,
+                                   last.connection, last.app)
+            else:
+                joined.append(Burst(burst.start_ms, burst.end_ms, burst.size, burst.connection, burst.app))
+        while len(joined) > MAX_EDGES:  # neither edge: what a merge in input order would have closed
+            self._close(joined.pop(1))
+        return joined
+
+    def final(self) -> tuple[Burst | None, dict[int, int]]:
+        """The worst burst and the number of bursts of each size, counting the open ones as final (everything has
+        been merged); the log itself is left as it is."""
+        worst, sizes = self.worst, dict(self.sizes)
+        for bursts in self.open.values():
+            for burst in bursts:
+                if burst.size >= 2:
+                    sizes[burst.size] = sizes.get(burst.size, 0) + 1
+                if burst.worse_than(worst):
+                    worst = burst
+        return worst, sizes
+
+
 @dataclass
 class Representative:
     """The most recent entry of a shape whose command is complete: the query a what-if evaluates."""
@@ -188,6 +371,8 @@ class ShapeStats:
     docs_examined: int = 0
     nreturned: int = 0
     measured: int = 0  # executions that logged what they returned (or matched) and what they examined
+    keys_measured: int = 0  # executions that logged keysExamined (or nscanned)
+    docs_measured: int = 0  # executions that logged docsExamined (or nscannedObjects): ≤4.0 aggregations do not
     plans: dict[str, int] = field(default_factory=dict)
     blocking_sorts: int = 0
     used_disk: int = 0
@@ -213,9 +398,13 @@ class ShapeStats:
     skipped_executions: int = 0  # executions with a skip (find, count, a pipeline's $skip)
     skip_total: int = 0
     skip_max: int = 0
+    plan_costs: dict[str, PlanCost] = field(default_factory=dict)  # plan summary -> what its executions cost
+    plan_order: PlanOrder = field(default_factory=PlanOrder)
+    bursts: BurstLog = field(default_factory=BurstLog)  # point lookups: bursts from one connection (QY002)
     fast: int = 0  # executions left out by --min-ms
     fast_max_ms: float = 0.0
     _last_start: float | None = field(default=None, repr=False, compare=False)  # block-local: the previous start
+    _point_lookup: bool | None = field(default=None, repr=False, compare=False)  # cached point_lookup_field(shape)
 
     def add(self, event: Event, observation: ShapeObservation) -> None:
         """Count one execution. The hot path of every run: it reads the event's own fields once (an Event holds
@@ -228,8 +417,10 @@ class ShapeStats:
         keys, docs, returned = get("keys_examined"), get("docs_examined"), get("nreturned")
         if keys is not None:
             self.keys_examined += keys
+            self.keys_measured += 1
         if docs is not None:
             self.docs_examined += docs
+            self.docs_measured += 1
         if returned is None and get("statement"):  # a write returns nothing: what it matched is what it wanted
             returned = get("n_matched") if event.op == "update" else get("n_deleted")
         if returned is not None:
@@ -240,6 +431,17 @@ class ShapeStats:
         if plan:
             plans = self.plans
             plans[plan] = plans.get(plan, 0) + 1
+            cost = self.plan_costs.get(plan)
+            if cost is None:
+                cost = self.plan_costs[plan] = PlanCost()
+            cost.count += 1
+            cost.total_ms += duration
+            if keys:
+                cost.keys_examined += keys
+            if docs:
+                cost.docs_examined += docs
+            if returned:
+                cost.nreturned += returned
         if event.op == "getMore":
             self.getmores += 1
         if get("has_sort_stage"):
@@ -296,13 +498,27 @@ class ShapeStats:
                 self._offer_representative(event)
             elif self._latest is None:
                 self._offer_representative(event)
-            self.timeline.add(ts, duration, docs or 0, keys or 0)
-            if self.shape.op == "aggregate" and event.op != "getMore":
-                start = ts.timestamp() * 1000 - duration
-                self._record_start(start)
-                self.runs.add(start, duration)
+            epoch_seconds = ts.timestamp()
+            self.timeline.add_at(epoch_seconds, duration, docs or 0, keys or 0)
+            if event.op != "getMore":
+                end = epoch_seconds * 1000
+                if plan:
+                    self.plan_order.add(end, plan)
+                if self.shape.op == "aggregate":
+                    start = end - duration
+                    self._record_start(start)
+                    self.runs.add(start, duration)
+                elif self._point_lookup is not False:
+                    self._record_lookup(end, duration, connection or get("remote"), app)
         elif self._latest is None:
             self._offer_representative(event)
+
+    def _record_lookup(self, end_ms: float, duration: float, caller: str | None, app: str | None) -> None:
+        """A point lookup's place in its connection's bursts (the first call finds out whether this is a lookup)."""
+        if self._point_lookup is None:
+            self._point_lookup = point_lookup_field(self.shape) is not None
+        if self._point_lookup and caller:
+            self.bursts.add(caller, end_ms - duration, end_ms, app or "")
 
     def _record_start(self, start_ms: float) -> None:
         """The interval since the previous start of this shape in the same block (log order is time order)."""
@@ -333,14 +549,21 @@ class ShapeStats:
         return Representative(event.ts, command, event.op)  # type: ignore[arg-type]
 
     def merge(self, other: ShapeStats) -> None:
-        for name in ("count", "getmores", "keys_examined", "docs_examined", "nreturned", "measured",
-                     "blocking_sorts", "used_disk", "errors", "truncated", "internal", "fast", "num_yields",
+        for name in ("count", "getmores", "keys_examined", "docs_examined", "nreturned", "measured", "keys_measured",
+                     "docs_measured", "blocking_sorts", "used_disk", "errors", "truncated", "internal", "fast", "num_yields",
                      "yields_measured", "response_bytes", "responses_measured", "replanned", "skipped_executions",
                      "skip_total"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.fast_max_ms = max(self.fast_max_ms, other.fast_max_ms)
         self.skip_max = max(self.skip_max, other.skip_max)
         self.runs.merge(other.runs)
+        for plan, cost in other.plan_costs.items():
+            mine_cost = self.plan_costs.get(plan)
+            if mine_cost is None:
+                self.plan_costs[plan] = mine_cost = PlanCost()
+            mine_cost.merge(cost)
+        self.plan_order.merge(other.plan_order)
+        self.bursts.merge(other.bursts)
         self.duration.merge(other.duration)
         self.intervals.merge(other.intervals)
         for mine, theirs_counts in ((self.plans, other.plans), (self.apps, other.apps)):

@@ -101,6 +101,16 @@ class ShapeObservation:
     skip: int = 0  # documents skipped before the first result (find and count skip, a pipeline's leading $skip)
 
 
+def point_lookup_field(shape: QueryShape) -> str | None:
+    """The field of a point lookup: a find with an equality on one field (``_id`` or a reference such as
+    ``orderId``) and nothing else to sort, skip or filter by; the loop of an ORM loading related documents one by one
+    sends many of them. None for any other shape."""
+    if shape.op != "find" or len(shape.filter) != 1 or shape.sort or shape.has_option("skip"):
+        return None
+    name, node = shape.filter[0]
+    return name if node == EQ and not name.startswith("$") else None
+
+
 # -- filters -------------------------------------------------------------------------------------------------------
 
 

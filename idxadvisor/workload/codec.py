@@ -14,7 +14,18 @@ from datetime import datetime
 from typing import Any
 
 from idxadvisor.models.events import Event
-from idxadvisor.shapes.digest import CappedSet, RunLog, ShapeStats, TimeBucket, Timeline
+from idxadvisor.shapes.digest import (
+    Burst,
+    BurstLog,
+    CappedSet,
+    PlanCost,
+    PlanOrder,
+    PlanRun,
+    RunLog,
+    ShapeStats,
+    TimeBucket,
+    Timeline,
+)
 from idxadvisor.shapes.shape import Branches, ElemMatch, Filter, Node, QueryShape, finish
 from idxadvisor.shapes.sketch import DurationHistogram
 from idxadvisor.workload.redact import redact_command
@@ -24,6 +35,7 @@ _SCALARS = (int, float, str, bool, type(None))
 #: Fields deliberately not saved, with the reason.
 NOT_SAVED: dict[tuple[type, str], str] = {
     (ShapeStats, "_last_start"): "block-local: the previous start within one parsed block, meaningless after a merge",
+    (ShapeStats, "_point_lookup"): "a cache of what the shape itself says (point_lookup_field), worked out again",
 }
 
 
@@ -136,6 +148,43 @@ def decode_runs(document: dict[str, Any]) -> RunLog:
     return _decode_fields(RunLog(), document, _RUNS)
 
 
+def _encode_plan_costs(costs: dict[str, PlanCost]) -> dict[str, Any]:
+    return {plan: _encode_fields(cost, {}) for plan, cost in sorted(costs.items())}
+
+
+def _decode_plan_costs(documents: dict[str, Any]) -> dict[str, PlanCost]:
+    return {str(plan): _decode_fields(PlanCost(), document, {}) for plan, document in documents.items()}
+
+
+def _encode_plan_runs(runs: list[PlanRun]) -> list[dict[str, Any]]:
+    return [_encode_fields(run, {}) for run in runs]
+
+
+def _decode_plan_runs(documents: list[dict[str, Any]]) -> list[PlanRun]:
+    return [_decode_fields(PlanRun(0.0, "", 0.0, ""), document, {}) for document in documents]
+
+
+_PLAN_ORDER = {"runs": _Codec("runs", _encode_plan_runs, _decode_plan_runs)}
+
+
+def _encode_burst(burst: Burst | None) -> dict[str, Any] | None:
+    return _encode_fields(burst, {}) if burst is not None else None
+
+
+def _decode_burst(document: dict[str, Any] | None) -> Burst | None:
+    return _decode_fields(Burst(0.0, 0.0), document, {}) if document is not None else None
+
+
+_BURSTS = {
+    "open": _Codec("open", lambda open_: {connection: [_encode_burst(burst) for burst in bursts]
+                                          for connection, bursts in sorted(open_.items())},
+                   lambda open_: {str(connection): [_decode_burst(burst) for burst in bursts]
+                                  for connection, bursts in open_.items()}),
+    "worst": _Codec("worst", _encode_burst, _decode_burst),
+    "sizes": _Codec("sizes", _pairs, _unpairs),
+}
+
+
 # -- shapes ----------------------------------------------------------------------------------------------------------
 
 
@@ -223,6 +272,11 @@ _STATS = {
     "timeline": _Codec("timeline", encode_timeline, decode_timeline),
     "runs": _Codec("runs", encode_runs, decode_runs),
     "_latest": _Codec("representative", encode_representative, decode_representative),
+    "plan_costs": _Codec("plan_costs", _encode_plan_costs, _decode_plan_costs),
+    "plan_order": _Codec("plan_order", lambda order: _encode_fields(order, _PLAN_ORDER),
+                         lambda document: _decode_fields(PlanOrder(), document, _PLAN_ORDER)),
+    "bursts": _Codec("bursts", lambda bursts: _encode_fields(bursts, _BURSTS),
+                     lambda document: _decode_fields(BurstLog(), document, _BURSTS)),
 }
 
 

@@ -6,7 +6,9 @@ marker mongod writes under ``redactClientLogData``, which the evidence code alre
 
 * filters (``filter``, ``query``, ``q``, a pipeline's ``$match``, ``arrayFilters``): field names and operators stay,
   every value goes, a whole ``$in``/``$nin``/``$all`` list becomes one ``"###"``, an embedded document or an
-  Extended JSON value (``{"$oid": …}``) is one value;
+  Extended JSON value (``{"$oid": …}``) is one value; a regex keeps what its shape and the rules read of it and no
+  more: its flags, and whether it has a prefix an index seeks to (``^###``), is anchored without one (``^(?:###)``,
+  such as ``/^a/i``) or is not anchored (``###``);
 * updates (``u``, ``update``): operators and field names stay, values go; a replacement document keeps its field
   names only;
 * expressions (``$expr``, projections with expressions, pipeline stages other than the leading ``$match``/``$sort``/
@@ -23,6 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from idxadvisor.models.values import is_extended_json_value
+from idxadvisor.shapes.shape import regex_prefix
 
 REDACTED = "###"
 
@@ -74,13 +77,34 @@ def redact_filter(value: Any) -> Any:
     return redacted
 
 
+def redact_regex(pattern: Any, options: Any = "") -> str:
+    """A placeholder pattern of the same kind as ``pattern``: one with a seekable prefix, anchored without one, or not
+    anchored (see the module's doc)."""
+    if type(pattern) is not str:
+        return REDACTED
+    flags = options if type(options) is str else ""
+    if regex_prefix(pattern, flags):
+        return "^" + REDACTED
+    if pattern.startswith(("^", "\\A")):
+        return "^(?:" + REDACTED + ")"
+    return REDACTED
+
+
 def _redact_condition(value: Any) -> Any:
     """The condition on one field: an operator document keeps its operators, anything else is one value."""
+    if type(value) is dict and type(value.get("$regularExpression")) is dict and len(value) == 1:
+        inner = value["$regularExpression"]
+        return {"$regularExpression": {"pattern": redact_regex(inner.get("pattern"), inner.get("options", "")),
+                                       "options": inner.get("options", "")}}
     if type(value) is not dict or not value or is_extended_json_value(value) or not next(iter(value)).startswith("$"):
         return REDACTED
     redacted: dict[str, Any] = {}
     for operator, operand in value.items():
-        if operator == "$elemMatch":
+        if operator == "$regex":
+            redacted[operator] = redact_regex(operand, value.get("$options", ""))
+        elif operator == "$options" and type(operand) is str:
+            redacted[operator] = operand  # flags, not a value
+        elif operator == "$elemMatch":
             redacted[operator] = (redact_filter(operand) if _is_sub_filter(operand) else _redact_condition(operand))
         elif operator == "$not":
             redacted[operator] = _redact_condition(operand)

@@ -72,12 +72,14 @@ def test_no_request_is_possible_and_nothing_is_loaded_from_elsewhere(demo: Repor
 
 def test_the_header_says_what_the_terminal_says(demo: Report) -> None:
     page = page_of(demo)
-    assert "1 input, 3,252 lines, 765 slow-operation entries, 723 operations, 15 query shapes" in page
-    assert "2026-11-02 09:00:02+00:00 → 2026-11-02 09:30:00+00:00" in page
+    summary = demo.summary
+    assert (f"1 input, {summary.lines:,} lines, {summary.entries:,} slow-operation entries, "
+            f"{summary.operations:,} operations, {summary.shapes} query shapes") in page
+    assert "2026-11-02 09:00:02+00:00 → 2026-11-02 09:30:21+00:00" in page
     assert "<dt>Server versions</dt><dd>8.0.12</dd>" in page
     assert "1 entry whose command the server truncated" in page
     assert "6 operations: internal traffic (shown with --include-internal)" in page
-    assert "5 samples, 13,000 documents" in page
+    assert f"{len(demo.samples)} samples, {sum(sample.documents for sample in demo.samples):,} documents" in page
 
 
 def test_index_commands_are_copyable_and_the_whole_set_too(demo: Report) -> None:
@@ -126,15 +128,16 @@ def test_findings_follow_the_reports_groups(demo: Report) -> None:
     findings = page[page.index('<section id="findings">'):page.index('<section id="shapes">')]
     assert findings.index("the second root cause") < findings.index("the first root cause")
     assert findings.count('<details class="group') == 2
-    assert "9 findings with 2 root causes" in findings
+    assert f"{len(demo.findings)} findings with 2 root causes" in findings
 
 
 def test_without_groups_findings_are_grouped_by_shape(demo: Report) -> None:
-    page = page_of(demo)
+    assert demo.groups  # the demo's own grouping is the other test's; here a report from before groups existed
+    page = page_of(demo.model_copy(update={"groups": []}))
     findings = page[page.index('<section id="findings">'):page.index('<section id="shapes">')]
     shapes_with_findings = {finding.fingerprint for finding in demo.findings}
-    assert findings.count('<details class="group') == len(shapes_with_findings) == 8
-    assert "9 findings with 8 root causes" in findings
+    assert findings.count('<details class="group') == len(shapes_with_findings) > 1
+    assert f"{len(demo.findings)} findings with {len(shapes_with_findings)} root causes" in findings
 
 
 def test_without_the_extra_html_is_one_error_line_before_any_input_is_read(

@@ -24,7 +24,7 @@ def render(report: Report) -> str:
 
 def test_one_input_is_singular_and_two_are_plural(report: Report) -> None:
     text = render(report)
-    assert "\n1 input, 3,252 lines, 765 slow-operation entries, 723 operations, 15 shapes;" in text
+    assert "\n1 input, 3,779 lines, 1,261 slow-operation entries, 1,216 operations, 19 shapes;" in text
     assert "input(s)" not in text
     two = report.model_copy(update={
         "summary": report.summary.model_copy(update={"inputs": 2, "lines": 1, "entries": 1, "operations": 1,

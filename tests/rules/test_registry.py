@@ -60,9 +60,10 @@ def test_every_rule_has_cases_that_fire_and_cases_that_stay_silent(rule: type[Ru
 
 
 def test_selection_by_code_prefix_name_and_ignore() -> None:
-    assert [r.code for r in select_rules(["IX"])] == ["IX001", "IX002", "IX003", "IX004"]
+    assert [r.code for r in select_rules(["IX"])] == ["IX001", "IX002", "IX003", "IX004", "IX005", "IX006"]
     assert [r.code for r in select_rules(["repeated-aggregation", "QY001"])] == ["AG001", "QY001"]
-    assert [r.code for r in select_rules([], ["IX", "CI"])] == ["AG001", "QY001"]
+    assert [r.code for r in select_rules([], ["IX", "CI", "QY"])] == ["AG001", "PL001"]
+    assert [r.code for r in select_rules([], ["IX", "QY", "PL"])] == ["AG001", "CI001", "CI002", "CI003"]
     configured = {rule.code: rule for rule in select_rules([], [], {"IX001": {"min_docs_per_returned": 50}})}
     assert configured["IX001"].options["min_docs_per_returned"] == 50
 
@@ -106,3 +107,11 @@ def _roles(draw) -> Roles:  # noqa: ANN001
 def test_the_key_index_finds_exactly_the_keys_that_serve(keys: list, roles: Roles) -> None:
     expected = [key for key in dict.fromkeys(keys) if serves(key, roles)]
     assert KeyIndex(keys).serving(roles) == expected
+def test_the_rules_list_keeps_its_columns_whatever_the_longest_name(capsys: pytest.CaptureFixture[str]) -> None:
+    from idxadvisor.cli import run
+
+    assert run(["rules"]) == 0
+    heads = [line for line in capsys.readouterr().out.splitlines() if CODE_PATTERN.match(line[:5])]
+    assert len(heads) == len(ALL_RULES)
+    columns = {line.index(rule.severity, 7 + len(rule.name)) for line, rule in zip(heads, ALL_RULES)}
+    assert len(columns) == 1 and all(f"{rule.name} " in line for line, rule in zip(heads, ALL_RULES))

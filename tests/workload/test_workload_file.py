@@ -19,7 +19,8 @@ from idxadvisor.errors import InputError, UsageError
 from idxadvisor.models.events import Event
 from idxadvisor.shapes.digest import CappedSet, Digest, RunLog, ShapeStats, TimeBucket, Timeline
 from idxadvisor.shapes.sketch import DurationHistogram
-from idxadvisor.workload import load_workload, save_workload
+from idxadvisor.shapes.shape import shape_of
+from idxadvisor.workload import load_workload, redact_command, save_workload
 from idxadvisor.workload.codec import NOT_SAVED
 from tests.conftest import FIXTURES_DIR
 from tests.helpers import json_line, slow_attr
@@ -160,7 +161,7 @@ def test_inputs_keep_their_counts_and_identity(tmp_path: Path, demo_digest: tupl
     save_workload(path, *demo_digest)
     (summary,) = load_workload(path).inputs
     assert summary.path == f"{path}:{DEMO_LOG}"
-    assert (summary.format, summary.lines, summary.entries, summary.operations) == ("json-log", 3252, 765, 723)
+    assert (summary.format, summary.lines, summary.entries, summary.operations) == ("json-log", 3779, 1261, 1216)
     assert summary.bytes == DEMO_LOG.stat().st_size
     assert summary.head_sha256 == hashlib.sha256(DEMO_LOG.read_bytes()[: 64 * 1024]).hexdigest()
 
@@ -234,7 +235,7 @@ def test_the_redacted_commands_keep_the_shapes_they_came_from(demo_digest: tuple
 def test_filters_cannot_be_applied_again_to_a_digest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     workload = tmp_path / "w.json"
     report_without_inputs(capsys, str(DEMO_LOG), "--save-workload", str(workload), "--min-ms", "100")
-    assert report_without_inputs(capsys, str(workload), "--min-ms", "100")["summary"]["operations"] == 723
+    assert report_without_inputs(capsys, str(workload), "--min-ms", "100")["summary"]["operations"] == 1216
     assert run(["analyze", str(workload), "--since", "2026-11-02T09:10"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"idxadvisor: error: {workload} was recorded with --min-ms 100, and this run asks for "
@@ -270,3 +271,21 @@ def test_a_workload_on_stdin_is_refused_with_its_reason(tmp_path: Path, capsys: 
 def test_saving_into_a_missing_directory_is_a_usage_error(tmp_path: Path, demo_digest: tuple) -> None:
     with pytest.raises(UsageError, match="--save-workload: cannot write"):
         save_workload(tmp_path / "nope" / "w.json", *demo_digest)
+
+
+@pytest.mark.parametrize(("condition", "kept"), [
+    ({"$regex": "^smith", "$options": ""}, {"$regex": "^###", "$options": ""}),  # a prefix an index seeks to
+    ({"$regex": "^smith", "$options": "i"}, {"$regex": "^(?:###)", "$options": "i"}),  # anchored, case-insensitive
+    ({"$regex": "son$"}, {"$regex": "###"}),  # a search inside the value
+    ({"$regularExpression": {"pattern": "^ab(c|d)", "options": "s"}},
+     {"$regularExpression": {"pattern": "^###", "options": "s"}}),
+    ({"$regularExpression": {"pattern": "^ab", "options": "m"}},  # ^ with m anchors every line: no prefix to seek
+     {"$regularExpression": {"pattern": "^(?:###)", "options": "m"}}),
+])
+def test_a_regex_keeps_its_kind_and_loses_its_text(condition: dict, kept: dict) -> None:
+    command = {"find": "people", "filter": {"lastName": condition}}
+    redacted = redact_command(command)
+    assert redacted["filter"]["lastName"] == kept
+    original, _ = shape_of(Event("crm.people", "find", command=command))
+    again, _ = shape_of(Event("crm.people", "find", command=redacted))
+    assert again.fingerprint == original.fingerprint  # regex-prefix or regex-unanchored, as the log had it

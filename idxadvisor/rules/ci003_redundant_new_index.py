@@ -8,7 +8,7 @@ from idxadvisor.indexes.model import IndexSpec
 from idxadvisor.rules.base import Rule, RuleContext, ShapeAnalysis, Verdict
 
 
-class RedundantIndex(Rule):
+class RedundantNewIndex(Rule):
     """A new index is a prefix of, or the same as, another index of the collection.
 
     ## What it does
@@ -37,7 +37,7 @@ class RedundantIndex(Rule):
     """
 
     code = "CI003"
-    name = "redundant-index"
+    name = "redundant-new-index"
     severity = "warning"
     category = "change"
 

@@ -14,7 +14,10 @@ A case file::
             nreturned: 1
             durationMillis: 150
             repeat: 20              # 20 executions starting `every` seconds apart (default 10), each logged when
-                                    # it ends; `durations: [..]` cycles through several durations
+                                    # it ends; `durations: [..]` cycles through several durations, and
+                                    # `ramp: {durationMillis: [300, 16000]}` grows a number run by run
+            format: text-4.0        # optional: json (an 8.0 log, the default), text (4.2), text-4.0 (3.2-4.0),
+                                    # or profile (system.profile documents); a line holds the counters given
         indexes: {shop.customers: [{key: {_id: 1}, name: _id_}]}   # optional: the --indexes file
         data: {shop.products: [{tags: [a, b]}]}                      # optional: --data samples
         expect:                     # the findings of this file's rule, each matched by the keys it gives
@@ -30,12 +33,14 @@ A case file::
         todo: "why this case is expected to fail for now"
 
 Finding keys: ``rule`` (default the file's), ``ns``, ``severity``, ``message`` (a substring), ``details`` (a
-substring of one of them), ``index`` (``key``, ``replaces``, ``name``, and ``command``: a substring), and for
-``check`` cases ``status`` (new, existing, accepted) and ``line`` (of the script call or index file entry).
+substring of one of them, or a list of such), ``index`` (``key``, ``replaces``, ``name``, and ``command``: a
+substring), ``grouped_with`` (rules whose findings share the finding's group, its root cause), and for ``check``
+cases ``status`` (new, existing, accepted) and ``line`` (of the script call or index file entry).
 
 A case with a ``check`` mapping runs ``idxadvisor check`` instead of ``analyze``: its ``indexes`` are the proposed
 index file, ``check.migration`` a mongosh migration script applied to ``check.baseline_indexes`` (today's indexes;
-without them, those the plans show), ``check.db`` the database of calls that do not name one. Every expected finding must match a distinct
+without them, those the plans show), ``check.db`` the database of calls that do not name one. Every expected finding
+must match a distinct
 finding of the rule, and the rule must report no other.
 
 A key the loader does not know (``docExamined`` for ``docsExamined``) is a ``RuleCaseError`` naming the file, the case
@@ -57,17 +62,22 @@ import yaml
 from idxadvisor.api import analyze
 from idxadvisor.config import Settings
 from idxadvisor.models.report import Finding, Report
+from idxadvisor.testing.logwriter import json_entry, profile_document, text_entry
 
 OPERATION_COUNTERS = ("keysExamined", "docsExamined", "nreturned", "nMatched", "nModified", "ndeleted",
                       "hasSortStage", "usedDisk", "appName", "queryHash", "planCacheShapeHash", "queryShapeHash",
-                      "originatingCommand", "workingMillis", "cursorExhausted", "fromMultiPlanner")
+                      "planCacheKey", "originatingCommand", "workingMillis", "cursorExhausted", "fromMultiPlanner",
+                      "replanned", "numYields", "reslen", "remote")
 OPERATION_KEYS = frozenset({"ns", "command", "plan", "type", "ctx", "at", "every", "repeat", "durationMillis",
-                            "durations", *OPERATION_COUNTERS})
+                            "durations", "ramp", "format", *OPERATION_COUNTERS})
+#: The formats an operation can be written in, and the file each goes to (one file per format, as servers write them).
+FORMAT_FILES = {"json": "case.log", "text": "case.text.log", "text-4.0": "case.text-4.0.log",
+                "profile": "case.profile.json"}
 FILE_KEYS = frozenset({"rule", "config", "cases"})
 CASE_KEYS = frozenset({"operations", "log", "fixture", "indexes", "data", "config", "expect", "skipped", "todo",
                        "check"})
 CHECK_KEYS = frozenset({"baseline_indexes", "migration", "db"})
-EXPECT_KEYS = frozenset({"rule", "ns", "severity", "message", "details", "index", "status", "line"})
+EXPECT_KEYS = frozenset({"rule", "ns", "severity", "message", "details", "index", "grouped_with", "status", "line"})
 INDEX_KEYS = frozenset({"key", "replaces", "name", "command"})
 SKIPPED_KEYS = frozenset({"shape", "reason"})
 _START = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
@@ -134,38 +144,80 @@ def _check_case(spec: Any, where: str) -> None:
     _check_keys(spec, CASE_KEYS, where)
     if "check" in spec:
         _check_keys(spec["check"], CHECK_KEYS, f"{where}: check")
-    _check_list(spec, "operations", OPERATION_KEYS, where, required=("ns", "command"))
+    for number, operation in enumerate(_check_list(spec, "operations", OPERATION_KEYS, where,
+                                                   required=("ns", "command"))):
+        _check_operation(operation, f"{where}: operations[{number}]")
     for number, expected in enumerate(_check_list(spec, "expect", EXPECT_KEYS, where)):
         if "index" in expected:
             _check_keys(expected["index"], INDEX_KEYS, f"{where}: expect[{number}].index")
     _check_list(spec, "skipped", SKIPPED_KEYS, where, required=("shape", "reason"))
 
 
+def _check_operation(operation: dict[str, Any], where: str) -> None:
+    kind = operation.get("format", "json")
+    if kind not in FORMAT_FILES:
+        raise RuleCaseError(f"{where}: format '{kind}' is not one of {', '.join(FORMAT_FILES)}")
+    ramps = operation.get("ramp", {})
+    if not isinstance(ramps, dict):
+        raise RuleCaseError(f"{where}: ramp: expected a mapping of counters to [first, last]")
+    for key, bounds in ramps.items():
+        if key not in OPERATION_COUNTERS and key != "durationMillis":
+            raise RuleCaseError(f"{where}: ramp: '{key}' is not a counter an operation can give")
+        if not (isinstance(bounds, list) and len(bounds) == 2
+                and all(isinstance(bound, (int, float)) and not isinstance(bound, bool) for bound in bounds)):
+            raise RuleCaseError(f"{where}: ramp: {key}: expected [first, last], two numbers")
+
+
 def iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}+00:00"
 
 
-def operation_lines(operations: list[dict[str, Any]]) -> list[str]:
-    """Server-format 8.0 slow-query lines for a case's ``operations``."""
-    lines = []
+def operation_entries(operations: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """The lines (or profiler documents) a case's ``operations`` stand for, by format, each file in time order."""
+    written: dict[str, list[tuple[datetime, str]]] = {}
     for number, operation in enumerate(operations):
-        start = _START + timedelta(seconds=float(operation.get("at", number * 3600)))
-        every = float(operation.get("every", 10))
-        durations = operation.get("durations") or [operation.get("durationMillis", 150)]
-        for run in range(int(operation.get("repeat", 1))):
-            duration = durations[run % len(durations)]
-            moment = start + timedelta(seconds=run * every, milliseconds=duration)  # logged when it ends
-            attr: dict[str, Any] = {"type": operation.get("type", "command"), "ns": operation["ns"],
-                                    "command": operation["command"]}
-            if "plan" in operation:
-                attr["planSummary"] = operation["plan"]
-            attr.update({key: operation[key] for key in OPERATION_COUNTERS if key in operation})
-            attr["durationMillis"] = duration
-            entry = {"t": {"$date": iso(moment)}, "s": "I", "c": "WRITE" if attr["type"] != "command" else "COMMAND",
-                     "id": 51803, "ctx": operation.get("ctx", f"conn{run % 7 + 1}"), "msg": "Slow query",
-                     "attr": attr}
-            lines.append(json.dumps(entry, separators=(",", ":")))
-    return lines
+        kind = operation.get("format", "json")
+        _check_operation(operation, f"operations[{number}]")
+        for moment, context, attr in _executions(number, operation):
+            written.setdefault(kind, []).append((moment, _render(kind, moment, context, attr)))
+    return {kind: [line for _, line in sorted(lines, key=lambda item: item[0])] for kind, lines in written.items()}
+
+
+def operation_lines(operations: list[dict[str, Any]]) -> list[str]:
+    """Server-format 8.0 slow-query lines for a case's ``operations`` (all of them in JSON, whatever their format)."""
+    return operation_entries([{**operation, "format": "json"} for operation in operations])["json"] if operations \
+        else []
+
+
+def _executions(number: int, operation: dict[str, Any]) -> list[tuple[datetime, str, dict[str, Any]]]:
+    """(end time, connection, attr) of each execution of one operation: logged when it ends."""
+    start = _START + timedelta(seconds=float(operation.get("at", number * 3600)))
+    every = float(operation.get("every", 10))
+    repeat = int(operation.get("repeat", 1))
+    durations = operation.get("durations") or [operation.get("durationMillis", 150)]
+    ramps = operation.get("ramp") or {}
+    executions = []
+    for run in range(repeat):
+        attr: dict[str, Any] = {"type": operation.get("type", "command"), "ns": operation["ns"],
+                                "command": operation["command"]}
+        if "plan" in operation:
+            attr["planSummary"] = operation["plan"]
+        attr.update({key: operation[key] for key in OPERATION_COUNTERS if key in operation})
+        attr["durationMillis"] = durations[run % len(durations)]
+        for key, (first, last) in ramps.items():
+            attr[key] = round(first + (last - first) * run / max(repeat - 1, 1))
+        moment = start + timedelta(seconds=run * every, milliseconds=attr["durationMillis"])
+        executions.append((moment, operation.get("ctx", f"conn{run % 7 + 1}"), attr))
+    return executions
+
+
+def _render(kind: str, moment: datetime, context: str, attr: dict[str, Any]) -> str:
+    if kind == "profile":
+        return json.dumps(profile_document(moment, attr), separators=(",", ":"))
+    if kind.startswith("text"):
+        return text_entry(moment, context, attr, version="4.0" if kind == "text-4.0" else "4.2")
+    component = "WRITE" if attr["type"] != "command" else "COMMAND"
+    return json_entry(moment, component, 51803, context, "Slow query", attr)
 
 
 def case_inputs(case: RuleCase, workdir: Path, repository: Path) -> tuple[list[str], dict[str, Any]]:
@@ -174,13 +226,14 @@ def case_inputs(case: RuleCase, workdir: Path, repository: Path) -> tuple[list[s
     inputs = []
     if "fixture" in spec:
         inputs.append(str(repository / spec["fixture"]))
-    lines = []
+    files: dict[str, list[str]] = {}
     if "log" in spec:
-        lines += [line for line in spec["log"].splitlines() if line.strip()]
+        files["json"] = [line for line in spec["log"].splitlines() if line.strip()]
     if "operations" in spec:
-        lines += operation_lines(spec["operations"])
-    if lines:
-        log = workdir / "case.log"
+        for kind, lines in operation_entries(spec["operations"]).items():
+            files.setdefault(kind, []).extend(lines)
+    for kind, lines in files.items():
+        log = workdir / FORMAT_FILES[kind]
         log.write_text("\n".join(lines) + "\n", encoding="utf-8")
         inputs.append(str(log))
     overrides: dict[str, Any] = {"format": "json", **case.config, **spec.get("config", {})}
@@ -221,8 +274,11 @@ def run_case(case: RuleCase, workdir: Path, repository: Path) -> Report:
     return check(request, Settings.model_validate({"fail_on": "error", **overrides}))
 
 
-def _matches(finding: Finding, expected: dict[str, Any], rule: str) -> bool:
+def _matches(finding: Finding, expected: dict[str, Any], rule: str, report: Report) -> bool:
     if finding.rule != expected.get("rule", rule):
+        return False
+    grouped = {other.rule for other in report.findings if other.group == finding.group and other is not finding}
+    if not set(expected.get("grouped_with", [])) <= grouped:
         return False
     for key in ("ns", "severity", "status"):
         if key in expected and getattr(finding, key) != expected[key]:
@@ -231,8 +287,10 @@ def _matches(finding: Finding, expected: dict[str, Any], rule: str) -> bool:
         return False
     if "message" in expected and expected["message"] not in finding.message:
         return False
-    if "details" in expected and not any(expected["details"] in detail for detail in finding.details):
-        return False
+    wanted = expected.get("details", [])
+    for part in [wanted] if isinstance(wanted, str) else wanted:
+        if not any(part in detail for detail in finding.details):
+            return False
     if "index" in expected:
         index = finding.index
         if index is None:
@@ -255,7 +313,7 @@ def check_case(case: RuleCase, report: Report) -> list[str]:
     problems = []
     unmatched = list(found)
     for expected in case.spec.get("expect") or []:
-        match = next((finding for finding in unmatched if _matches(finding, expected, rule)), None)
+        match = next((finding for finding in unmatched if _matches(finding, expected, rule, report)), None)
         if match is None:
             problems.append(f"no {rule} finding matches {expected}")
         else:

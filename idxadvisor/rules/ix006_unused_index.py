@@ -1,0 +1,126 @@
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from idxadvisor.indexes.model import IndexSpec
+from idxadvisor.indexes.plans import parse_plan_summary
+from idxadvisor.rules.base import Rule, RuleContext, ShapeAnalysis, Verdict
+from idxadvisor.rules.ix005_redundant_index import hide_advice, protected
+from idxadvisor.shapes.digest import ShapeStats
+from idxadvisor.units import human_count, human_ms
+
+_LOOKUP = re.compile(r"^\$lookup\((.*)\)$")
+_SLOW_MS = 100.0  # the default slowms: a log whose fastest entries are this slow shows only slow operations
+
+
+class UnusedIndex(Rule):
+    """No operation of the log used an index, over a span long enough to say so.
+
+    ## What it does
+    Reads the `--indexes` file and flags an index of a collection that the log shows operations on when no shape's
+    plan used it, no query hinted it and no `$lookup` or `$graphLookup` of the same database could join through it.
+    It says how long the log covers and how many operations on the collection it saw, since a short log proves
+    little, and whether the log holds only slow operations (then fast queries using the index are invisible to it).
+    It never flags the `_id` index, a unique, TTL, partial or hidden index, one that carries the shard key (the
+    `shard-keys` setting, `--shard-key`), nor text, geo and wildcard indexes (their plans are not all in the log).
+
+    ## Why is this bad?
+    An index nobody reads still costs every write that touches its fields, disk, and cache that the indexes in use
+    need.
+
+    ## Example
+    ```js
+    db.orders.getIndexes()   // { region: 1, createdAt: -1 }: not one plan used it in a week of logs
+    ```
+
+    ## Fix
+    Confirm with the servers' own counters, on every member (`$indexStats`: `accesses.ops` since `accesses.since`),
+    then hide the index, watch, and drop it:
+    ```js
+    db.orders.aggregate([{ $indexStats: {} }])
+    db.orders.hideIndex("region_1_createdAt_-1")
+    ```
+
+    ## Options
+    - `min_span_hours` (1.0): the span the log must cover before the rule says anything.
+    - `watch_days` (7): how long to watch a hidden index before dropping it, in the advice.
+
+    ## References
+    - https://www.mongodb.com/docs/manual/reference/operator/aggregation/indexStats/
+    - https://www.mongodb.com/docs/manual/core/index-hidden/
+    """
+
+    code = "IX006"
+    name = "unused-index"
+    severity = "info"
+    defaults = {"min_span_hours": 1.0, "watch_days": 7}
+
+    def check(self, analysis: ShapeAnalysis, context: RuleContext) -> None:
+        return None  # a finding about the collection's indexes (see check_collection)
+
+    def check_collection(self, ns: str, context: RuleContext) -> Iterable[Verdict]:
+        shapes = [stats for stats in context.shapes_of(ns) if stats.plans]
+        span = _span_ms(context.shapes)
+        if not shapes or span < self.options["min_span_hours"] * 3_600_000:
+            return
+        used = _used_keys(shapes)
+        hinted = {option[5:] for stats in context.shapes_of(ns) for option in stats.shape.options
+                  if option.startswith("hint:")}
+        joined = _joined_fields(ns, context.shapes)
+        operations = sum(stats.count for stats in context.shapes_of(ns))
+        only_slow = min(stats.duration.percentile(0) for stats in context.shapes) >= _SLOW_MS
+        for index in context.indexes.get(ns, []):
+            if (protected(index, ns, context) or not index.is_btree or index.key in used or index.name in hinted
+                    or _hint_text(index) in hinted or index.key[0][0] in joined or "*" in joined):
+                continue
+            message = (f"index {index.name} {index} was used by no operation of the log: {human_count(operations)} "
+                       f"operations on {ns} ({len(shapes)} shape{'s' if len(shapes) != 1 else ''} with a plan) over "
+                       f"{human_ms(span)}.")
+            details = []
+            if only_slow:
+                details.append(f"the log shows only operations slower than {_SLOW_MS:g} ms (slowms): fast queries "
+                               "that use the index never appear in it")
+            details.append("confirm on every member with $indexStats (accesses.ops since accesses.since), which "
+                           "counts every use, fast or slow")
+            details.append(hide_advice(index, ns, self.options["watch_days"]))
+            yield Verdict(message, details=details, existing_index=index, command=index.hide_index_command(ns))
+
+
+def _span_ms(shapes: list[ShapeStats]) -> float:
+    firsts = [stats.first_seen for stats in shapes if stats.first_seen is not None]
+    lasts = [stats.last_seen for stats in shapes if stats.last_seen is not None]
+    return (max(lasts) - min(firsts)).total_seconds() * 1000 if firsts and lasts else 0.0
+
+
+def _used_keys(shapes: list[ShapeStats]) -> set:
+    return {key for stats in shapes for plan in stats.plans for key in parse_plan_summary(plan).indexes}
+
+
+def _hint_text(index: IndexSpec) -> str:
+    """An index hinted by its key pattern, as a shape records the hint (``a:1,b:-1``)."""
+    return ",".join(f"{name}:{direction}" for name, direction in index.key)
+
+
+def _joined_fields(ns: str, shapes: list[ShapeStats]) -> set[str]:
+    """Fields of ``ns`` that a $lookup of the same database joins on (an index starting with one may serve the join,
+    whose plan the log does not show); every field (``*``) for a $lookup with a pipeline, or a $graphLookup."""
+    database, _, collection = ns.partition(".")
+    fields: set[str] = set()
+    for stats in shapes:
+        if stats.shape.ns.partition(".")[0] != database:
+            continue
+        for stage in stats.shape.stages:
+            if stage == "$graphLookup":  # its collection is not in the shape: any may be joined
+                fields.add("*")
+            match = _LOOKUP.match(stage)
+            if match is None:
+                continue
+            parts = dict(part.split("=", 1) for part in match[1].split(", ") if "=" in part)
+            if parts.get("from") != collection:
+                continue
+            if "foreignField" in parts:
+                fields.add(parts["foreignField"])
+            if "pipeline" in match[1].split(", ") or "foreignField" not in parts:
+                fields.add("*")
+    return fields
