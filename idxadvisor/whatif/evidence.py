@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -480,6 +481,8 @@ def _fill_redacted(value: Any, sample: SampleStatistics, rng: random.Random, pat
                 filled[key] = [_fill_redacted(branch, sample, rng, path) for branch in item]
             elif key in ("$in", "$nin", "$all") and item == REDACTED:
                 filled[key] = [_draw(sample, rng, path)]
+            elif key == "$regex" and isinstance(item, str) and REDACTED in item:
+                filled[key] = _regex_from_sample(item, sample, rng, path)
             else:
                 filled[key] = _fill_redacted(item, sample, rng, child)
         return filled
@@ -488,6 +491,17 @@ def _fill_redacted(value: Any, sample: SampleStatistics, rng: random.Random, pat
     if value == REDACTED and path:
         return _draw(sample, rng, path)
     return value
+
+
+REGEX_PREFIX_CHARACTERS = 3  # what a redacted regex's placeholder becomes: this much of a sampled value
+
+
+def _regex_from_sample(pattern: str, sample: SampleStatistics, rng: random.Random, path: str) -> str:
+    """A regex of the kind a workload file kept (``^###``, ``^(?:###)``, ``###``), its placeholder filled with the
+    first characters of a value of the field drawn from the sample, so that it matches what such a query matches."""
+    drawn = _draw(sample, rng, path)
+    text = drawn if isinstance(drawn, str) else ""
+    return pattern.replace(REDACTED, re.escape(text[:REGEX_PREFIX_CHARACTERS]))
 
 
 def _draw(sample: SampleStatistics, rng: random.Random, path: str) -> Any:

@@ -131,3 +131,16 @@ def test_whatif_errors_are_one_line(capsys: pytest.CaptureFixture[str], tmp_path
     assert run(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith(message) and err.count("\n") == 1
+
+
+def test_a_redacted_regex_is_filled_with_the_start_of_a_sampled_value() -> None:
+    import random
+
+    from idxadvisor.indexes.sampling import SampleStatistics
+    from idxadvisor.whatif.evidence import _fill_redacted
+
+    sample = SampleStatistics([{"lastName": "Silvano"}, {"lastName": "Silvano"}])
+    filled = _fill_redacted({"lastName": {"$regex": "^###", "$options": "i"}, "n": {"$regex": "###"}},
+                            sample, random.Random(1), "")
+    assert filled["lastName"] == {"$regex": "^Sil", "$options": "i"}
+    assert filled["n"] == {"$regex": ""}  # a field the sample lacks: a regex that matches anything
