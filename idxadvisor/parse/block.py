@@ -30,6 +30,9 @@ from idxadvisor.parse.profile import NotAProfileDocument, event_from_profile
 _SLOW_NEEDLE = jsonlog.SLOW_QUERY_NEEDLES[0]
 _SPACED_SLOW_NEEDLE = jsonlog.SLOW_QUERY_NEEDLES[1]
 _BUILD_INFO_NEEDLE = jsonlog.BUILD_INFO_NEEDLES[0]
+_SLOW_QUERY_NUMBER = str(jsonlog.SLOW_QUERY_ID).encode()
+_ID_KEY, _SPACED_ID_KEY = b'"id":', b'"id": '
+
 _TEXT_CANDIDATE_END = re.compile(r"ms\r?$", re.M)
 # A line that does not start with a timestamp and is not blank (``line.rstrip("\r\n\t ")`` is not empty): the one
 # kind of text line that is a problem, on every path. Anchored on the newline before the line, so that the regex
@@ -122,14 +125,18 @@ class BlockParser:
     def _parse_json_block(self, data: bytes) -> None:
         find, rfind = data.find, data.rfind
         json_line = self._json_line
-        position = find(_SLOW_NEEDLE)
-        while position >= 0:
+        number = _SLOW_QUERY_NUMBER
+        position = find(number)
+        while position >= 0:  # both spellings in one pass: "id":51803 as servers write it, "id": 51803 by hand
+            if data[position - 5:position] != _ID_KEY and data[position - 6:position] != _SPACED_ID_KEY:
+                position = find(number, position + 5)
+                continue
             start = rfind(b"\n", 0, position) + 1
             end = find(b"\n", position)
             if end < 0:
                 end = len(data)
             json_line(data[start:end], data, start)
-            position = find(_SLOW_NEEDLE, end)
+            position = find(number, end)
         position = find(_BUILD_INFO_NEEDLE)  # a plain block has only the server's own spelling
         while position >= 0:
             start = rfind(b"\n", 0, position) + 1
@@ -316,23 +323,28 @@ class BlockParser:
 
 _LINE_START = b'{"t":{"$date":"'
 _LINE_JOINS = (b'}\n' + _LINE_START, b'}\r\n' + _LINE_START)
+_NEWLINE_BYTES = b"\r\n"
+_CLOSING_BRACE = ord("}")
 
 
 def _is_plain_json_block(data: bytes, lines: int) -> bool:
-    """Every line is a whole server-written JSON log line: it starts with ``{"t":{"$date":"`` and ends with ``}``.
+    """Every line is a whole JSON log line: it starts with ``{"t":{"$date":"`` and ends with ``}``.
 
     One count of a long needle checks both ends of every line boundary at once (a short needle such as ``}\\n``
-    is several times slower to count); only a block that fails it is walked line by line.
+    is several times slower to count); only a block that fails it is walked line by line. The last line is checked
+    where it ends, without copying the block to strip it.
     """
     if not data.startswith(_LINE_START):
         return False
-    last = data.rstrip(b"\r\n")
-    if not last.endswith(b"}"):
+    end = len(data)
+    while end and data[end - 1] in _NEWLINE_BYTES:
+        end -= 1
+    if not end or data[end - 1] != _CLOSING_BRACE:
         return False
     joins = data.count(_LINE_JOINS[0])
     if joins != lines - 1:
         joins += data.count(_LINE_JOINS[1])
-    return joins == lines - 1 and _SPACED_SLOW_NEEDLE not in data
+    return joins == lines - 1
 
 
 class _LineNumbers:
