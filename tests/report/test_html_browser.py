@@ -192,12 +192,15 @@ def test_a_link_or_a_point_opens_the_shape_and_draws_its_charts(context: Any, de
     last = shape_anchor(report.shapes[-1].fingerprint)
     assert not visit.page.evaluate(f"document.getElementById('{last}').open")
     visit.page.click(f"#shapes-table a[href='#{last}']")
+    # the page opens the shape on hashchange, which the browser fires after the click returns
+    visit.page.wait_for_function(f"document.getElementById('{last}').open", timeout=10_000)
     visit.wait_for_charts()
-    assert visit.page.evaluate(f"document.getElementById('{last}').open")
     assert all(figure["state"] == "drawn" for figure in visit.figures() if figure["details"] == last)
 
     visit.page.evaluate("document.querySelectorAll('details.shape').forEach(d => { d.open = false; })")
     visit.page.locator("#scatter g.scatter_shapes_marks > path").first.click(force=True)
+    visit.page.wait_for_function("location.hash.startsWith('#shape-') && "
+                                 "document.getElementById(location.hash.slice(1)).open", timeout=10_000)
     visit.wait_for_charts()
     opened = visit.page.evaluate("location.hash.slice(1)")
     assert opened.startswith("shape-") and visit.page.evaluate(f"document.getElementById('{opened}').open")
