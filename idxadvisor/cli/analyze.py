@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from idxadvisor import api
 from idxadvisor.cli.app import command, error_line
 from idxadvisor.cli.common import (
     FLAG,
@@ -49,11 +48,14 @@ from idxadvisor.cli.common import (
     refuse_server_uris,
     shared_overrides,
 )
-from idxadvisor.config import Settings, load_settings
 from idxadvisor.errors import UsageError
-from idxadvisor.models.report import Report
-from idxadvisor.indexes.catalog import parse_shard_key_argument
 from idxadvisor.report import check_available, render
+
+if TYPE_CHECKING:
+    from idxadvisor.config import Settings
+    from idxadvisor.models.report import Report
+
+# The library is imported where a command runs, not here: --help and version need none of it.
 
 
 @command()
@@ -105,6 +107,8 @@ def analyze(
     debug: DebugOption = False,
 ) -> int:
     """Read slow-operation logs, profiler dumps or a live server; report query shapes, findings and indexes."""
+    from idxadvisor.indexes.catalog import parse_shard_key_argument
+
     overrides = shared_overrides(
         format=format, output=output, top=top, show_values=show_values, verbose=verbose, min_ms=min_ms, ns=ns,
         exclude_ns=exclude_ns, include_internal=include_internal, since=since, until=until, fail_on=fail_on,
@@ -120,6 +124,9 @@ def analyze(
 def run_analysis(paths: list[str], overrides: dict[str, object], config: Path | None,
                  save_workload: Path | None = None) -> int:
     """Check the arguments, run ``api.analyze``, render the report, and return the exit code (analyze, replay)."""
+    from idxadvisor import api
+    from idxadvisor.config import load_settings
+
     settings = load_settings(overrides, config)
     check_available(settings.format)  # the html extra, before any input is read
     check_arguments(paths, settings)

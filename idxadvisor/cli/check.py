@@ -7,7 +7,6 @@ from typing import Annotated, Optional
 
 import typer
 
-from idxadvisor import api
 from idxadvisor.cli.analyze import report_input_errors
 from idxadvisor.cli.app import command
 from idxadvisor.cli.common import (
@@ -40,7 +39,6 @@ from idxadvisor.cli.common import (
     refuse_server_uris,
     shared_overrides,
 )
-from idxadvisor.config import load_settings
 from idxadvisor.report import render
 
 
@@ -91,6 +89,8 @@ def check(
     debug: DebugOption = False,
 ) -> int:
     """Gate a change of index definitions against a recorded workload: exit 0 pass, 1 fail, 2 bad input."""
+    from idxadvisor import api
+    from idxadvisor.config import load_settings
     from idxadvisor.gate.run import CheckRequest
 
     refuse_server_uris("--workload ", workload or [], "give a workload file, logs or profiler dumps")

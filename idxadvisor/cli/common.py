@@ -12,13 +12,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Annotated, Any, Optional, TextIO
+from typing import TYPE_CHECKING, Annotated, Any, Optional, TextIO
 
 import typer
 
 from idxadvisor.errors import UsageError
 from idxadvisor.exitcodes import ExitCode
-from idxadvisor.models.report import SEVERITY_ORDER, Report
+
+if TYPE_CHECKING:
+    from idxadvisor.models.report import Report
 
 # Help panels, in the order people look for them.
 INPUT, FILTERING, RULES, EVIDENCE, SERVER, OUTPUT = "Input", "Filtering", "Rules", "Evidence", "Server", "Output"
@@ -166,6 +168,8 @@ def output_stream(path: Path | None) -> Iterator[TextIO]:
 
 def exit_code_for(report: Report, fail_on: str) -> ExitCode:
     """2 when an input could not be read; else 1 when a finding is at least as severe as ``fail_on``; else 0."""
+    from idxadvisor.models.report import SEVERITY_ORDER
+
     if any(item.error for item in report.inputs):
         return ExitCode.USAGE
     worst = report.max_severity()

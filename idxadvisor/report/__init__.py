@@ -7,10 +7,12 @@ are imported when used, so a JSON report never loads Rich.
 from __future__ import annotations
 
 import os
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from idxadvisor.models.report import Report
 from idxadvisor.units import mask_secrets
+
+if TYPE_CHECKING:  # the report models (pydantic) load when a report is built, not when the command line starts
+    from idxadvisor.models.report import Report
 
 FORMATS = ("text", "json", "markdown", "sarif", "html")
 DEFAULT_TOP_FOR_PEOPLE = 20
