@@ -33,26 +33,46 @@ class DigestOptions:
 
 @dataclass
 class CappedSet:
-    """A set that stops growing at ``SET_CAP`` members and remembers that it did."""
+    """A set that keeps its ``SET_CAP`` smallest members and remembers whether it dropped any.
+
+    Keeping the smallest (rather than the first) makes it a bottom-k sample: any split of the values, merged in any
+    order, keeps the same members, so a digest merges exactly even past the cap. Up to twice the cap is held between
+    trims, so adding stays cheap; ``cutoff`` is the largest member kept at the last trim (larger values are dropped at
+    once)."""
 
     members: set[str] = field(default_factory=set)
     capped: bool = False
+    cutoff: str | None = None
 
     def add(self, value: str) -> None:
-        if value in self.members:
-            return
-        if len(self.members) >= SET_CAP:
-            self.capped = True
+        if value in self.members or (self.cutoff is not None and value > self.cutoff):
             return
         self.members.add(value)
+        if len(self.members) > 2 * SET_CAP:
+            self._trim()
 
     def merge(self, other: CappedSet) -> None:
         for value in other.members:
             self.add(value)
-        self.capped = self.capped or other.capped
+        if other.capped:
+            self.capped = True
+            if other.cutoff is not None and (self.cutoff is None or other.cutoff < self.cutoff):
+                self.cutoff = other.cutoff  # what ``other`` dropped is above its cutoff: never among the smallest
+                self.members = {value for value in self.members if value <= other.cutoff}
+
+    def _trim(self) -> None:
+        if len(self.members) > SET_CAP or self.capped:
+            kept = sorted(self.members)[:SET_CAP]
+            self.members, self.capped = set(kept), True
+            self.cutoff = kept[-1] if kept else self.cutoff
+
+    def kept(self) -> set[str]:
+        """The members (at most ``SET_CAP``: the smallest ones when the set was capped)."""
+        self._trim()
+        return self.members
 
     def __len__(self) -> int:
-        return len(self.members)
+        return len(self.kept())
 
 
 @dataclass(slots=True)
@@ -203,7 +223,6 @@ class ShapeStats:
     last_seen: datetime | None = None
     timeline: Timeline = field(default_factory=Timeline)
     _latest: Event | None = field(default=None, repr=False)  # the latest execution with a complete command
-    intervals: DurationHistogram = field(default_factory=DurationHistogram)  # ms between starts (aggregations)
     runs: RunLog = field(default_factory=RunLog)  # the latest runs of an aggregation (start, duration)
     num_yields: int = 0
     yields_measured: int = 0  # executions that logged numYields
@@ -215,7 +234,6 @@ class ShapeStats:
     skip_max: int = 0
     fast: int = 0  # executions left out by --min-ms
     fast_max_ms: float = 0.0
-    _last_start: float | None = field(default=None, repr=False, compare=False)  # block-local: the previous start
 
     def add(self, event: Event, observation: ShapeObservation) -> None:
         """Count one execution. The hot path of every run: it reads the event's own fields once (an Event holds
@@ -253,7 +271,8 @@ class ShapeStats:
         internal = get("internal")
         if internal is not None:
             self.internal += 1
-            self.internal_reason = self.internal_reason or internal
+            if self.internal_reason is None or internal < self.internal_reason:
+                self.internal_reason = internal  # the smallest: the same whatever the order of the events
         if observation.in_length > self.max_in_length:
             self.max_in_length = observation.in_length
         skip = observation.skip
@@ -293,22 +312,14 @@ class ShapeStats:
                 self.first_seen = ts
             if self.last_seen is None or ts >= self.last_seen:
                 self.last_seen = ts
-                self._offer_representative(event)
-            elif self._latest is None:
+            latest = self._latest
+            if latest is None or latest.ts is None or ts >= latest.ts:
                 self._offer_representative(event)
             self.timeline.add(ts, duration, docs or 0, keys or 0)
             if self.shape.op == "aggregate" and event.op != "getMore":
-                start = ts.timestamp() * 1000 - duration
-                self._record_start(start)
-                self.runs.add(start, duration)
+                self.runs.add(ts.timestamp() * 1000 - duration, duration)
         elif self._latest is None:
             self._offer_representative(event)
-
-    def _record_start(self, start_ms: float) -> None:
-        """The interval since the previous start of this shape in the same block (log order is time order)."""
-        if self._last_start is not None and start_ms >= self._last_start:
-            self.intervals.add(start_ms - self._last_start)
-        self._last_start = start_ms
 
     def add_fast(self, event: Event) -> None:
         """An execution faster than --min-ms: counted, not analysed."""
@@ -317,7 +328,7 @@ class ShapeStats:
             self.fast_max_ms = event.duration_ms
 
     def _offer_representative(self, event: Event) -> None:
-        """Keep the latest execution whose command is complete (called for executions at or after the last seen)."""
+        """Keep the latest execution whose command is complete (called for executions at or after the one kept)."""
         if event.truncated or event.unparsed:
             return
         command = event.originating_command if event.op == "getMore" else event.command
@@ -342,14 +353,15 @@ class ShapeStats:
         self.skip_max = max(self.skip_max, other.skip_max)
         self.runs.merge(other.runs)
         self.duration.merge(other.duration)
-        self.intervals.merge(other.intervals)
         for mine, theirs_counts in ((self.plans, other.plans), (self.apps, other.apps)):
             for key, count in theirs_counts.items():
                 mine[key] = mine.get(key, 0) + count
         self.connections.merge(other.connections)
         for name, values in other.server_hashes.items():
             self.server_hashes.setdefault(name, CappedSet()).merge(values)
-        self.internal_reason = self.internal_reason or other.internal_reason
+        if other.internal_reason is not None and (self.internal_reason is None
+                                                  or other.internal_reason < self.internal_reason):
+            self.internal_reason = other.internal_reason
         self.max_in_length = max(self.max_in_length, other.max_in_length)
         if other.first_seen is not None and (self.first_seen is None or other.first_seen < self.first_seen):
             self.first_seen = other.first_seen
@@ -361,6 +373,17 @@ class ShapeStats:
             mine = self._latest
             if mine is None or (theirs.ts is not None and (mine.ts is None or theirs.ts > mine.ts)):
                 self._latest = theirs
+
+    @property
+    def intervals(self) -> DurationHistogram:
+        """Milliseconds between consecutive starts of an aggregation, over its latest runs (``RunLog``) in time order:
+        taken from the runs rather than counted as events arrive, so that it is the same however the input was split
+        into blocks, files or digests, and whatever the order they were merged in."""
+        histogram = DurationHistogram()
+        runs = self.runs.latest()
+        for (previous, _), (start, _) in zip(runs, runs[1:]):
+            histogram.add(start - previous)
+        return histogram
 
     @property
     def main_plan(self) -> str | None:
