@@ -19,7 +19,7 @@ from idxadvisor.indexes.catalog import IndexCatalog, load_index_arguments
 from idxadvisor.ingest.sources import Source, expand_sources
 from idxadvisor.indexes.sampling import SampleStatistics
 from idxadvisor.models.inputs import InputSummary
-from idxadvisor.models.report import Report, SampleReport
+from idxadvisor.models.report import Report, SampleReport, WorkloadUpdate
 from idxadvisor.parse.block import BlockOptions
 from idxadvisor.parse.run import RunOptions, Runner, estimated_bytes
 from idxadvisor.report.build import build_report, select_shapes
@@ -28,7 +28,7 @@ from idxadvisor.rules import select_rules
 from idxadvisor.rules.base import Rule, RuleContext
 from idxadvisor.rules.engine import run_rules
 from idxadvisor.shapes.digest import Digest, DigestOptions
-from idxadvisor.workload import check_filters, is_workload_file, load_workload, save_workload
+from idxadvisor.workload import Workload, check_filters, is_workload_file, load_workload, save_workload
 
 if TYPE_CHECKING:
     from idxadvisor.gate.run import CheckRequest
@@ -58,6 +58,8 @@ def analyze(paths: Sequence[str], settings: Settings, progress: Progress | None 
 
 def _analyze(paths: Sequence[str], settings: Settings, progress: Progress | None, rules: list[Rule],
              catalog: IndexCatalog, live: LiveServer | None, workload_file: Path | None) -> Report:
+    if workload_file is not None and workload_file.exists():
+        return _extend_and_analyze(paths, settings, progress, rules, catalog, live, workload_file)
     digest, summaries = read_inputs(paths, settings, progress)
     if live is not None:
         summaries += live.read_workload(settings, digest, _block_options(settings))
@@ -65,6 +67,28 @@ def _analyze(paths: Sequence[str], settings: Settings, progress: Progress | None
         save_workload(workload_file, digest, summaries)
     with collector_paused():  # thousands of shapes and findings, no cycles: see runtime.collector_paused
         return _advise(digest, summaries, settings, rules, catalog, live)
+
+
+def _extend_and_analyze(paths: Sequence[str], settings: Settings, progress: Progress | None, rules: list[Rule],
+                        catalog: IndexCatalog, live: LiveServer | None, workload_file: Path) -> Report:
+    """The incremental mode: add to the workload file the inputs it has not counted (the new lines of a grown log),
+    save it, and report on the whole workload it now holds (workload/merge.py says what counts as counted)."""
+    from idxadvisor.workload.merge import plan_extension
+
+    extension = plan_extension(workload_file, expand_sources(list(paths)), _digest_options(settings))
+    digest, summaries = read_sources(extension.to_read, settings, progress)
+    if live is not None:
+        summaries += live.read_workload(settings, digest, _block_options(settings))
+    digest, inputs = extension.apply(digest, summaries)
+    save_workload(workload_file, digest, inputs)
+    earlier = len(extension.workload.inputs)
+    shown = [replace(summary, path=f"{workload_file}:{summary.path}") if position < earlier else summary
+             for position, summary in enumerate(inputs)]
+    with collector_paused():
+        report = _advise(digest, shown, settings, rules, catalog, live)
+    report.workload = WorkloadUpdate(path=str(workload_file), added=[summary.path for summary in summaries],
+                                     skipped=extension.skipped)
+    return report
 
 
 def _advise(digest: Digest, summaries: list[InputSummary], settings: Settings, rules: list[Rule],
@@ -156,7 +180,13 @@ def read_inputs(
 ) -> tuple[Digest, list[InputSummary]]:
     """Logs parsed on all cores and workload files loaded, merged into one digest: a summary per input (those a
     workload file was made from, named ``<workload file>:<input>``)."""
-    sources = expand_sources(list(paths))
+    return read_sources(expand_sources(list(paths)), settings, progress)
+
+
+def read_sources(
+    sources: list[Source], settings: Settings, progress: Progress | None = None
+) -> tuple[Digest, list[InputSummary]]:
+    """``read_inputs`` of sources already expanded."""
     workloads = [source for source in sources if is_workload_file(source)]
     logs = [source for source in sources if source not in workloads]
     digest, summaries = read_workload(logs, settings, progress)
@@ -177,13 +207,26 @@ def read_workload(
     run_options = RunOptions(block=block_options, max_line_bytes=settings.max_line_bytes)
     if settings.jobs is not None:
         run_options = replace(run_options, jobs=settings.jobs)
-    digest_options = DigestOptions(min_ms=settings.min_ms, since=settings.since, until=settings.until)
     if progress is not None:
         progress.start(estimated_bytes(sources))
-    runner = Runner(run_options, partial(Digest, digest_options), progress.advance if progress else None)
+    runner = Runner(run_options, partial(Digest, _digest_options(settings)), progress.advance if progress else None)
     summaries, digest = runner.run(sources)
     assert isinstance(digest, Digest)
     return digest, summaries
+
+
+def _digest_options(settings: Settings) -> DigestOptions:
+    return DigestOptions(min_ms=settings.min_ms, since=settings.since, until=settings.until)
+
+
+def merge(paths: Sequence[Path], output: Path) -> Workload:
+    """Merge workload files into one and save it to ``output`` (``idxadvisor merge``): refused when they were recorded
+    with different filters or counted the same input twice."""
+    from idxadvisor.workload.merge import merge_workloads
+
+    merged = merge_workloads(paths)
+    save_workload(output, merged.digest, merged.inputs)
+    return merged
 
 
 def index_file(uri: str, databases: Sequence[str]) -> tuple[dict[str, list], list[str]]:

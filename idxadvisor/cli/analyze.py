@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from idxadvisor import api
-from idxadvisor.cli.app import command, error_line
+from idxadvisor.cli.app import command, error_line, warning_line
 from idxadvisor.cli.common import (
     FLAG,
     INPUT,
@@ -68,7 +68,9 @@ def analyze(
     show_values: ShowValuesOption = None,
     save_workload: Annotated[Optional[Path], typer.Option(
         metavar="FILE", help="Also save the workload (every shape and its statistics, no literal value) to FILE, "
-        "for 'idxadvisor check' and later runs; FILE.gz is compressed.", rich_help_panel=OUTPUT)] = None,
+        "for 'idxadvisor check', merge, compare and later runs; FILE.gz is compressed. When FILE exists, add to it "
+        "the inputs it has not counted (the new lines of a log that grew) and report on the whole.",
+        rich_help_panel=OUTPUT)] = None,
     verbose: VerboseOption = None,
     min_ms: MinMsOption = None,
     ns: NsOption = None,
@@ -131,6 +133,9 @@ def run_analysis(paths: list[str], overrides: dict[str, object], config: Path | 
         render(report, out, format=settings.format, verbose=settings.verbose, top=settings.top,
                artifact=settings.indexes[0].rpartition("=")[2] if settings.indexes else None)
     report_input_errors(report)
+    if report.workload is not None:
+        for line in report.workload.skipped:
+            warning_line(line)
     return exit_code_for(report, settings.fail_on)
 
 

@@ -15,7 +15,7 @@ import lzma
 import sys
 import tarfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -49,6 +49,7 @@ class Source:
     label: str
     path: Path | None = None
     error: str | None = None
+    start: int = 0  # a plain file is read from this byte on (the new lines of a log counted before up to there)
 
     @property
     def is_stdin(self) -> bool:
@@ -64,6 +65,7 @@ class OpenedInput:
     stream: BinaryIO | None = None
     size: int | None = None  # bytes, when known before reading
     error: str | None = None  # why this input cannot be read at all (it is reported, not read)
+    start: int = 0  # a plain file: the byte reading starts at (its format is still told from its first bytes)
 
 
 def expand_sources(arguments: list[str]) -> list[Source]:
@@ -105,11 +107,11 @@ def open_source(source: Source) -> Iterator[OpenedInput]:
     assert source.path is not None
     head = _read_head(source.path)
     if compression(head) is None and not _is_tar(head):
-        yield OpenedInput(source.label, path=source.path, size=source.path.stat().st_size)
+        yield OpenedInput(source.label, path=source.path, size=source.path.stat().st_size, start=source.start)
         return
     handle = open(source.path, "rb")  # noqa: SIM115 - closed when the stream is exhausted by the caller
     try:
-        yield from _open_stream(source.label, handle, size=source.path.stat().st_size)
+        yield from _open_stream(source.label, handle, size=source.path.stat().st_size, start=source.start)
     finally:
         handle.close()
 
@@ -144,11 +146,11 @@ def _decompressed(stream: BinaryIO, kind: str | None) -> BinaryIO:
     return stream
 
 
-def _open_stream(label: str, raw: BinaryIO, size: int | None, depth: int = 0) -> Iterator[OpenedInput]:
+def _open_stream(label: str, raw: BinaryIO, size: int | None, depth: int = 0, start: int = 0) -> Iterator[OpenedInput]:
     """The input a stream holds, or each member of the tar archive it holds. Damage met before the first byte of an
     input raises OSError; damage after it is raised by the input's reads; damage between two tar members raises
     StreamError after the members before it have been read. An archive nested deeper than ``MAX_ARCHIVE_DEPTH``
-    is an input with an error."""
+    is an input with an error. A compressed input is read from its ``start``-th decompressed byte (a line start)."""
     peeking = PeekableStream(raw)
     kind = compression(peeking.peek(512))
     stream = PeekableStream(_decompressed(peeking, kind)) if kind else peeking
@@ -156,6 +158,8 @@ def _open_stream(label: str, raw: BinaryIO, size: int | None, depth: int = 0) ->
     if not head and stream.error is not None:
         raise OSError(_describe(stream.error))
     if not _is_tar(head):
+        if start:
+            _pass_over(stream, start)
         yield OpenedInput(label, stream=stream, size=size if kind is None else None)
         return
     if depth >= MAX_ARCHIVE_DEPTH:
@@ -180,6 +184,19 @@ def _open_stream(label: str, raw: BinaryIO, size: int | None, depth: int = 0) ->
         raise StreamError(_describe(stream.error or exc)) from None
     if stream.error is not None:  # the archive's stream broke where tarfile saw a plausible end
         raise StreamError(_describe(stream.error))
+
+
+def _pass_over(stream: PeekableStream, count: int) -> None:
+    """Read and drop the first ``count`` bytes (counted before), which must end a line."""
+    last = b""
+    while count:
+        piece = stream.read(min(count, _READ_SIZE))
+        if not piece:
+            raise OSError("it is shorter than when it was counted: truncated or replaced")
+        count -= len(piece)
+        last = piece[-1:]
+    if last != b"\n":
+        raise OSError("the part counted before ends inside a line: its last line cannot be counted honestly")
 
 
 class _MemberReader:
@@ -329,9 +346,11 @@ class ByteRange:
     overlong: bool = False
 
 
-def split_file(path: Path, size: int, block_size: int, max_line: int = DEFAULT_MAX_LINE_BYTES) -> list[ByteRange]:
-    """Newline-aligned byte ranges of a plain file, each about ``block_size`` long, with every line longer than
-    ``max_line`` in a range of its own marked ``overlong``.
+def split_file(path: Any, size: int, block_size: int, max_line: int = DEFAULT_MAX_LINE_BYTES, start: int = 0,
+               opener: Callable[[Any], BinaryIO] = lambda path: open(path, "rb")) -> list[ByteRange]:
+    """Newline-aligned byte ranges of a plain file from ``start`` (a line start) on, each about ``block_size`` long,
+    with every line longer than ``max_line`` in a range of its own marked ``overlong``. ``opener`` opens ``path`` for
+    reading with seeks (an fsspec file system's ``open`` for a remote file).
 
     Ranges start at line starts, so a line longer than the block size always crosses its range's nominal end; with
     blocks no longer than the cap, that crossing line is the only one that can be overlong, and it is measured only
@@ -339,8 +358,7 @@ def split_file(path: Path, size: int, block_size: int, max_line: int = DEFAULT_M
     """
     block_size = min(block_size, max_line)
     ranges = []
-    start = 0
-    with open(path, "rb") as handle:
+    with opener(path) as handle:
         while start < size:
             end = min(start + block_size, size)
             if end < size:

@@ -183,7 +183,7 @@ class Runner:
         options = self.options
         if opened.path is not None:
             size = opened.size or 0
-            for part in split_file(opened.path, size, options.block_size, options.max_line_bytes):
+            for part in split_file(opened.path, size, options.block_size, options.max_line_bytes, opened.start):
                 if part.overlong:
                     yield _Task(mode, overlong=part.end - part.start)
                 else:

@@ -1,0 +1,138 @@
+"""``idxadvisor merge`` and the incremental mode of ``--save-workload``: nothing is counted twice, and what cannot be
+counted honestly is refused in one line."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from idxadvisor.cli import run
+from idxadvisor.workload import load_workload
+from tests.conftest import FIXTURES_DIR
+
+DEMO_LOG = FIXTURES_DIR / "demo" / "shop.log"
+
+
+@pytest.fixture(scope="module")
+def halves(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("halves")
+    lines = DEMO_LOG.read_text(encoding="utf-8").splitlines(keepends=True)
+    first, second = root / "day1.log", root / "day2.log"
+    first.write_text("".join(lines[:1500]), encoding="utf-8")
+    second.write_text("".join(lines[1500:]), encoding="utf-8")
+    return first, second
+
+
+def analyze(capsys: pytest.CaptureFixture[str], *arguments: str, code: int = 0) -> tuple[dict, str]:
+    assert run(["analyze", *arguments, "--format", "json", "--fail-on", "never", "--jobs", "1"]) == code
+    captured = capsys.readouterr()
+    return json.loads(captured.out), captured.err
+
+
+def without_inputs(report: dict) -> dict:
+    return {key: value for key, value in report.items() if key not in ("inputs", "workload")}
+
+
+def test_merge_gives_the_digest_of_all_the_inputs(capsys: pytest.CaptureFixture[str], halves: tuple[Path, Path],
+                                                  tmp_path: Path) -> None:
+    saved = [tmp_path / "day1.json", tmp_path / "day2.json.gz"]
+    for log, workload in zip(halves, saved):
+        analyze(capsys, str(log), "--save-workload", str(workload))
+    merged = tmp_path / "month.json"
+    assert run(["merge", *map(str, saved), "-o", str(merged)]) == 0
+    assert capsys.readouterr().err == f"idxadvisor: merged 2 workload files (2 inputs, 723 operations, 16 shapes) " \
+                                      f"into {merged}\n"
+    assert [summary.path for summary in load_workload(merged).inputs] == [f"{merged}:{log}" for log in halves]
+    together, _ = analyze(capsys, *map(str, halves))
+    assert without_inputs(analyze(capsys, str(merged))[0]) == without_inputs(together)
+
+
+def test_merge_refuses_different_filters_and_inputs_counted_twice(capsys: pytest.CaptureFixture[str],
+                                                                   halves: tuple[Path, Path], tmp_path: Path) -> None:
+    plain, slow, again = tmp_path / "plain.json", tmp_path / "slow.json", tmp_path / "again.json"
+    analyze(capsys, str(halves[0]), "--save-workload", str(plain))
+    analyze(capsys, str(halves[1]), "--save-workload", str(slow), "--min-ms", "100")
+    analyze(capsys, str(halves[0]), str(halves[1]), "--save-workload", str(again))
+    assert run(["merge", str(plain), str(slow), "-o", str(tmp_path / "out.json")]) == 2
+    assert capsys.readouterr().err == (f"idxadvisor: error: {slow} was recorded with --min-ms 100 and {plain} with "
+                                       "--min-ms 0: digests of different operations cannot be added up; record them "
+                                       "again with the same --min-ms, --since and --until\n")
+    assert run(["merge", str(plain), str(again), "-o", str(tmp_path / "out.json")]) == 2
+    assert capsys.readouterr().err == (f"idxadvisor: error: {again} and {plain} both counted {halves[0]} (same size "
+                                       "and first 64 KiB): merging them would count its operations twice\n")
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_an_existing_workload_file_is_extended_with_what_it_has_not_counted(
+        capsys: pytest.CaptureFixture[str], halves: tuple[Path, Path], tmp_path: Path) -> None:
+    workload = tmp_path / "fleet.json"
+    first, _ = analyze(capsys, str(halves[0]), "--save-workload", str(workload))
+    assert first["workload"] is None
+    report, err = analyze(capsys, str(halves[0]), str(halves[1]), "--save-workload", str(workload))
+    assert err == f"idxadvisor: warning: {halves[0]}: counted in {workload} already: skipped\n"
+    assert report["workload"] == {"path": str(workload), "added": [str(halves[1])],
+                                  "skipped": [f"{halves[0]}: counted in {workload} already: skipped"]}
+    assert [item["path"] for item in report["inputs"]] == [f"{workload}:{halves[0]}", str(halves[1])]
+    together, _ = analyze(capsys, *map(str, halves))
+    assert without_inputs(report) == without_inputs(together)
+
+
+def test_a_log_that_grew_is_read_from_where_it_was_counted(capsys: pytest.CaptureFixture[str],
+                                                            halves: tuple[Path, Path], tmp_path: Path) -> None:
+    log, workload = tmp_path / "mongod.log", tmp_path / "w.json"
+    log.write_bytes(halves[0].read_bytes())
+    analyze(capsys, str(log), "--save-workload", str(workload))
+    with open(log, "ab") as handle:
+        handle.write(halves[1].read_bytes())
+    rotated = tmp_path / "mongod.log.2026-11-03T00-00-00"  # mongod's logRotate renames the file it wrote
+    log.rename(rotated)
+    report, err = analyze(capsys, str(rotated), "--save-workload", str(workload))
+    assert err == "" and report["workload"]["added"] == [str(rotated)]
+    (summary,) = load_workload(workload).inputs
+    assert (summary.path, summary.lines, summary.bytes) == (f"{workload}:{rotated}", 3252, DEMO_LOG.stat().st_size)
+    whole, _ = analyze(capsys, str(DEMO_LOG))
+    assert without_inputs(report) == without_inputs(whole)
+    assert report["inputs"][0]["lines"] == whole["inputs"][0]["lines"]
+
+
+def test_a_compressed_log_is_passed_over_up_to_what_was_counted(capsys: pytest.CaptureFixture[str],
+                                                                 halves: tuple[Path, Path], tmp_path: Path) -> None:
+    log, workload = tmp_path / "mongod.log", tmp_path / "w.json"
+    log.write_bytes(halves[0].read_bytes())
+    analyze(capsys, str(log), "--save-workload", str(workload))
+    compressed = tmp_path / "mongod.log.1.gz"  # rotated, grown a little more, then compressed
+    compressed.write_bytes(gzip.compress(halves[0].read_bytes() + halves[1].read_bytes()))
+    report, _ = analyze(capsys, str(compressed), "--save-workload", str(workload))
+    whole, _ = analyze(capsys, str(DEMO_LOG))
+    assert without_inputs(report) == without_inputs(whole)
+
+
+@pytest.mark.parametrize(("counted", "later", "message"), [
+    (lambda data: data, lambda data: data[:-5000], "is smaller than when {workload} counted it"),
+    (lambda data: data[:-1], lambda data: data + b"\n", "grew since {workload} counted it, but that read ended inside "
+                                                        "a line"),
+], ids=["truncated", "counted-while-written"])
+def test_what_cannot_be_counted_honestly_is_refused(capsys: pytest.CaptureFixture[str], halves: tuple[Path, Path],
+                                                    tmp_path: Path, counted, later, message: str) -> None:  # noqa: ANN001
+    log, workload = tmp_path / "mongod.log", tmp_path / "w.json"
+    data = halves[0].read_bytes()
+    log.write_bytes(counted(data))
+    analyze(capsys, str(log), "--save-workload", str(workload))
+    before = workload.read_bytes()
+    log.write_bytes(later(data))
+    assert run(["analyze", str(log), "--save-workload", str(workload), "--format", "json"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"idxadvisor: error: {log} " + message.format(workload=workload)) and err.count("\n") == 1
+    assert workload.read_bytes() == before
+
+
+def test_an_existing_workload_is_only_extended_with_its_own_filters(capsys: pytest.CaptureFixture[str],
+                                                                    halves: tuple[Path, Path], tmp_path: Path) -> None:
+    workload = tmp_path / "w.json"
+    analyze(capsys, str(halves[0]), "--save-workload", str(workload))
+    assert run(["analyze", str(halves[1]), "--save-workload", str(workload), "--min-ms", "50"]) == 2
+    assert "--save-workload: " + str(workload) + " was recorded with --min-ms 0, and this run asks for --min-ms 50" \
+        in capsys.readouterr().err
