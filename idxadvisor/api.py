@@ -22,7 +22,7 @@ from idxadvisor.models.inputs import InputSummary
 from idxadvisor.models.report import Report, SampleReport, WorkloadUpdate
 from idxadvisor.parse.block import BlockOptions
 from idxadvisor.parse.run import RunOptions, Runner, estimated_bytes
-from idxadvisor.report.build import build_report, select_shapes
+from idxadvisor.report.build import build_report, select_shapes, shape_is_selected
 from idxadvisor.runtime import collector_paused
 from idxadvisor.rules import select_rules
 from idxadvisor.rules.base import Rule, RuleContext
@@ -32,6 +32,7 @@ from idxadvisor.workload import Workload, check_filters, is_workload_file, load_
 
 if TYPE_CHECKING:
     from idxadvisor.gate.run import CheckRequest
+    from idxadvisor.models.compare import Comparison
     from idxadvisor.server.live import LiveServer
 
 
@@ -227,6 +228,20 @@ def merge(paths: Sequence[Path], output: Path) -> Workload:
     merged = merge_workloads(paths)
     save_workload(output, merged.digest, merged.inputs)
     return merged
+
+
+def compare(before: Sequence[str], after: Sequence[str], settings: Settings) -> Comparison:
+    """Two workloads of one application (logs, profiler dumps or workload files, before and after a change) compared
+    shape by shape, within the namespaces the settings select (``idxadvisor compare``)."""
+    from idxadvisor.compare import CompareOptions, Side, compare_workloads
+
+    sides = []
+    for paths in (before, after):
+        digest, summaries = read_inputs(paths, settings)
+        digest.shapes = {fingerprint: stats for fingerprint, stats in digest.shapes.items()
+                         if shape_is_selected(stats, settings) is None}
+        sides.append(Side(digest, summaries))
+    return compare_workloads(sides[0], sides[1], CompareOptions(settings.regression_pct, settings.min_executions))
 
 
 def index_file(uri: str, databases: Sequence[str]) -> tuple[dict[str, list], list[str]]:
