@@ -5,6 +5,7 @@ Nothing here prints. Progress, if wanted, is reported through a ``Progress`` obj
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
@@ -34,6 +35,9 @@ if TYPE_CHECKING:
     from idxadvisor.gate.run import CheckRequest
     from idxadvisor.models.compare import Comparison
     from idxadvisor.server.live import LiveServer
+
+
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
 
 
 class Progress(Protocol):
@@ -76,6 +80,9 @@ def _extend_and_analyze(paths: Sequence[str], settings: Settings, progress: Prog
     save it, and report on the whole workload it now holds (workload/merge.py says what counts as counted)."""
     from idxadvisor.workload.merge import plan_extension
 
+    if settings.dask_scheduler is not None:
+        raise UsageError(f"--save-workload: {workload_file} exists, and adding to a workload file is done here, not on "
+                         "a Dask cluster: save to a new file and merge the two with 'idxadvisor merge'")
     extension = plan_extension(workload_file, expand_sources(list(paths)), _digest_options(settings))
     digest, summaries = read_sources(extension.to_read, settings, progress)
     if live is not None:
@@ -181,6 +188,16 @@ def read_inputs(
 ) -> tuple[Digest, list[InputSummary]]:
     """Logs parsed on all cores and workload files loaded, merged into one digest: a summary per input (those a
     workload file was made from, named ``<workload file>:<input>``)."""
+    if settings.dask_scheduler is not None:
+        from idxadvisor.cluster import read_on_cluster  # Dask and fsspec: only with --dask-scheduler
+
+        return read_on_cluster(list(paths), settings.dask_scheduler,
+                               replace(_run_options(settings), block_size=settings.dask_block_size),
+                               _digest_options(settings))
+    urls = [path for path in paths if _URL.match(path) and not Path(path).exists()]
+    if urls:
+        raise UsageError(f"{urls[0]}: URLs are read on a Dask cluster (--dask-scheduler tcp://host:8786, with "
+                         "idxadvisor[dask] and idxadvisor[s3] installed); or copy the file here")
     return read_sources(expand_sources(list(paths)), settings, progress)
 
 
@@ -204,16 +221,18 @@ def read_workload(
     sources: list[Source], settings: Settings, progress: Progress | None = None
 ) -> tuple[Digest, list[InputSummary]]:
     """Parse every input on all cores into one digest of shapes, and a summary of each input."""
-    block_options = _block_options(settings)
-    run_options = RunOptions(block=block_options, max_line_bytes=settings.max_line_bytes)
-    if settings.jobs is not None:
-        run_options = replace(run_options, jobs=settings.jobs)
     if progress is not None:
         progress.start(estimated_bytes(sources))
-    runner = Runner(run_options, partial(Digest, _digest_options(settings)), progress.advance if progress else None)
+    runner = Runner(_run_options(settings), partial(Digest, _digest_options(settings)),
+                    progress.advance if progress else None)
     summaries, digest = runner.run(sources)
     assert isinstance(digest, Digest)
     return digest, summaries
+
+
+def _run_options(settings: Settings) -> RunOptions:
+    run_options = RunOptions(block=_block_options(settings), max_line_bytes=settings.max_line_bytes)
+    return replace(run_options, jobs=settings.jobs) if settings.jobs is not None else run_options
 
 
 def _digest_options(settings: Settings) -> DigestOptions:

@@ -100,6 +100,14 @@ def analyze(
     max_line_bytes: Annotated[Optional[int], typer.Option(
         metavar="BYTES", help="Skip lines longer than BYTES, counting each as a problem (a file of one endless "
         "line must not fill memory). \\[default: 67108864, 64 MiB]", rich_help_panel=INPUT)] = None,
+    dask_scheduler: Annotated[Optional[str], typer.Option(
+        metavar="URL", help="Parse the inputs on the Dask cluster of this scheduler (tcp://host:8786) and tree-reduce "
+        "their digests there: paths every worker sees, or fsspec URLs (s3://, gs://, https://). Compressed inputs are "
+        "read whole, one per worker. Needs idxadvisor\\[dask] (and idxadvisor\\[s3] for s3://).",
+        rich_help_panel=INPUT)] = None,
+    dask_block_size: Annotated[Optional[int], typer.Option(
+        metavar="BYTES", help="Bytes of a plain log parsed by one Dask task. \\[default: 33554432, 32 MiB]",
+        rich_help_panel=INPUT)] = None,
     config: ConfigOption = None,
     debug: DebugOption = False,
 ) -> int:
@@ -111,7 +119,8 @@ def analyze(
         sample_size=sample_size, jobs=jobs)
     overrides.update({"sort_by": sort_by, "indexes": indexes, "uri": uri, "db": db, "query_stats": query_stats,
                       "replay": replay, "scratch_db": scratch_db, "scratch_uri": scratch_uri,
-                      "max_line_bytes": max_line_bytes})
+                      "max_line_bytes": max_line_bytes, "dask_scheduler": dask_scheduler,
+                      "dask_block_size": dask_block_size})
     return run_analysis(paths or [], overrides, config, save_workload)
 
 

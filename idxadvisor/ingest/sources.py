@@ -146,6 +146,11 @@ def _decompressed(stream: BinaryIO, kind: str | None) -> BinaryIO:
     return stream
 
 
+def open_stream(label: str, raw: BinaryIO, size: int | None) -> Iterator[OpenedInput]:
+    """The inputs an open binary stream holds (a remote file, say): itself, or each member of a tar archive."""
+    return _open_stream(label, raw, size)
+
+
 def _open_stream(label: str, raw: BinaryIO, size: int | None, depth: int = 0, start: int = 0) -> Iterator[OpenedInput]:
     """The input a stream holds, or each member of the tar archive it holds. Damage met before the first byte of an
     input raises OSError; damage after it is raised by the input's reads; damage between two tar members raises
@@ -413,7 +418,11 @@ def read_range(path: Path, start: int, end: int) -> bytes:
 def read_decompressed(path: Path, size: int = -1) -> bytes:
     """The first ``size`` bytes of a file (all with -1), decompressed when it is gzip, bzip2 or xz (not a tar)."""
     with open(path, "rb") as raw:
-        kind = compression(raw.read(6))
-        raw.seek(0)
-        stream = _decompressed(raw, kind)
-        return stream.read(size)
+        return read_stream_decompressed(raw, size)
+
+
+def read_stream_decompressed(raw: BinaryIO, size: int = -1) -> bytes:
+    """``read_decompressed`` of a seekable binary stream (a remote file)."""
+    kind = compression(raw.read(6))
+    raw.seek(0)
+    return _decompressed(raw, kind).read(size)
