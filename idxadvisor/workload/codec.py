@@ -128,6 +128,7 @@ def decode_timeline(document: dict[str, Any]) -> Timeline:
 
 
 def encode_runs(runs: RunLog) -> dict[str, Any]:
+    runs.latest()  # trimmed to the latest runs first, so that a digest is saved the same whatever its merge history
     return _encode_fields(runs, _RUNS)
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import math
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from functools import partial
 from pathlib import Path
@@ -18,7 +20,7 @@ from idxadvisor.config import Settings
 from idxadvisor.ingest.sources import Source
 from idxadvisor.parse.block import BlockOptions
 from idxadvisor.parse.run import RunOptions, Runner
-from idxadvisor.shapes.digest import SET_CAP, CappedSet, Digest
+from idxadvisor.shapes.digest import SET_CAP, CappedSet, Digest, RunLog
 from idxadvisor.shapes.sketch import EXACT_LIMIT, RELATIVE_ERROR
 from idxadvisor.workload import save_workload, workload_document
 from idxadvisor.workload.merge import merge_workloads
@@ -42,7 +44,7 @@ def operations(draw: st.DrawFn) -> list[str]:
         ts = START + timedelta(milliseconds=offset)
         stamp = ts.isoformat(timespec="milliseconds")
         duration = draw(st.one_of(st.integers(0, 200), st.integers(900, 30_000)))
-        connection = f"conn{draw(st.integers(1, 6))}"
+        connection = f"conn{draw(st.integers(1, 9))}"
         kind = draw(st.sampled_from(["find", "find", "aggregate", "update"]))
         if kind == "update":
             statement = {"type": "update", "ns": "shop.orders", "command": {"q": {"_id": 1}, "u": {"$set": {"a": 1}}},
@@ -57,9 +59,22 @@ def operations(draw: st.DrawFn) -> list[str]:
         attr = slow_attr(command, planSummary=draw(st.sampled_from(PLANS)), durationMillis=duration,
                          docsExamined=draw(st.integers(0, 10_000)), keysExamined=draw(st.integers(0, 10_000)),
                          nreturned=draw(st.integers(0, 50)), hasSortStage=draw(st.booleans()),
-                         queryHash=draw(st.sampled_from(["A1B2C3D4", "0F0F0F0F"])))
+                         queryHash=draw(st.sampled_from(["A1B2C3D4", "0F0F0F0F", "77AA77AA", "C0FFEE00", "1234ABCD"])))
         lines.append(json_line(attr, ctx=connection, ts=stamp, appName=draw(st.sampled_from(["api", "batch"]))))
     return lines
+
+
+@contextmanager
+def small_caps() -> Iterator[None]:
+    """Caps small enough for a few dozen operations to pass them: 3 connections and hashes, the latest 4 runs."""
+    import idxadvisor.shapes.digest as digest_module
+
+    saved = digest_module.SET_CAP, RunLog.MAX_RUNS
+    digest_module.SET_CAP, RunLog.MAX_RUNS = 3, 4
+    try:
+        yield
+    finally:
+        digest_module.SET_CAP, RunLog.MAX_RUNS = saved
 
 
 def comparable(document: dict) -> dict:
@@ -80,7 +95,7 @@ def nearest_rank(values: list[float], p: float) -> float:
 @given(logs=st.lists(operations(), min_size=1, max_size=4), data=st.data())
 def test_any_split_of_the_inputs_merged_in_any_order_is_the_whole(logs: list[list[str]], data: st.DataObject) -> None:
     groups = data.draw(st.lists(st.integers(0, len(logs) - 1), min_size=len(logs), max_size=len(logs)), "groups")
-    with tempfile.TemporaryDirectory() as directory:
+    with tempfile.TemporaryDirectory() as directory, small_caps():
         root = Path(directory)
         paths = []
         for number, lines in enumerate(logs):  # a first line of its own: identical logs would be one input
@@ -121,16 +136,16 @@ def read_in_blocks(path: Path, block_size: int) -> tuple[Digest, list]:
 @example(lines=[json_line(slow_attr(COUNT, durationMillis=5), ts=(START + timedelta(seconds=15 * n)).isoformat())
                 for n in range(8)], block_size=200).via("aggregation intervals across block boundaries")
 def test_any_split_of_one_input_into_blocks_is_the_whole(lines: list[str], block_size: int) -> None:
-    with tempfile.TemporaryDirectory() as directory:
+    with tempfile.TemporaryDirectory() as directory, small_caps():
         path = Path(directory) / "mongod.log"
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         whole, whole_inputs = read_in_blocks(path, 1 << 30)
         blocks, block_inputs = read_in_blocks(path, block_size)
-    assert workload_document(blocks, block_inputs)["shapes"] == workload_document(whole, whole_inputs)["shapes"]
-    assert [summary.operations for summary in block_inputs] == [summary.operations for summary in whole_inputs]
-    for stats in whole.shapes.values():
-        if stats.shape.op == "aggregate" and stats.count > 1:
-            assert stats.intervals.n == stats.count - 1  # every gap between runs, wherever the blocks were cut
+        assert workload_document(blocks, block_inputs)["shapes"] == workload_document(whole, whole_inputs)["shapes"]
+        assert [summary.operations for summary in block_inputs] == [summary.operations for summary in whole_inputs]
+        for stats in whole.shapes.values():
+            if stats.shape.op == "aggregate" and stats.count > 1:  # every gap between its latest runs
+                assert stats.intervals.n == min(stats.count, RunLog.MAX_RUNS) - 1
 
 
 @given(st.lists(st.text(min_size=1, max_size=3), max_size=60), st.integers(0, 60), st.integers(1, 8))
