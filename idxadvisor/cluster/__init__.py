@@ -28,7 +28,6 @@ from idxadvisor.shapes.digest import Digest, DigestOptions
 from idxadvisor.workload import Workload, check_filters, load_workload
 from idxadvisor.workload.file import parse_workload
 
-DEFAULT_BLOCK_SIZE = 32 * 1024 * 1024
 FAN_IN = 8
 CONNECT_TIMEOUT = "20s"
 
@@ -137,4 +136,4 @@ def _load_workload(item: PlannedInput) -> Workload:
     return parse_workload(document, item.label)
 
 
-__all__ = ["DEFAULT_BLOCK_SIZE", "is_url", "read_on_cluster"]
+__all__ = ["is_url", "read_on_cluster"]

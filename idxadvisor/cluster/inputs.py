@@ -25,12 +25,12 @@ from idxadvisor.ingest.sources import (
     Source,
     compression,
     expand_sources,
+    is_tar,
     read_stream_decompressed,
     split_file,
 )
 from idxadvisor.models.events import JSON_LOG, PROFILE, TEXT_LOG
 
-_TAR_OFFSET = 257
 #: Range reads around each cut: a small buffer, so that finding a line start does not fetch megabytes.
 _PROBE_BLOCK = 64 * 1024
 
@@ -170,7 +170,7 @@ def _plan(label: str, location: Location, size: int, block_size: int, max_line: 
     detected = detect_format(head)
     if detected == WORKLOAD:
         planned.workload = True
-    elif compressed or head[_TAR_OFFSET:_TAR_OFFSET + 5] == b"ustar" or detected == WHOLE_DOCUMENT:
+    elif compressed or is_tar(head) or detected == WHOLE_DOCUMENT:
         planned.whole = True  # read whole by one worker, which tells its format itself
     else:
         planned.format = detected  # as a local run reports it; parsed as a text log unless a line format

@@ -106,7 +106,7 @@ def open_source(source: Source) -> Iterator[OpenedInput]:
         return
     assert source.path is not None
     head = _read_head(source.path)
-    if compression(head) is None and not _is_tar(head):
+    if compression(head) is None and not is_tar(head):
         yield OpenedInput(source.label, path=source.path, size=source.path.stat().st_size, start=source.start)
         return
     handle = open(source.path, "rb")  # noqa: SIM115 - closed when the stream is exhausted by the caller
@@ -132,7 +132,8 @@ def compression(head: bytes) -> str | None:
     return None
 
 
-def _is_tar(head: bytes) -> bool:
+def is_tar(head: bytes) -> bool:
+    """Whether a stream's first 512 bytes (decompressed) open a tar archive."""
     return head[_TAR_MAGIC_OFFSET:_TAR_MAGIC_OFFSET + 5] == b"ustar"
 
 
@@ -162,7 +163,7 @@ def _open_stream(label: str, raw: BinaryIO, size: int | None, depth: int = 0, st
     head = stream.peek(512)
     if not head and stream.error is not None:
         raise OSError(_describe(stream.error))
-    if not _is_tar(head):
+    if not is_tar(head):
         if start:
             _pass_over(stream, start)
         yield OpenedInput(label, stream=stream, size=size if kind is None else None)

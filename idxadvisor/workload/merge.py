@@ -21,15 +21,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from idxadvisor.errors import UsageError
+from idxadvisor.errors import InputError, UsageError
 from idxadvisor.ingest.detect import HEAD_SIZE
-from idxadvisor.ingest.sources import READ_ERRORS, Source, compression, read_decompressed
+from idxadvisor.ingest.sources import READ_ERRORS, Source, compression, is_tar, read_decompressed
 from idxadvisor.models.inputs import InputSummary
 from idxadvisor.shapes.digest import Digest, DigestOptions
 from idxadvisor.workload.file import Workload, described_filters, load_workload
-
-_TAR_MAGIC = (257, b"ustar")
-
 
 def identity(summary: InputSummary) -> tuple[str, int] | None:
     """What tells one input from another: the hash of its head and its size (None: nothing was read from it)."""
@@ -96,7 +93,11 @@ class WorkloadExtension:
 
 def plan_extension(path: Path, sources: list[Source], options: DigestOptions) -> WorkloadExtension:
     """Which of ``sources`` the workload file at ``path`` has counted, and from where to read the rest."""
-    workload = load_workload(path, qualify_paths=False)
+    try:
+        workload = load_workload(path, qualify_paths=False)
+    except InputError as exc:  # never overwrite a file that is not a workload: it may be anything
+        raise UsageError(f"--save-workload: {exc}; it is only added to when it is a workload file: name a new file, "
+                         "or delete this one to start afresh") from None
     if workload.filters != options:
         raise UsageError(f"--save-workload: {path} was recorded with {described_filters(workload.filters)}, and this "
                          f"run asks for {described_filters(options)}: its operations and this run's would not be "
@@ -123,7 +124,7 @@ def _counted_before(workload: Workload, source: Source) -> InputSummary | None:
     try:
         with open(source.path, "rb") as handle:
             raw_head = handle.read(512)
-        if raw_head[_TAR_MAGIC[0]:_TAR_MAGIC[0] + 5] == _TAR_MAGIC[1] or _is_compressed_tar(source.path, raw_head):
+        if is_tar(raw_head) or (compression(raw_head) is not None and is_tar(read_decompressed(source.path, 512))):
             members = [summary for summary in workload.inputs if summary.path.startswith(f"{source.label}:")]
             return members[0] if members else None
         head = read_decompressed(source.path, HEAD_SIZE)
@@ -132,13 +133,6 @@ def _counted_before(workload: Workload, source: Source) -> InputSummary | None:
     digest = hashlib.sha256(head).hexdigest()
     matches = [summary for summary in workload.inputs if summary.head_sha256 == digest and summary.bytes]
     return max(matches, key=lambda summary: summary.bytes) if matches else None
-
-
-def _is_compressed_tar(path: Path, raw_head: bytes) -> bool:
-    if compression(raw_head) is None:
-        return False
-    head = read_decompressed(path, 512)
-    return head[_TAR_MAGIC[0]:_TAR_MAGIC[0] + 5] == _TAR_MAGIC[1]
 
 
 def _extension_of(source: Source, earlier: InputSummary, workload: str) -> Source | None:

@@ -136,3 +136,14 @@ def test_an_existing_workload_is_only_extended_with_its_own_filters(capsys: pyte
     assert run(["analyze", str(halves[1]), "--save-workload", str(workload), "--min-ms", "50"]) == 2
     assert "--save-workload: " + str(workload) + " was recorded with --min-ms 0, and this run asks for --min-ms 50" \
         in capsys.readouterr().err
+
+
+def test_a_file_that_is_not_a_workload_is_never_overwritten(capsys: pytest.CaptureFixture[str],
+                                                            halves: tuple[Path, Path], tmp_path: Path) -> None:
+    precious = tmp_path / "settings.json"
+    precious.write_text('{"keep": "me"}\n', encoding="utf-8")
+    assert run(["analyze", str(halves[0]), "--save-workload", str(precious), "--format", "json"]) == 2
+    assert capsys.readouterr().err == (f"idxadvisor: error: --save-workload: {precious}: not a workload file (no "
+                                       '"kind": "idxadvisor-workload"); it is only added to when it is a workload '
+                                       "file: name a new file, or delete this one to start afresh\n")
+    assert precious.read_text(encoding="utf-8") == '{"keep": "me"}\n'
