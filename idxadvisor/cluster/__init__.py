@@ -32,13 +32,13 @@ FAN_IN = 8
 CONNECT_TIMEOUT = "20s"
 
 
-def read_on_cluster(arguments: list[str], scheduler: str, run_options: RunOptions, digest_options: DigestOptions,
-                    storage_options: dict[str, Any] | None = None) -> tuple[Digest, list[InputSummary]]:
+def read_on_cluster(arguments: list[str], scheduler: str, run_options: RunOptions,
+                    digest_options: DigestOptions) -> tuple[Digest, list[InputSummary]]:
     """Every input parsed on the cluster at ``scheduler`` into one digest, with a summary per input in the order a
     local run gives them (logs first, then the inputs of workload files)."""
     client = _connect(scheduler)
     try:
-        planned = plan_inputs(arguments, run_options.block_size, run_options.max_line_bytes, storage_options)
+        planned = plan_inputs(arguments, run_options.block_size, run_options.max_line_bytes)
         return _read(client, planned, run_options, digest_options)
     finally:
         client.close()

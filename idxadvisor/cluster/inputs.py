@@ -43,11 +43,11 @@ def is_url(argument: str) -> bool:
 
 @dataclass(frozen=True)
 class Location:
-    """Where a worker opens an input: a local path, or a URL with the fsspec storage options."""
+    """Where a worker opens an input: a local path, or an fsspec URL (credentials come from the worker's
+    environment, as fsspec finds them)."""
 
     path: str
     url: bool = False
-    storage_options: tuple[tuple[str, Any], ...] = ()
 
     @contextmanager
     def open(self, **options: Any) -> Iterator[BinaryIO]:
@@ -63,7 +63,7 @@ class Location:
         """The fsspec file system of a URL (cached by fsspec per process), and the path within it."""
         import fsspec
 
-        return fsspec.core.url_to_fs(self.path, **dict(self.storage_options))
+        return fsspec.core.url_to_fs(self.path)
 
     def open_for_probing(self) -> Any:
         """Opened to read a few KiB here and there (a line start, a head): remote reads fetch no more than that."""
@@ -93,16 +93,15 @@ class PlannedInput:
     error: str | None = None
 
 
-def plan_inputs(arguments: list[str], block_size: int, max_line: int,
-                storage_options: dict[str, Any] | None = None) -> list[PlannedInput]:
+def plan_inputs(arguments: list[str], block_size: int, max_line: int) -> list[PlannedInput]:
     planned: list[PlannedInput] = []
-    options = tuple(sorted((storage_options or {}).items()))
     for argument in arguments:
         if argument == "-":
-            raise UsageError("-: stdin cannot be read on a Dask cluster (its workers cannot see it); name files or URLs")
+            raise UsageError("-: stdin cannot be read on a Dask cluster (its workers cannot see it); name files or "
+                             "URLs")
         if is_url(argument):
-            planned += [_plan(label, Location(label, True, options), size, block_size, max_line)
-                        for label, size in _remote_files(argument, options)]
+            planned += [_plan(label, Location(label, url=True), size, block_size, max_line)
+                        for label, size in _remote_files(argument)]
         else:
             planned += [_plan_local(source, block_size, max_line) for source in expand_sources([argument])]
     return planned
@@ -118,9 +117,9 @@ def _plan_local(source: Source, block_size: int, max_line: int) -> PlannedInput:
     return _plan(source.label, Location(str(source.path.resolve())), size, block_size, max_line)
 
 
-def _remote_files(url: str, options: tuple[tuple[str, Any], ...]) -> list[tuple[str, int]]:
+def _remote_files(url: str) -> list[tuple[str, int]]:
     """(URL, size) of every file a URL names: itself, the files matching a glob, or every file below a prefix."""
-    filesystem, path = _filesystem(url, options)
+    filesystem, path = _filesystem(url)
     protocol = url.partition("://")[0]
     try:
         if glob.has_magic(path):
@@ -137,14 +136,14 @@ def _remote_files(url: str, options: tuple[tuple[str, Any], ...]) -> list[tuple[
     return [(name if "://" in name else f"{protocol}://{name}", size) for name, size in files]
 
 
-def _filesystem(url: str, options: tuple[tuple[str, Any], ...]) -> tuple[Any, str]:
+def _filesystem(url: str) -> tuple[Any, str]:
     try:
         import fsspec
     except ImportError:
         raise UsageError(f"{url}: URLs are read with fsspec: pip install 'idxadvisor[s3]' (or the fsspec package of "
                          "your storage)") from None
     try:
-        return fsspec.core.url_to_fs(url, **dict(options))
+        return fsspec.core.url_to_fs(url)
     except ImportError as exc:
         raise UsageError(f"{url}: {exc} (for s3:// URLs: pip install 'idxadvisor[s3]')") from None
     except ValueError as exc:

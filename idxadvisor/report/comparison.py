@@ -97,7 +97,8 @@ def detail_lines(change: ShapeChange) -> list[str]:
     plan = change.plan_change or (next(iter(known.plans), None) if known is not None else None)
     if plan:
         sort = f" · blocking sort {change.sort_change}" if change.sort_change else ""
-        lines.append(f"plan {plan}{'' if change.plan_change or change.before is None or change.after is None else ' (unchanged)'}{sort}")  # noqa: E501
+        unchanged = change.plan_change is None and change.before is not None and change.after is not None
+        lines.append(f"plan {plan}{' (unchanged)' if unchanged else ''}{sort}")
     if change.status == "unchanged":
         lines += change.reasons  # why it was not judged (a regression or an improvement shows in the numbers)
     return lines

@@ -46,17 +46,21 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("cluster")
     (root / "pairs.log").write_text(pairing_log(), encoding="utf-8")
     data = DEMO_LOG.read_bytes()
+    lines = data.split(b"\n")  # a line over --max-line-bytes in the middle: a range of its own, never read
+    overlong = lines[100][:-1] + b"x" * 5000 + b"}"
+    (root / "overlong.log").write_bytes(b"\n".join([*lines[:100], overlong, *lines[101:300]]))
     (root / "older.log.gz").write_bytes(gzip.compress(data[: len(data) // 3]))
     workload = root / "day0.json"
     assert run(["analyze", str(root / "pairs.log"), "--save-workload", str(workload), "--format", "json",
                 "--fail-on", "never"]) == 0
-    return {"pairs": root / "pairs.log", "gz": root / "older.log.gz", "workload": workload, "root": root}
+    return {"pairs": root / "pairs.log", "gz": root / "older.log.gz", "workload": workload, "root": root,
+            "overlong": root / "overlong.log"}
 
 
 def test_paths_every_worker_sees_give_the_local_report(capsys: pytest.CaptureFixture[str], dask_scheduler: str,
                                                        inputs: dict[str, Path]) -> None:
     arguments = [str(DEMO_LOG), str(inputs["pairs"]), str(inputs["gz"]), str(inputs["workload"]),
-                 str(inputs["root"] / "missing.log")]
+                 str(inputs["overlong"]), str(inputs["root"] / "missing.log"), "--max-line-bytes", "2048"]
     local = analyze(capsys, *arguments)
     on_cluster = analyze(capsys, *arguments, "--dask-scheduler", dask_scheduler, "--dask-block-size", "4096")
     assert local[0] == on_cluster[0] == 2  # the missing file, on both
@@ -64,10 +68,12 @@ def test_paths_every_worker_sees_give_the_local_report(capsys: pytest.CaptureFix
     assert on_cluster[2] == local[2]
     pairs = next(item for item in on_cluster[1]["inputs"] if item["path"] == str(inputs["pairs"]))
     assert (pairs["operations"], pairs["paired"]) == (400, 400)  # each statement and its entry, one operation
+    overlong = next(item for item in on_cluster[1]["inputs"] if item["path"] == str(inputs["overlong"]))
+    assert overlong["problems"] == 1 and overlong["problem_examples"][0]["line"] == 101
 
 
-def test_s3_urls_give_the_local_report(capsys: pytest.CaptureFixture[str], dask_scheduler: str, s3_client,  # noqa: ANN001
-                                       inputs: dict[str, Path]) -> None:
+def test_s3_urls_give_the_local_report(capsys: pytest.CaptureFixture[str], dask_scheduler: str,
+                                       s3_client, inputs: dict[str, Path]) -> None:  # noqa: ANN001
     s3_client.create_bucket(Bucket="mongo-logs")
     s3_client.upload_file(str(DEMO_LOG), "mongo-logs", "rs0/member1/mongod.log")
     s3_client.upload_file(str(inputs["gz"]), "mongo-logs", "rs0/member2/mongod.log.gz")
@@ -105,7 +111,8 @@ def test_without_a_scheduler_urls_are_refused_and_nothing_of_dask_is_imported(
     script = ("import sys; from idxadvisor.cli import run; "
               f"code = run(['analyze', {str(DEMO_LOG)!r}, '--format', 'json', '--fail-on', 'never']); "
               "print([name for name in sys.modules if name.split('.')[0] in "
-              "('dask', 'distributed', 'fsspec', 's3fs', 'boto3', 'botocore') or name.startswith('idxadvisor.cluster')])")
+              "('dask', 'distributed', 'fsspec', 's3fs', 'boto3', 'botocore') "
+              "or name.startswith('idxadvisor.cluster')])")
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO_ROOT,
                             check=True)
     assert result.stdout.strip().splitlines()[-1] == "[]"

@@ -13,7 +13,8 @@ from idxadvisor.cli import run
 from tests.helpers import json_line, slow_attr
 
 FIND = {"find": "orders", "filter": {"status": "A", "customerId": 42}, "sort": {"createdAt": -1}, "limit": 20}
-REPORT = {"aggregate": "orders", "pipeline": [{"$match": {"status": "A"}}, {"$group": {"_id": "$sku", "n": {"$sum": 1}}}],
+REPORT = {"aggregate": "orders",
+          "pipeline": [{"$match": {"status": "A"}}, {"$group": {"_id": "$sku", "n": {"$sum": 1}}}],
           "cursor": {}}
 INDEX_PLAN = "IXSCAN { status: 1, customerId: 1, createdAt: -1 }"
 

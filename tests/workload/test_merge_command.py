@@ -120,7 +120,8 @@ def test_a_compressed_log_is_passed_over_up_to_what_was_counted(capsys: pytest.C
                                                         "a line"),
 ], ids=["truncated", "counted-while-written"])
 def test_what_cannot_be_counted_honestly_is_refused(capsys: pytest.CaptureFixture[str], halves: tuple[Path, Path],
-                                                    tmp_path: Path, counted, later, message: str) -> None:  # noqa: ANN001
+                                                    tmp_path: Path, counted, later,  # noqa: ANN001
+                                                    message: str) -> None:
     log, workload = tmp_path / "mongod.log", tmp_path / "w.json"
     data = halves[0].read_bytes()
     log.write_bytes(counted(data))

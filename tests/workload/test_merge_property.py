@@ -28,7 +28,8 @@ from tests.helpers import REFERENCE_YEAR, json_line, slow_attr
 
 START = datetime(2026, 3, 2, 8, 0, tzinfo=timezone.utc)
 FIND = {"find": "orders", "filter": {"status": "A", "customerId": 7}, "sort": {"createdAt": -1}}
-COUNT = {"aggregate": "orders", "pipeline": [{"$match": {"status": "A"}}, {"$group": {"_id": "$sku", "n": {"$sum": 1}}}],
+COUNT = {"aggregate": "orders",
+         "pipeline": [{"$match": {"status": "A"}}, {"$group": {"_id": "$sku", "n": {"$sum": 1}}}],
          "cursor": {}}
 PLANS = ["COLLSCAN", "IXSCAN { status: 1 }", "IXSCAN { status: 1, customerId: 1 }"]
 
@@ -100,7 +101,8 @@ def test_any_split_of_the_inputs_merged_in_any_order_is_the_whole(logs: list[lis
         paths = []
         for number, lines in enumerate(logs):  # a first line of its own: identical logs would be one input
             paths.append(root / f"member{number}.log")
-            startup = json_line({}, ctx="initandlisten", component="CONTROL", message_id=4615611, msg=f"member {number}")
+            startup = json_line({}, ctx="initandlisten", component="CONTROL", message_id=4615611,
+                                msg=f"member {number}")
             paths[-1].write_text("\n".join([startup, *lines]) + "\n", encoding="utf-8")
         whole, inputs = read_inputs([str(path) for path in paths], Settings(jobs=1))
         parts = []
