@@ -26,7 +26,7 @@ from idxadvisor.ingest.detect import HEAD_SIZE
 from idxadvisor.ingest.sources import READ_ERRORS, Source, compression, is_tar, read_decompressed
 from idxadvisor.models.inputs import InputSummary
 from idxadvisor.shapes.digest import Digest, DigestOptions
-from idxadvisor.workload.file import Workload, described_filters, load_workload
+from idxadvisor.workload.file import Workload, described_filters, is_workload_file, load_workload
 
 def identity(summary: InputSummary) -> tuple[str, int] | None:
     """What tells one input from another: the hash of its head and its size (None: nothing was read from it)."""
@@ -40,6 +40,10 @@ def merge_workloads(paths: Sequence[Path]) -> Workload:
     when two of them counted the same input."""
     if not paths:
         raise UsageError("name the workload files to merge")
+    for path in paths:
+        if path.is_file() and not is_workload_file(Source(str(path), path)):
+            raise InputError(f"{path}: not a workload file: merge takes the files 'analyze --save-workload' writes "
+                             "(name logs to analyze, with --save-workload to record them)")
     workloads = [load_workload(path, qualify_paths=False) for path in paths]
     first = workloads[0]
     merged = Workload(", ".join(str(path) for path in paths), Digest(first.filters), [])

@@ -131,3 +131,14 @@ def test_an_unreachable_scheduler_is_a_connection_error(capsys: pytest.CaptureFi
     assert run(["analyze", str(DEMO_LOG), "--dask-scheduler", "tcp://127.0.0.1:9"]) == 3
     assert capsys.readouterr().err.startswith("idxadvisor: error: cannot reach the Dask scheduler at "
                                               "tcp://127.0.0.1:9: ")
+
+
+def test_an_existing_workload_file_is_extended_here_not_on_a_cluster(capsys: pytest.CaptureFixture[str],
+                                                                     dask_scheduler: str, inputs: dict[str, Path]) -> None:
+    before = inputs["workload"].read_bytes()
+    assert run(["analyze", str(DEMO_LOG), "--save-workload", str(inputs["workload"]), "--dask-scheduler",
+                dask_scheduler]) == 2
+    assert capsys.readouterr().err == (f"idxadvisor: error: --save-workload: {inputs['workload']} exists, and adding "
+                                       "to a workload file is done here, not on a Dask cluster: save to a new file "
+                                       "and merge the two with 'idxadvisor merge'\n")
+    assert inputs["workload"].read_bytes() == before

@@ -152,3 +152,15 @@ def test_a_file_that_is_not_a_workload_is_never_overwritten(capsys: pytest.Captu
                                        '"kind": "idxadvisor-workload"); it is only added to when it is a workload '
                                        "file: name a new file, or delete this one to start afresh\n")
     assert precious.read_text(encoding="utf-8") == '{"keep": "me"}\n'
+
+
+def test_merge_takes_workload_files_only(capsys: pytest.CaptureFixture[str], halves: tuple[Path, Path],
+                                         tmp_path: Path) -> None:
+    assert run(["merge", str(halves[0]), "-o", str(tmp_path / "out.json")]) == 2
+    assert capsys.readouterr().err == (f"idxadvisor: error: {halves[0]}: not a workload file: merge takes the files "
+                                       "'analyze --save-workload' writes (name logs to analyze, with --save-workload "
+                                       "to record them)\n")
+    assert run(["merge", str(tmp_path / "missing.json"), "-o", str(tmp_path / "out.json")]) == 2
+    assert capsys.readouterr().err.startswith(f"idxadvisor: error: {tmp_path / 'missing.json'}: cannot read the "
+                                              "workload file: no such file or directory")
+    assert not (tmp_path / "out.json").exists()
