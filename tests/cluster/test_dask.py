@@ -133,8 +133,8 @@ def test_an_unreachable_scheduler_is_a_connection_error(capsys: pytest.CaptureFi
                                               "tcp://127.0.0.1:9: ")
 
 
-def test_an_existing_workload_file_is_extended_here_not_on_a_cluster(capsys: pytest.CaptureFixture[str],
-                                                                     dask_scheduler: str, inputs: dict[str, Path]) -> None:
+def test_an_existing_workload_file_is_extended_here_not_on_a_cluster(
+        capsys: pytest.CaptureFixture[str], dask_scheduler: str, inputs: dict[str, Path]) -> None:
     before = inputs["workload"].read_bytes()
     assert run(["analyze", str(DEMO_LOG), "--save-workload", str(inputs["workload"]), "--dask-scheduler",
                 dask_scheduler]) == 2
