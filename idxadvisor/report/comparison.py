@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
+from idxadvisor.errors import UsageError
 from idxadvisor.models.compare import Comparison, ShapeChange, SideSummary
 from idxadvisor.report import DEFAULT_TOP_FOR_PEOPLE, terminal_console
 from idxadvisor.report.sarif import SCHEMA, artifact_uri
@@ -27,8 +28,8 @@ def render_comparison(comparison: Comparison, out: TextIO, *, format: str = "tex
         out.write("\n".join(_markdown(comparison, limit)) + "\n")
     elif format == "text":
         _terminal(comparison, out, limit)
-    else:
-        raise ValueError(f"unknown report format {format!r}")
+    else:  # a format analyze has and compare not yet (html): a usage error, before anything is written
+        raise UsageError(f"--format {format}: compare writes text, json, markdown or sarif")
 
 
 def _masked(comparison: Comparison) -> Comparison:
