@@ -5,6 +5,7 @@ Nothing here prints. Progress, if wanted, is reported through a ``Progress`` obj
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
@@ -19,20 +20,24 @@ from idxadvisor.indexes.catalog import IndexCatalog, load_index_arguments, shard
 from idxadvisor.ingest.sources import Source, expand_sources
 from idxadvisor.indexes.sampling import SampleStatistics
 from idxadvisor.models.inputs import InputSummary
-from idxadvisor.models.report import Report, SampleReport
+from idxadvisor.models.report import Report, SampleReport, WorkloadUpdate
 from idxadvisor.parse.block import BlockOptions
 from idxadvisor.parse.run import RunOptions, Runner, estimated_bytes
-from idxadvisor.report.build import build_report, select_shapes
+from idxadvisor.report.build import build_report, select_shapes, shape_is_selected
 from idxadvisor.runtime import collector_paused
 from idxadvisor.rules import select_rules
 from idxadvisor.rules.base import Rule, RuleContext
 from idxadvisor.rules.engine import run_rules
 from idxadvisor.shapes.digest import Digest, DigestOptions
-from idxadvisor.workload import check_filters, is_workload_file, load_workload, save_workload
+from idxadvisor.workload import Workload, check_filters, is_workload_file, load_workload, save_workload
 
 if TYPE_CHECKING:
     from idxadvisor.gate.run import CheckRequest
+    from idxadvisor.models.compare import Comparison
     from idxadvisor.server.live import LiveServer
+
+
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
 
 
 class Progress(Protocol):
@@ -59,6 +64,8 @@ def analyze(paths: Sequence[str], settings: Settings, progress: Progress | None 
 
 def _analyze(paths: Sequence[str], settings: Settings, progress: Progress | None, rules: list[Rule],
              catalog: IndexCatalog, live: LiveServer | None, workload_file: Path | None) -> Report:
+    if workload_file is not None and workload_file.exists():
+        return _extend_and_analyze(paths, settings, progress, rules, catalog, live, workload_file)
     digest, summaries = read_inputs(paths, settings, progress)
     if live is not None:
         summaries += live.read_workload(settings, digest, _block_options(settings))
@@ -66,6 +73,31 @@ def _analyze(paths: Sequence[str], settings: Settings, progress: Progress | None
         save_workload(workload_file, digest, summaries)
     with collector_paused():  # thousands of shapes and findings, no cycles: see runtime.collector_paused
         return _advise(digest, summaries, settings, rules, catalog, live)
+
+
+def _extend_and_analyze(paths: Sequence[str], settings: Settings, progress: Progress | None, rules: list[Rule],
+                        catalog: IndexCatalog, live: LiveServer | None, workload_file: Path) -> Report:
+    """The incremental mode: add to the workload file the inputs it has not counted (the new lines of a grown log),
+    save it, and report on the whole workload it now holds (workload/merge.py says what counts as counted)."""
+    from idxadvisor.workload.merge import plan_extension
+
+    if settings.dask_scheduler is not None:
+        raise UsageError(f"--save-workload: {workload_file} exists, and adding to a workload file is done here, not on "
+                         "a Dask cluster: save to a new file and merge the two with 'idxadvisor merge'")
+    extension = plan_extension(workload_file, expand_sources(list(paths)), _digest_options(settings))
+    digest, summaries = read_sources(extension.to_read, settings, progress)
+    if live is not None:
+        summaries += live.read_workload(settings, digest, _block_options(settings))
+    digest, inputs = extension.apply(digest, summaries)
+    save_workload(workload_file, digest, inputs)
+    earlier = len(extension.workload.inputs)
+    shown = [replace(summary, path=f"{workload_file}:{summary.path}") if position < earlier else summary
+             for position, summary in enumerate(inputs)]
+    with collector_paused():
+        report = _advise(digest, shown, settings, rules, catalog, live)
+    report.workload = WorkloadUpdate(path=str(workload_file), added=[summary.path for summary in summaries],
+                                     skipped=extension.skipped)
+    return report
 
 
 def _advise(digest: Digest, summaries: list[InputSummary], settings: Settings, rules: list[Rule],
@@ -157,7 +189,23 @@ def read_inputs(
 ) -> tuple[Digest, list[InputSummary]]:
     """Logs parsed on all cores and workload files loaded, merged into one digest: a summary per input (those a
     workload file was made from, named ``<workload file>:<input>``)."""
-    sources = expand_sources(list(paths))
+    if settings.dask_scheduler is not None:
+        from idxadvisor.cluster import read_on_cluster  # Dask and fsspec: only with --dask-scheduler
+
+        return read_on_cluster(list(paths), settings.dask_scheduler,
+                               replace(_run_options(settings), block_size=settings.dask_block_size),
+                               _digest_options(settings))
+    urls = [path for path in paths if _URL.match(path) and not Path(path).exists()]
+    if urls:
+        raise UsageError(f"{urls[0]}: URLs are read on a Dask cluster (--dask-scheduler tcp://host:8786, with "
+                         "idxadvisor[dask] and idxadvisor[s3] installed); or copy the file here")
+    return read_sources(expand_sources(list(paths)), settings, progress)
+
+
+def read_sources(
+    sources: list[Source], settings: Settings, progress: Progress | None = None
+) -> tuple[Digest, list[InputSummary]]:
+    """``read_inputs`` of sources already expanded."""
     workloads = [source for source in sources if is_workload_file(source)]
     logs = [source for source in sources if source not in workloads]
     digest, summaries = read_workload(logs, settings, progress)
@@ -174,17 +222,46 @@ def read_workload(
     sources: list[Source], settings: Settings, progress: Progress | None = None
 ) -> tuple[Digest, list[InputSummary]]:
     """Parse every input on all cores into one digest of shapes, and a summary of each input."""
-    block_options = _block_options(settings)
-    run_options = RunOptions(block=block_options, max_line_bytes=settings.max_line_bytes)
-    if settings.jobs is not None:
-        run_options = replace(run_options, jobs=settings.jobs)
-    digest_options = DigestOptions(min_ms=settings.min_ms, since=settings.since, until=settings.until)
     if progress is not None:
         progress.start(estimated_bytes(sources))
-    runner = Runner(run_options, partial(Digest, digest_options), progress.advance if progress else None)
+    runner = Runner(_run_options(settings), partial(Digest, _digest_options(settings)),
+                    progress.advance if progress else None)
     summaries, digest = runner.run(sources)
     assert isinstance(digest, Digest)
     return digest, summaries
+
+
+def _run_options(settings: Settings) -> RunOptions:
+    run_options = RunOptions(block=_block_options(settings), max_line_bytes=settings.max_line_bytes)
+    return replace(run_options, jobs=settings.jobs) if settings.jobs is not None else run_options
+
+
+def _digest_options(settings: Settings) -> DigestOptions:
+    return DigestOptions(min_ms=settings.min_ms, since=settings.since, until=settings.until)
+
+
+def merge(paths: Sequence[Path], output: Path) -> Workload:
+    """Merge workload files into one and save it to ``output`` (``idxadvisor merge``): refused when they were recorded
+    with different filters or counted the same input twice."""
+    from idxadvisor.workload.merge import merge_workloads
+
+    merged = merge_workloads(paths)
+    save_workload(output, merged.digest, merged.inputs)
+    return merged
+
+
+def compare(before: Sequence[str], after: Sequence[str], settings: Settings) -> Comparison:
+    """Two workloads of one application (logs, profiler dumps or workload files, before and after a change) compared
+    shape by shape, within the namespaces the settings select (``idxadvisor compare``)."""
+    from idxadvisor.compare import CompareOptions, Side, compare_workloads
+
+    sides = []
+    for paths in (before, after):
+        digest, summaries = read_inputs(paths, settings)
+        digest.shapes = {fingerprint: stats for fingerprint, stats in digest.shapes.items()
+                         if shape_is_selected(stats, settings) is None}
+        sides.append(Side(digest, summaries))
+    return compare_workloads(sides[0], sides[1], CompareOptions(settings.regression_pct, settings.min_executions))
 
 
 def index_file(uri: str, databases: Sequence[str]) -> tuple[dict[str, list], list[str]]:

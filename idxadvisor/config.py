@@ -58,6 +58,10 @@ class Settings(BaseModel):
     replay: bool = False
     scratch_db: str | None = None
     scratch_uri: str | None = None
+    regression_pct: float = Field(default=20.0, gt=0)  # compare: growth of mean or p95 that is a regression
+    min_executions: int = Field(default=10, ge=1)  # compare: executions on each side before a shape is judged
+    dask_scheduler: str | None = None  # read the inputs on this Dask cluster (tcp://host:8786)
+    dask_block_size: int = Field(default=32 * 1024 * 1024, ge=4096)  # bytes of a plain log per Dask task
 
     @field_validator("indexes", mode="before")
     @classmethod

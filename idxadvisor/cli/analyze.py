@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from idxadvisor.cli.app import command, error_line
+from idxadvisor.cli.app import command, error_line, warning_line
 from idxadvisor.cli.common import (
     FLAG,
     INPUT,
@@ -72,7 +72,9 @@ def analyze(
     show_values: ShowValuesOption = None,
     save_workload: Annotated[Optional[Path], typer.Option(
         metavar="FILE", help="Also save the workload (every shape and its statistics, no literal value) to FILE, "
-        "for 'idxadvisor check' and later runs; FILE.gz is compressed.", rich_help_panel=OUTPUT)] = None,
+        "for 'idxadvisor check', merge, compare and later runs; FILE.gz is compressed. When FILE exists, add to it "
+        "the inputs it has not counted (the new lines of a log that grew) and report on the whole.",
+        rich_help_panel=OUTPUT)] = None,
     verbose: VerboseOption = None,
     min_ms: MinMsOption = None,
     ns: NsOption = None,
@@ -103,6 +105,14 @@ def analyze(
     max_line_bytes: Annotated[Optional[int], typer.Option(
         metavar="BYTES", help="Skip lines longer than BYTES, counting each as a problem (a file of one endless "
         "line must not fill memory). \\[default: 67108864, 64 MiB]", rich_help_panel=INPUT)] = None,
+    dask_scheduler: Annotated[Optional[str], typer.Option(
+        metavar="URL", help="Parse the inputs on the Dask cluster of this scheduler (tcp://host:8786) and tree-reduce "
+        "their digests there: paths every worker sees, or fsspec URLs (s3://, gs://, https://). Compressed inputs are "
+        "read whole, one per worker. Needs idxadvisor\\[dask] (and idxadvisor\\[s3] for s3://).",
+        rich_help_panel=INPUT)] = None,
+    dask_block_size: Annotated[Optional[int], typer.Option(
+        metavar="BYTES", help="Bytes of a plain log parsed by one Dask task. \\[default: 33554432, 32 MiB]",
+        rich_help_panel=INPUT)] = None,
     config: ConfigOption = None,
     debug: DebugOption = False,
 ) -> int:
@@ -116,7 +126,8 @@ def analyze(
         sample_size=sample_size, jobs=jobs)
     overrides.update({"sort_by": sort_by, "indexes": indexes, "uri": uri, "db": db, "query_stats": query_stats,
                       "replay": replay, "scratch_db": scratch_db, "scratch_uri": scratch_uri,
-                      "max_line_bytes": max_line_bytes,
+                      "max_line_bytes": max_line_bytes, "dask_scheduler": dask_scheduler,
+                      "dask_block_size": dask_block_size,
                       "shard_keys": dict(parse_shard_key_argument(text) for text in shard_key) if shard_key else None})
     return run_analysis(paths or [], overrides, config, save_workload)
 
@@ -143,6 +154,9 @@ def run_analysis(paths: list[str], overrides: dict[str, object], config: Path | 
         render(report, out, format=settings.format, verbose=settings.verbose, top=settings.top,
                artifact=settings.indexes[0].rpartition("=")[2] if settings.indexes else None)
     report_input_errors(report)
+    if report.workload is not None:
+        for line in report.workload.skipped:
+            warning_line(line)
     return exit_code_for(report, settings.fail_on)
 
 

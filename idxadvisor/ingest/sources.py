@@ -15,7 +15,7 @@ import lzma
 import sys
 import tarfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -49,6 +49,7 @@ class Source:
     label: str
     path: Path | None = None
     error: str | None = None
+    start: int = 0  # a plain file is read from this byte on (the new lines of a log counted before up to there)
 
     @property
     def is_stdin(self) -> bool:
@@ -64,6 +65,7 @@ class OpenedInput:
     stream: BinaryIO | None = None
     size: int | None = None  # bytes, when known before reading
     error: str | None = None  # why this input cannot be read at all (it is reported, not read)
+    start: int = 0  # a plain file: the byte reading starts at (its format is still told from its first bytes)
 
 
 def expand_sources(arguments: list[str]) -> list[Source]:
@@ -104,12 +106,12 @@ def open_source(source: Source) -> Iterator[OpenedInput]:
         return
     assert source.path is not None
     head = _read_head(source.path)
-    if compression(head) is None and not _is_tar(head):
-        yield OpenedInput(source.label, path=source.path, size=source.path.stat().st_size)
+    if compression(head) is None and not is_tar(head):
+        yield OpenedInput(source.label, path=source.path, size=source.path.stat().st_size, start=source.start)
         return
     handle = open(source.path, "rb")  # noqa: SIM115 - closed when the stream is exhausted by the caller
     try:
-        yield from _open_stream(source.label, handle, size=source.path.stat().st_size)
+        yield from _open_stream(source.label, handle, size=source.path.stat().st_size, start=source.start)
     finally:
         handle.close()
 
@@ -130,7 +132,8 @@ def compression(head: bytes) -> str | None:
     return None
 
 
-def _is_tar(head: bytes) -> bool:
+def is_tar(head: bytes) -> bool:
+    """Whether a stream's first 512 bytes (decompressed) open a tar archive."""
     return head[_TAR_MAGIC_OFFSET:_TAR_MAGIC_OFFSET + 5] == b"ustar"
 
 
@@ -144,18 +147,25 @@ def _decompressed(stream: BinaryIO, kind: str | None) -> BinaryIO:
     return stream
 
 
-def _open_stream(label: str, raw: BinaryIO, size: int | None, depth: int = 0) -> Iterator[OpenedInput]:
+def open_stream(label: str, raw: BinaryIO, size: int | None) -> Iterator[OpenedInput]:
+    """The inputs an open binary stream holds (a remote file, say): itself, or each member of a tar archive."""
+    return _open_stream(label, raw, size)
+
+
+def _open_stream(label: str, raw: BinaryIO, size: int | None, depth: int = 0, start: int = 0) -> Iterator[OpenedInput]:
     """The input a stream holds, or each member of the tar archive it holds. Damage met before the first byte of an
     input raises OSError; damage after it is raised by the input's reads; damage between two tar members raises
     StreamError after the members before it have been read. An archive nested deeper than ``MAX_ARCHIVE_DEPTH``
-    is an input with an error."""
+    is an input with an error. A compressed input is read from its ``start``-th decompressed byte (a line start)."""
     peeking = PeekableStream(raw)
     kind = compression(peeking.peek(512))
     stream = PeekableStream(_decompressed(peeking, kind)) if kind else peeking
     head = stream.peek(512)
     if not head and stream.error is not None:
         raise OSError(_describe(stream.error))
-    if not _is_tar(head):
+    if not is_tar(head):
+        if start:
+            _pass_over(stream, start)
         yield OpenedInput(label, stream=stream, size=size if kind is None else None)
         return
     if depth >= MAX_ARCHIVE_DEPTH:
@@ -180,6 +190,19 @@ def _open_stream(label: str, raw: BinaryIO, size: int | None, depth: int = 0) ->
         raise StreamError(_describe(stream.error or exc)) from None
     if stream.error is not None:  # the archive's stream broke where tarfile saw a plausible end
         raise StreamError(_describe(stream.error))
+
+
+def _pass_over(stream: PeekableStream, count: int) -> None:
+    """Read and drop the first ``count`` bytes (counted before), which must end a line."""
+    last = b""
+    while count:
+        piece = stream.read(min(count, _READ_SIZE))
+        if not piece:
+            raise OSError("it is shorter than when it was counted: truncated or replaced")
+        count -= len(piece)
+        last = piece[-1:]
+    if last != b"\n":
+        raise OSError("the part counted before ends inside a line: its last line cannot be counted honestly")
 
 
 class _MemberReader:
@@ -329,9 +352,11 @@ class ByteRange:
     overlong: bool = False
 
 
-def split_file(path: Path, size: int, block_size: int, max_line: int = DEFAULT_MAX_LINE_BYTES) -> list[ByteRange]:
-    """Newline-aligned byte ranges of a plain file, each about ``block_size`` long, with every line longer than
-    ``max_line`` in a range of its own marked ``overlong``.
+def split_file(path: Any, size: int, block_size: int, max_line: int = DEFAULT_MAX_LINE_BYTES, start: int = 0,
+               opener: Callable[[Any], BinaryIO] = lambda path: open(path, "rb")) -> list[ByteRange]:
+    """Newline-aligned byte ranges of a plain file from ``start`` (a line start) on, each about ``block_size`` long,
+    with every line longer than ``max_line`` in a range of its own marked ``overlong``. ``opener`` opens ``path`` for
+    reading with seeks (an fsspec file system's ``open`` for a remote file).
 
     Ranges start at line starts, so a line longer than the block size always crosses its range's nominal end; with
     blocks no longer than the cap, that crossing line is the only one that can be overlong, and it is measured only
@@ -339,8 +364,7 @@ def split_file(path: Path, size: int, block_size: int, max_line: int = DEFAULT_M
     """
     block_size = min(block_size, max_line)
     ranges = []
-    start = 0
-    with open(path, "rb") as handle:
+    with opener(path) as handle:
         while start < size:
             end = min(start + block_size, size)
             if end < size:
@@ -395,7 +419,11 @@ def read_range(path: Path, start: int, end: int) -> bytes:
 def read_decompressed(path: Path, size: int = -1) -> bytes:
     """The first ``size`` bytes of a file (all with -1), decompressed when it is gzip, bzip2 or xz (not a tar)."""
     with open(path, "rb") as raw:
-        kind = compression(raw.read(6))
-        raw.seek(0)
-        stream = _decompressed(raw, kind)
-        return stream.read(size)
+        return read_stream_decompressed(raw, size)
+
+
+def read_stream_decompressed(raw: BinaryIO, size: int = -1) -> bytes:
+    """``read_decompressed`` of a seekable binary stream (a remote file)."""
+    kind = compression(raw.read(6))
+    raw.seek(0)
+    return _decompressed(raw, kind).read(size)

@@ -329,6 +329,14 @@ class GateReport(_Model):
     notes: list[str] = Field(default_factory=list)
 
 
+class WorkloadUpdate(_Model):
+    """``analyze --save-workload FILE`` on a FILE that exists: the inputs it added, and those it had counted already."""
+
+    path: str
+    added: list[str] = Field(default_factory=list)
+    skipped: list[str] = Field(default_factory=list)  # one line each: the input, and why it was not read again
+
+
 class Report(_Model):
     schema_version: int = SCHEMA_VERSION
     tool: ToolInfo
@@ -342,6 +350,7 @@ class Report(_Model):
     server: ServerReport | None = None
     gate: GateReport | None = None  # idxadvisor check only
     groups: list[FindingGroup] = Field(default_factory=list)
+    workload: WorkloadUpdate | None = None  # analyze --save-workload on an existing file (the incremental mode)
 
     def max_severity(self) -> str | None:
         """The worst severity among the findings that count (``check`` leaves out existing and accepted ones)."""

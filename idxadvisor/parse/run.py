@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import BinaryIO, Protocol, TypeVar
 
 from idxadvisor.ingest.detect import HEAD_SIZE, WHOLE_DOCUMENT, WORKLOAD, detect_format
 from idxadvisor.ingest.sources import (
@@ -29,6 +29,7 @@ from idxadvisor.ingest.sources import (
     compression,
     iter_blocks,
     open_source,
+    open_stream,
     read_range,
     split_file,
 )
@@ -80,7 +81,7 @@ class _Task:
         return len(self.data) if self.data is not None else self.end - self.start
 
 
-def _overlong_line(length: int) -> BlockStats:
+def overlong_line(length: int) -> BlockStats:
     """The counts of a line skipped for its length: one line, one problem (its line number is made absolute when
     the block is merged)."""
     reason = OverlongLine(length).reason
@@ -108,9 +109,50 @@ class _InlineExecutor(Executor):
 
 
 @dataclass
-class _InputState:
+class InputState:
+    """One input being read: its summary, and the pairing state its blocks hand on to each other (in input order)."""
+
     summary: InputSummary
     boundary: BoundaryState = field(default_factory=BoundaryState)
+
+    def fold(self, stats: BlockStats, sink: Sink, max_problem_examples: int) -> None:
+        """Count the next block of the input: its pairing settled against the blocks before it (the wrappers that
+        turn out to be operations of their own go into ``sink``), its counts added to the summary."""
+        summary = self.summary
+        first_line = summary.lines
+        absorbed_before = self.boundary.absorbed
+        last_ms = stats.last_ts.timestamp() * 1000 if stats.last_ts is not None else None
+        for wrapper in self.boundary.resolve(stats.held_wrappers, stats.early_statements, stats.tail_statements,
+                                             last_ms):
+            sink.add(wrapper)
+            stats.operations += 1
+        summary.paired += stats.absorbed + self.boundary.absorbed - absorbed_before
+        summary.lines += stats.lines
+        summary.entries += stats.entries
+        summary.json_entries += stats.json_entries
+        summary.text_entries += stats.text_entries
+        summary.truncated += stats.truncated
+        summary.problems += stats.problems
+        summary.operations += stats.operations
+        summary.versions |= stats.versions
+        for problem in stats.problem_examples:
+            if len(summary.problem_examples) < max_problem_examples:
+                if problem.line is not None:
+                    problem.line += first_line
+                summary.problem_examples.append(problem)
+        _widen_span(summary, stats)
+        if summary.json_entries or summary.text_entries:
+            summary.format = JSON_LOG if summary.json_entries >= summary.text_entries else TEXT_LOG
+
+    def close(self, sink: Sink) -> None:
+        """The end of the input: wrappers still waiting for a statement are operations of their own, and what depends
+        on the order of executions is made final (``Digest.seal``)."""
+        for wrapper in self.boundary.close():
+            sink.add(wrapper)
+            self.summary.operations += 1
+        seal = getattr(sink, "seal", None)  # a digest; a test's collecting sink has nothing to seal
+        if seal is not None:
+            seal()
 
 
 class Runner:
@@ -127,7 +169,7 @@ class Runner:
         self.sink: Sink = sink_factory()
         self.progress = progress
         self.summaries: list[InputSummary] = []
-        self._pending: deque[tuple[_InputState, Future | None, int]] = deque()  # None: the end of an input
+        self._pending: deque[tuple[InputState, Future | None, int]] = deque()  # None: the end of an input
 
     def run(self, sources: list[Source]) -> tuple[list[InputSummary], Sink]:
         executor = self._executor(sources)
@@ -141,6 +183,15 @@ class Runner:
             executor.shutdown(wait=True, cancel_futures=True)
         return self.summaries, self.sink
 
+    def run_stream(self, label: str, stream: BinaryIO, size: int | None) -> tuple[list[InputSummary], Sink]:
+        """Read one input from an open binary stream (compressed, an archive, or plain), in this process: how a
+        Dask worker reads a remote file that cannot be split."""
+        executor = _InlineExecutor()
+        self._read_opened(label, lambda: open_stream(label, stream, size), executor)
+        while self._pending:
+            self._merge_oldest()
+        return self.summaries, self.sink
+
     def _executor(self, sources: list[Source]) -> Executor:
         if self.options.jobs <= 1 or estimated_bytes(sources) <= self.options.inline_threshold:
             return _InlineExecutor()
@@ -152,18 +203,21 @@ class Runner:
         if source.error is not None:
             self.summaries.append(InputSummary(source.label, UNKNOWN, error=source.error))
             return
+        self._read_opened(source.label, lambda: open_source(source), executor)
+
+    def _read_opened(self, label: str, inputs: Callable[[], Iterator[OpenedInput]], executor: Executor) -> None:
         first = len(self.summaries)
         try:
-            for opened in open_source(source):
+            for opened in inputs():
                 self._read_input(opened, executor)
         except (OSError, StreamError) as exc:
             if len(self.summaries) > first and self.summaries[-1].error is not None:
                 return  # an archive cut inside its last member: that member already says so
             verb = "stopped reading" if len(self.summaries) > first else "cannot read"
-            self.summaries.append(InputSummary(source.label, UNKNOWN, error=f"{verb}: {_reason(exc)}"))
+            self.summaries.append(InputSummary(label, UNKNOWN, error=f"{verb}: {_reason(exc)}"))
 
     def _read_input(self, opened: OpenedInput, executor: Executor) -> None:
-        state = _InputState(InputSummary(opened.label, UNKNOWN, error=opened.error))
+        state = InputState(InputSummary(opened.label, UNKNOWN, error=opened.error))
         self.summaries.append(state.summary)
         if opened.error is not None:
             return
@@ -190,7 +244,7 @@ class Runner:
         if opened.path is not None:
             size = opened.size or 0
             block_size = max(options.block_size, min(size // (4 * options.jobs), MAX_BLOCK_SIZE))
-            for part in split_file(opened.path, size, block_size, options.max_line_bytes):
+            for part in split_file(opened.path, size, block_size, options.max_line_bytes, opened.start):
                 if part.overlong:
                     yield _Task(mode, overlong=part.end - part.start)
                 else:
@@ -203,13 +257,13 @@ class Runner:
                 else:
                     yield _Task(mode, data=block)
 
-    def _submit(self, executor: Executor, state: _InputState, task: _Task) -> None:
+    def _submit(self, executor: Executor, state: InputState, task: _Task) -> None:
         while len(self._pending) >= max(2, 2 * self.options.jobs):
             self._merge_oldest()
         state.summary.bytes += task.size
         if task.overlong is not None:
             future: Future = Future()
-            future.set_result((_overlong_line(task.overlong), self.sink_factory()))
+            future.set_result((overlong_line(task.overlong), self.sink_factory()))
         else:
             future = executor.submit(_run_task, task, self.options.block, self.sink_factory)
         self._pending.append((state, future, task.size))
@@ -224,41 +278,14 @@ class Runner:
         if self.progress is not None:
             self.progress(size)
 
-    def _close(self, state: _InputState) -> None:
-        """The end of an input: wrappers still waiting for a statement are operations of their own."""
-        for wrapper in state.boundary.close():
-            self.sink.add(wrapper)
-            state.summary.operations += 1
+    def _close(self, state: InputState) -> None:
+        state.close(self.sink)
 
-    def _merge(self, state: _InputState, stats: BlockStats, sink: Sink) -> None:
-        summary = state.summary
-        first_line = summary.lines
-        absorbed_before = state.boundary.absorbed
-        last_ms = stats.last_ts.timestamp() * 1000 if stats.last_ts is not None else None
-        for wrapper in state.boundary.resolve(stats.held_wrappers, stats.early_statements, stats.tail_statements,
-                                              last_ms):
-            sink.add(wrapper)
-            stats.operations += 1
-        summary.paired += stats.absorbed + state.boundary.absorbed - absorbed_before
+    def _merge(self, state: InputState, stats: BlockStats, sink: Sink) -> None:
+        state.fold(stats, sink, self.options.block.max_problem_examples)
         self.sink.merge(sink)
-        summary.lines += stats.lines
-        summary.entries += stats.entries
-        summary.json_entries += stats.json_entries
-        summary.text_entries += stats.text_entries
-        summary.truncated += stats.truncated
-        summary.problems += stats.problems
-        summary.operations += stats.operations
-        summary.versions |= stats.versions
-        for problem in stats.problem_examples:
-            if len(summary.problem_examples) < self.options.block.max_problem_examples:
-                if problem.line is not None:
-                    problem.line += first_line
-                summary.problem_examples.append(problem)
-        _widen_span(summary, stats)
-        if summary.json_entries or summary.text_entries:
-            summary.format = JSON_LOG if summary.json_entries >= summary.text_entries else TEXT_LOG
 
-    def _read_whole_document(self, opened: OpenedInput, state: _InputState) -> None:
+    def _read_whole_document(self, opened: OpenedInput, state: InputState) -> None:
         try:
             data, failure = _read_all(opened)
         except OSError as exc:
@@ -337,4 +364,4 @@ def _reason(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-__all__ = ["RunOptions", "Runner", "Sink", "estimated_bytes"]
+__all__ = ["InputState", "RunOptions", "Runner", "Sink", "estimated_bytes", "overlong_line"]

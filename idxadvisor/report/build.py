@@ -136,7 +136,7 @@ def shape_report(stats: ShapeStats, show_values: bool) -> ShapeReport:
         max_in_length=stats.max_in_length,
         apps=_by_count(stats.apps),
         connections=len(stats.connections),
-        server_hashes={name: sorted(values.members) for name, values in sorted(stats.server_hashes.items())},
+        server_hashes={name: sorted(values.kept()) for name, values in sorted(stats.server_hashes.items())},
         first_seen=stats.first_seen,
         last_seen=stats.last_seen,
         timeline_minutes=stats.timeline.width_minutes,

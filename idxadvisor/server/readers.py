@@ -70,6 +70,9 @@ def read_profiles(source: ReadOnlySource, databases: Sequence[str], since: datet
         for wrapper in stats.held_wrappers:  # a command entry whose statements the profiler did not record
             sink.add(wrapper)
             stats.operations += 1
+        seal = getattr(sink, "seal", None)  # one database's profile is one input (Digest.seal)
+        if seal is not None:
+            seal()
         summary.lines = len(documents)
         summary.entries, summary.problems, summary.truncated = stats.entries, stats.problems, stats.truncated
         summary.operations, summary.paired = stats.operations, stats.absorbed

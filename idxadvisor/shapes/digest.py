@@ -44,26 +44,46 @@ class DigestOptions:
 
 @dataclass
 class CappedSet:
-    """A set that stops growing at ``SET_CAP`` members and remembers that it did."""
+    """A set that keeps its ``SET_CAP`` smallest members and remembers whether it dropped any.
+
+    Keeping the smallest (rather than the first) makes it a bottom-k sample: any split of the values, merged in any
+    order, keeps the same members, so a digest merges exactly even past the cap. Up to twice the cap is held between
+    trims, so adding stays cheap; ``cutoff`` is the largest member kept at the last trim (larger values are dropped at
+    once)."""
 
     members: set[str] = field(default_factory=set)
     capped: bool = False
+    cutoff: str | None = None
 
     def add(self, value: str) -> None:
-        if value in self.members:
-            return
-        if len(self.members) >= SET_CAP:
-            self.capped = True
+        if value in self.members or (self.cutoff is not None and value > self.cutoff):
             return
         self.members.add(value)
+        if len(self.members) > 2 * SET_CAP:
+            self._trim()
 
     def merge(self, other: CappedSet) -> None:
         for value in other.members:
             self.add(value)
-        self.capped = self.capped or other.capped
+        if other.capped:
+            self.capped = True
+            if other.cutoff is not None and (self.cutoff is None or other.cutoff < self.cutoff):
+                self.cutoff = other.cutoff  # what ``other`` dropped is above its cutoff: never among the smallest
+                self.members = {value for value in self.members if value <= other.cutoff}
+
+    def _trim(self) -> None:
+        if len(self.members) > SET_CAP or self.capped:
+            kept = sorted(self.members)[:SET_CAP]
+            self.members, self.capped = set(kept), True
+            self.cutoff = kept[-1] if kept else self.cutoff
+
+    def kept(self) -> set[str]:
+        """The members (at most ``SET_CAP``: the smallest ones when the set was capped)."""
+        self._trim()
+        return self.members
 
     def __len__(self) -> int:
-        return len(self.members)
+        return len(self.kept())
 
 
 @dataclass(slots=True)
@@ -219,6 +239,7 @@ class PlanOrder:
     that changes once (an index was built) is not one that keeps changing (the planner hesitating)."""
 
     runs: list[PlanRun] = field(default_factory=list)  # in time order; one per part until merged
+    sealed: int = 0  # the plan changes of inputs that ended (``seal``): nothing joins them any more
 
     def add(self, ts_ms: float, plan: str) -> None:
         runs = self.runs
@@ -233,14 +254,22 @@ class PlanOrder:
                 self.runs = _join_plan_runs(runs)
 
     def merge(self, other: PlanOrder) -> None:
+        self.sealed += other.sealed
         self.runs = _join_plan_runs(self.runs + [PlanRun(r.first_ms, r.first_plan, r.last_ms, r.last_plan, r.switches)
                                                  for r in other.runs])
+
+    def seal(self) -> None:
+        """The input ended: its runs are final. What follows (another input: another server, another day) is not the
+        continuation of its last execution, so it is never joined to it, and the state no longer depends on how the
+        input was cut into parts."""
+        self.sealed = self.switches
+        self.runs = []
 
     @property
     def switches(self) -> int:
         """Plan changes from one execution to the next, over everything merged."""
         runs = self.runs
-        return sum(run.switches for run in runs) + sum(
+        return self.sealed + sum(run.switches for run in runs) + sum(
             before.last_plan != after.first_plan for before, after in zip(runs, runs[1:]))
 
 
@@ -339,6 +368,14 @@ class BurstLog:
             self._close(joined.pop(1))
         return joined
 
+    def seal(self) -> None:
+        """The input ended: its open bursts are final (another input's connection of the same name is another
+        client, and a burst never continues into another input)."""
+        for bursts in self.open.values():
+            for burst in bursts:
+                self._close(burst)
+        self.open = {}
+
     def final(self) -> tuple[Burst | None, dict[int, int]]:
         """The worst burst and the number of bursts of each size, counting the open ones as final (everything has
         been merged); the log itself is left as it is."""
@@ -388,7 +425,6 @@ class ShapeStats:
     last_seen: datetime | None = None
     timeline: Timeline = field(default_factory=Timeline)
     _latest: Event | None = field(default=None, repr=False)  # the latest execution with a complete command
-    intervals: DurationHistogram = field(default_factory=DurationHistogram)  # ms between starts (aggregations)
     runs: RunLog = field(default_factory=RunLog)  # the latest runs of an aggregation (start, duration)
     num_yields: int = 0
     yields_measured: int = 0  # executions that logged numYields
@@ -403,7 +439,6 @@ class ShapeStats:
     bursts: BurstLog = field(default_factory=BurstLog)  # point lookups: bursts from one connection (QY002)
     fast: int = 0  # executions left out by --min-ms
     fast_max_ms: float = 0.0
-    _last_start: float | None = field(default=None, repr=False, compare=False)  # block-local: the previous start
     _point_lookup: bool | None = field(default=None, repr=False, compare=False)  # cached point_lookup_field(shape)
 
     def add(self, event: Event, observation: ShapeObservation) -> None:
@@ -455,7 +490,8 @@ class ShapeStats:
         internal = get("internal")
         if internal is not None:
             self.internal += 1
-            self.internal_reason = self.internal_reason or internal
+            if self.internal_reason is None or internal < self.internal_reason:
+                self.internal_reason = internal  # the smallest: the same whatever the order of the events
         if observation.in_length > self.max_in_length:
             self.max_in_length = observation.in_length
         skip = observation.skip
@@ -495,8 +531,8 @@ class ShapeStats:
                 self.first_seen = ts
             if self.last_seen is None or ts >= self.last_seen:
                 self.last_seen = ts
-                self._offer_representative(event)
-            elif self._latest is None:
+            latest = self._latest
+            if latest is None or latest.ts is None or ts >= latest.ts:
                 self._offer_representative(event)
             epoch_seconds = ts.timestamp()
             self.timeline.add_at(epoch_seconds, duration, docs or 0, keys or 0)
@@ -505,9 +541,7 @@ class ShapeStats:
                 if plan:
                     self.plan_order.add(end, plan)
                 if self.shape.op == "aggregate":
-                    start = end - duration
-                    self._record_start(start)
-                    self.runs.add(start, duration)
+                    self.runs.add(end - duration, duration)
                 elif self._point_lookup is not False:
                     self._record_lookup(end, duration, connection or get("remote"), app)
         elif self._latest is None:
@@ -520,12 +554,6 @@ class ShapeStats:
         if self._point_lookup and caller:
             self.bursts.add(caller, end_ms - duration, end_ms, app or "")
 
-    def _record_start(self, start_ms: float) -> None:
-        """The interval since the previous start of this shape in the same block (log order is time order)."""
-        if self._last_start is not None and start_ms >= self._last_start:
-            self.intervals.add(start_ms - self._last_start)
-        self._last_start = start_ms
-
     def add_fast(self, event: Event) -> None:
         """An execution faster than --min-ms: counted, not analysed."""
         self.fast += 1
@@ -533,7 +561,7 @@ class ShapeStats:
             self.fast_max_ms = event.duration_ms
 
     def _offer_representative(self, event: Event) -> None:
-        """Keep the latest execution whose command is complete (called for executions at or after the last seen)."""
+        """Keep the latest execution whose command is complete (called for executions at or after the one kept)."""
         if event.truncated or event.unparsed:
             return
         command = event.originating_command if event.op == "getMore" else event.command
@@ -547,6 +575,12 @@ class ShapeStats:
             return None
         command = event.originating_command if event.op == "getMore" else event.command
         return Representative(event.ts, command, event.op)  # type: ignore[arg-type]
+
+    def seal(self) -> None:
+        """The end of an input: what depends on the order of executions is made final (``PlanOrder.seal``,
+        ``BurstLog.seal``)."""
+        self.plan_order.seal()
+        self.bursts.seal()
 
     def merge(self, other: ShapeStats) -> None:
         for name in ("count", "getmores", "keys_examined", "docs_examined", "nreturned", "measured", "keys_measured",
@@ -565,14 +599,15 @@ class ShapeStats:
         self.plan_order.merge(other.plan_order)
         self.bursts.merge(other.bursts)
         self.duration.merge(other.duration)
-        self.intervals.merge(other.intervals)
         for mine, theirs_counts in ((self.plans, other.plans), (self.apps, other.apps)):
             for key, count in theirs_counts.items():
                 mine[key] = mine.get(key, 0) + count
         self.connections.merge(other.connections)
         for name, values in other.server_hashes.items():
             self.server_hashes.setdefault(name, CappedSet()).merge(values)
-        self.internal_reason = self.internal_reason or other.internal_reason
+        if other.internal_reason is not None and (self.internal_reason is None
+                                                  or other.internal_reason < self.internal_reason):
+            self.internal_reason = other.internal_reason
         self.max_in_length = max(self.max_in_length, other.max_in_length)
         if other.first_seen is not None and (self.first_seen is None or other.first_seen < self.first_seen):
             self.first_seen = other.first_seen
@@ -584,6 +619,17 @@ class ShapeStats:
             mine = self._latest
             if mine is None or (theirs.ts is not None and (mine.ts is None or theirs.ts > mine.ts)):
                 self._latest = theirs
+
+    @property
+    def intervals(self) -> DurationHistogram:
+        """Milliseconds between consecutive starts of an aggregation, over its latest runs (``RunLog``) in time order:
+        taken from the runs rather than counted as events arrive, so that it is the same however the input was split
+        into blocks, files or digests, and whatever the order they were merged in."""
+        histogram = DurationHistogram()
+        runs = self.runs.latest()
+        for (previous, _), (start, _) in zip(runs, runs[1:]):
+            histogram.add(start - previous)
+        return histogram
 
     @property
     def main_plan(self) -> str | None:
@@ -643,6 +689,12 @@ class Digest:
         if options.until is not None and event.ts >= options.until:
             return "after --until"
         return None
+
+    def seal(self) -> None:
+        """The end of an input (the Runner calls it when the last block of an input is merged): see
+        ``ShapeStats.seal``. Sealed digests merge exactly, in any order."""
+        for stats in self.shapes.values():
+            stats.seal()
 
     def merge(self, other: Digest) -> None:
         for fingerprint, stats in other.shapes.items():

@@ -34,7 +34,6 @@ _SCALARS = (int, float, str, bool, type(None))
 
 #: Fields deliberately not saved, with the reason.
 NOT_SAVED: dict[tuple[type, str], str] = {
-    (ShapeStats, "_last_start"): "block-local: the previous start within one parsed block, meaningless after a merge",
     (ShapeStats, "_point_lookup"): "a cache of what the shape itself says (point_lookup_field), worked out again",
 }
 
@@ -112,6 +111,7 @@ def decode_histogram(document: dict[str, Any]) -> DurationHistogram:
 
 
 def encode_capped(values: CappedSet) -> dict[str, Any]:
+    values.kept()  # trimmed to the cap first, so that a digest is saved the same whatever its merge history
     return _encode_fields(values, _CAPPED)
 
 
@@ -141,6 +141,7 @@ def decode_timeline(document: dict[str, Any]) -> Timeline:
 
 
 def encode_runs(runs: RunLog) -> dict[str, Any]:
+    runs.latest()  # trimmed to the latest runs first, so that a digest is saved the same whatever its merge history
     return _encode_fields(runs, _RUNS)
 
 
@@ -260,7 +261,6 @@ def decode_representative(document: dict[str, Any] | None) -> Event | None:
 _STATS = {
     "shape": _Codec("shape", encode_shape, decode_shape),
     "duration": _Codec("duration", encode_histogram, decode_histogram),
-    "intervals": _Codec("intervals", encode_histogram, decode_histogram),
     "connections": _Codec("connections", encode_capped, decode_capped),
     "server_hashes": _Codec("server_hashes", lambda hashes: {name: encode_capped(values)
                                                              for name, values in sorted(hashes.items())},

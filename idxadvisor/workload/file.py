@@ -105,9 +105,10 @@ def _umask() -> int:
     return mask
 
 
-def load_workload(path: Path) -> Workload:
+def load_workload(path: Path, *, qualify_paths: bool = True) -> Workload:
     """Read a workload file; InputError naming the file when it cannot be read or is not a workload this version
-    understands."""
+    understands. Its inputs are named ``<workload file>:<input>`` in reports (``qualify_paths``), or as recorded (to
+    merge or extend the workload)."""
     try:
         data = read_decompressed(path)
     except READ_ERRORS as exc:
@@ -116,10 +117,10 @@ def load_workload(path: Path) -> Workload:
         document = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise InputError(f"{path}: the workload file is not JSON ({exc.msg} at line {exc.lineno})") from None
-    return parse_workload(document, str(path))
+    return parse_workload(document, str(path), qualify_paths=qualify_paths)
 
 
-def parse_workload(document: Any, origin: str) -> Workload:
+def parse_workload(document: Any, origin: str, *, qualify_paths: bool = True) -> Workload:
     if type(document) is not dict or document.get("kind") != WORKLOAD_KIND:
         raise InputError(f"{origin}: not a workload file (no \"kind\": \"{WORKLOAD_KIND}\")")
     version = document.get("schema_version")
@@ -138,7 +139,7 @@ def parse_workload(document: Any, origin: str) -> Workload:
                 digest.shapes[stats.shape.fingerprint] = stats
             else:  # two shapes of an older version that this version's canonical text makes one
                 known.merge(stats)
-        inputs = [_decode_input(item, origin) for item in document["inputs"]]
+        inputs = [_decode_input(item, origin if qualify_paths else None) for item in document["inputs"]]
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise InputError(f"{origin}: damaged workload file ({type(exc).__name__}: {exc})") from None
     return Workload(origin, digest, inputs)
@@ -150,12 +151,12 @@ def check_filters(workload: Workload, options: DigestOptions) -> None:
     recorded = workload.filters
     if (recorded.min_ms, recorded.since, recorded.until) == (options.min_ms, options.since, options.until):
         return
-    raise UsageError(f"{workload.path} was recorded with {_described(recorded)}, and this run asks for "
-                     f"{_described(options)}: a workload file holds per-shape totals, not operations, so these "
+    raise UsageError(f"{workload.path} was recorded with {described_filters(recorded)}, and this run asks for "
+                     f"{described_filters(options)}: a workload file holds per-shape totals, not operations, so these "
                      "filters cannot be applied to it again; pass the ones it was recorded with")
 
 
-def _described(options: DigestOptions) -> str:
+def described_filters(options: DigestOptions) -> str:
     parts = [f"--min-ms {options.min_ms:g}"]
     parts += [f"--since {options.since.isoformat()}"] if options.since else []
     parts += [f"--until {options.until.isoformat()}"] if options.until else []
@@ -180,8 +181,9 @@ def _encode_input(summary: InputSummary) -> dict[str, Any]:
     return encoded
 
 
-def _decode_input(document: dict[str, Any], origin: str) -> InputSummary:
-    summary = InputSummary(f"{origin}:{document['path']}", str(document["format"]))
+def _decode_input(document: dict[str, Any], origin: str | None) -> InputSummary:
+    path = str(document["path"])
+    summary = InputSummary(f"{origin}:{path}" if origin is not None else path, str(document["format"]))
     for item in fields(summary):
         if item.name in document and item.name not in _INPUT_SPECIAL and item.name != "path":
             setattr(summary, item.name, document[item.name])
@@ -189,7 +191,7 @@ def _decode_input(document: dict[str, Any], origin: str) -> InputSummary:
     summary.first_ts, summary.last_ts = _parse_iso(document.get("first_ts")), _parse_iso(document.get("last_ts"))
     summary.problem_examples = [Problem(str(problem["reason"]), problem.get("line"))
                                 for problem in document.get("problem_examples", ())]
-    if summary.error:  # reported when the workload was recorded; reading the workload again is not an input error
+    if summary.error and origin is not None:  # reported when the workload was recorded: not an error of this run
         summary.problem_examples.append(Problem(f"when the workload was recorded: {summary.error}"))
         summary.error = None
     return summary

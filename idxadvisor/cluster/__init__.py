@@ -1,0 +1,143 @@
+"""Reading inputs on a Dask cluster (``analyze --dask-scheduler tcp://host:8786``): the same digest and input
+summaries as a local run, for log lakes larger than one machine.
+
+The client plans the inputs (``inputs.py``: paths every worker sees, or fsspec URLs), submits one task per byte range
+of a plain log and one per input that cannot be cut, and tree-reduces the digests on the cluster (``FAN_IN`` at a
+time), so only the final digest, the size of the shape table, comes back. What each block's statement pairing left
+open at its edges comes back beside it and is settled here, block by block in input order, by the same code the
+local Runner uses (``parse.run.InputState``): a write statement and its command entry are one operation wherever the
+cut fell. Dask and fsspec are imported only here, and this package only with ``--dask-scheduler``.
+"""
+
+from __future__ import annotations
+
+import operator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from idxadvisor.cluster.inputs import PlannedInput, is_url, parse_mode, plan_inputs
+from idxadvisor.cluster.tasks import merge_digests, parse_range, read_whole, seal_digest
+from idxadvisor.errors import InputError, ServerError, UsageError
+from idxadvisor.ingest.sources import read_stream_decompressed
+from idxadvisor.models.events import UNKNOWN
+from idxadvisor.models.inputs import InputSummary
+from idxadvisor.parse.run import InputState, RunOptions, overlong_line
+from idxadvisor.shapes.digest import Digest, DigestOptions
+from idxadvisor.workload import Workload, check_filters, load_workload
+from idxadvisor.workload.file import parse_workload
+
+FAN_IN = 8
+CONNECT_TIMEOUT = "20s"
+
+
+def read_on_cluster(arguments: list[str], scheduler: str, run_options: RunOptions,
+                    digest_options: DigestOptions) -> tuple[Digest, list[InputSummary]]:
+    """Every input parsed on the cluster at ``scheduler`` into one digest, with a summary per input in the order a
+    local run gives them (logs first, then the inputs of workload files)."""
+    client = _connect(scheduler)
+    try:
+        planned = plan_inputs(arguments, run_options.block_size, run_options.max_line_bytes)
+        return _read(client, planned, run_options, digest_options)
+    finally:
+        client.close()
+
+
+def _connect(scheduler: str) -> Any:
+    try:
+        from distributed import Client
+    except ImportError:
+        raise UsageError("--dask-scheduler needs Dask: pip install 'idxadvisor[dask]'") from None
+    try:
+        return Client(scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ServerError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+
+
+def _read(client: Any, planned: list[PlannedInput], run_options: RunOptions,
+          digest_options: DigestOptions) -> tuple[Digest, list[InputSummary]]:
+    digests: list[Any] = []  # futures of each input's digest, sealed
+    block_stats: dict[int, list[Any]] = {}  # input position -> futures of its blocks' stats (or stats), in order
+    whole: dict[int, Any] = {}  # input position -> future of its summaries
+    for position, item in enumerate(planned):
+        if item.whole:
+            result = client.submit(read_whole, item.location, item.label, item.size, run_options, digest_options,
+                                   pure=False)
+            whole[position] = client.submit(operator.itemgetter(0), result, pure=False)
+            digests.append(client.submit(operator.itemgetter(1), result, pure=False))  # sealed by its own Runner
+        elif item.error is None and not item.workload:
+            block_stats[position] = []
+            parts: list[Any] = []  # futures of the input's block digests, in order
+            for part in item.ranges:
+                if part.overlong:  # a line over --max-line-bytes: counted, never read
+                    block_stats[position].append(overlong_line(part.end - part.start))
+                    continue
+                result = client.submit(parse_range, item.location, part.start, part.end, parse_mode(item),
+                                       run_options.block, digest_options, pure=False)
+                block_stats[position].append(client.submit(operator.itemgetter(0), result, pure=False))
+                parts.append(client.submit(operator.itemgetter(1), result, pure=False))
+            merged = _tree_reduce(client, parts)  # an input's blocks first: only they may join at their edges
+            if merged is not None:
+                digests.append(client.submit(seal_digest, merged, pure=False))
+    root = _tree_reduce(client, digests)
+    try:
+        gathered_stats = client.gather(block_stats)
+        gathered_whole = client.gather(whole)
+        reduced = client.gather(root) if root is not None else None
+    except Exception as exc:  # noqa: BLE001 - a worker's failure, whatever it was, ends the run in one line
+        raise ServerError(f"a Dask task failed: {type(exc).__name__}: {exc}") from None
+    digest = Digest(digest_options)
+    summaries: list[InputSummary] = []
+    workloads: list[Workload] = []
+    for position, item in enumerate(planned):
+        if item.error is not None:
+            summaries.append(InputSummary(item.label, UNKNOWN, error=item.error))
+        elif item.workload:
+            workloads.append(_load_workload(item))
+        elif item.whole:
+            summaries += gathered_whole[position]
+        else:
+            summaries.append(_fold(item, gathered_stats[position], digest, run_options))
+    if reduced is not None:
+        digest.merge(reduced)
+    for workload in workloads:
+        check_filters(workload, digest.options)
+        digest.merge(workload.digest)
+        summaries += workload.inputs
+    return digest, summaries
+
+
+def _tree_reduce(client: Any, digests: list[Any]) -> Any:
+    """The digests merged ``FAN_IN`` at a time on the cluster, level by level; None when there are none."""
+    while len(digests) > 1:
+        digests = [client.submit(merge_digests, *digests[start:start + FAN_IN], pure=False)
+                   for start in range(0, len(digests), FAN_IN)]
+    return digests[0] if digests else None
+
+
+def _fold(item: PlannedInput, stats: list[Any], digest: Digest, run_options: RunOptions) -> InputSummary:
+    """A line-format input's summary from its blocks' stats, pairing settled in input order into ``digest``."""
+    state = InputState(InputSummary(item.label, item.format))
+    state.summary.head_sha256 = item.head_sha256
+    for part, block in zip(item.ranges, stats):
+        state.summary.bytes += part.end - part.start
+        state.fold(block, digest, run_options.block.max_problem_examples)
+    state.close(digest)
+    return state.summary
+
+
+def _load_workload(item: PlannedInput) -> Workload:
+    assert item.location is not None
+    if not item.location.url:
+        return load_workload(Path(item.label))
+    with item.location.open() as raw:
+        data = read_stream_decompressed(raw)
+    try:
+        document = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"{item.label}: the workload file is not JSON ({exc.msg})") from None
+    return parse_workload(document, item.label)
+
+
+__all__ = ["is_url", "read_on_cluster"]

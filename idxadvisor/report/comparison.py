@@ -1,0 +1,213 @@
+"""``idxadvisor compare`` in every format: text for a terminal, Markdown for a pull request, JSON (the model as it
+is) and SARIF (one result per regressed shape, so code scanning flags the release that slowed a query down)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TextIO
+
+from idxadvisor.errors import UsageError
+from idxadvisor.models.compare import Comparison, ShapeChange, SideSummary
+from idxadvisor.report import DEFAULT_TOP_FOR_PEOPLE, terminal_console
+from idxadvisor.report.sarif import SCHEMA, artifact_uri
+from idxadvisor.units import human_count, human_ms, mask_secrets
+
+RULE_ID = "shape-regressed"
+_STYLES = {"regressed": "bold red", "improved": "green", "appeared": "cyan", "vanished": "dim", "unchanged": ""}
+
+
+def render_comparison(comparison: Comparison, out: TextIO, *, format: str = "text", top: int | None = None) -> None:
+    comparison = _masked(comparison)
+    limit = top or DEFAULT_TOP_FOR_PEOPLE
+    if format == "json":
+        out.write(comparison.model_dump_json(indent=2) + "\n")
+    elif format == "sarif":
+        json.dump(sarif_document(comparison), out, indent=2)
+        out.write("\n")
+    elif format == "markdown":
+        out.write("\n".join(_markdown(comparison, limit)) + "\n")
+    elif format == "text":
+        _terminal(comparison, out, limit)
+    else:  # a format analyze has and compare not yet (html): a usage error, before anything is written
+        raise UsageError(f"--format {format}: compare writes text, json, markdown or sarif")
+
+
+def _masked(comparison: Comparison) -> Comparison:
+    def side(summary: SideSummary) -> SideSummary:
+        return summary.model_copy(update={"inputs": [mask_secrets(path) for path in summary.inputs],
+                                          "errors": [mask_secrets(error) for error in summary.errors]})
+
+    return comparison.model_copy(update={"before": side(comparison.before), "after": side(comparison.after)})
+
+
+# -- words shared by the text and Markdown renderers ------------------------------------------------------------------
+
+
+def side_line(name: str, summary: SideSummary) -> str:
+    span = f" over {summary.hours:,.1f} h" if summary.hours else ""
+    inputs = f"{len(summary.inputs)} input{'s' if len(summary.inputs) != 1 else ''}"
+    return f"{name}: {inputs}, {human_count(summary.operations)} operations, {summary.shapes:,} shapes{span}"
+
+
+def verdict_line(comparison: Comparison) -> str:
+    rule = (f"mean or p95 up more than {comparison.regression_pct:g}% with at least {comparison.min_executions} "
+            "executions on each side")
+    counts = (f"{comparison.improved} improved, {comparison.appeared} appeared, {comparison.vanished} vanished")
+    if comparison.regressed:
+        return f"{comparison.regressed} shape{'s' if comparison.regressed != 1 else ''} regressed ({rule}); {counts}"
+    return f"no shape regressed ({rule}); {counts}"
+
+
+def time_change(change: ShapeChange, basis: str) -> str:
+    unit = " per hour" if basis == "per_hour" else ""
+    if change.time_change_ms < 0:
+        return f"saves {human_ms(-change.time_change_ms)}{unit}"
+    return f"costs {human_ms(change.time_change_ms)} more{unit}"
+
+
+def _arrow(before: Any, after: Any, shown: Any) -> str:
+    """``before → after``, a dash for a side the shape did not run on."""
+    return f"{'–' if before is None else shown(before)} → {'–' if after is None else shown(after)}"
+
+
+def _pct(value: float | None) -> str:
+    return "" if value is None else f" ({value:+,.0f}%)"
+
+
+def _per_returned(value: float | None) -> str:
+    return f"{value:,.1f}"
+
+
+def _values(change: ShapeChange, name: str) -> tuple[Any, Any]:
+    return (getattr(change.before, name) if change.before is not None else None,
+            getattr(change.after, name) if change.after is not None else None)
+
+
+def detail_lines(change: ShapeChange) -> list[str]:
+    """The numbers of one shape, before → after, as lines people read."""
+    rate = _values(change, "per_hour")
+    lines = [f"executions {_arrow(*_values(change, 'count'), human_count)}"
+             + (f", per hour {_arrow(*rate, lambda value: f'{value:,.1f}')}" if any(rate) else "")
+             + f" · mean {_arrow(*_values(change, 'mean_ms'), human_ms)}{_pct(change.mean_change_pct)}"
+             + f" · p95 {_arrow(*_values(change, 'p95_ms'), human_ms)}{_pct(change.p95_change_pct)}"]
+    keys, docs = _values(change, "keys_examined_per_returned"), _values(change, "docs_examined_per_returned")
+    if any(keys) or any(docs):
+        lines.append(f"keys examined per returned {_arrow(*keys, _per_returned)} · docs examined per returned "
+                     f"{_arrow(*docs, _per_returned)}")
+    known = change.after or change.before
+    plan = change.plan_change or (next(iter(known.plans), None) if known is not None else None)
+    if plan:
+        sort = f" · blocking sort {change.sort_change}" if change.sort_change else ""
+        unchanged = change.plan_change is None and change.before is not None and change.after is not None
+        lines.append(f"plan {plan}{' (unchanged)' if unchanged else ''}{sort}")
+    if change.status == "unchanged":
+        lines += change.reasons  # why it was not judged (a regression or an improvement shows in the numbers)
+    return lines
+
+
+# -- text -------------------------------------------------------------------------------------------------------------
+
+
+def _terminal(comparison: Comparison, out: TextIO, limit: int) -> None:
+    from rich.text import Text
+
+    console = terminal_console(out)
+    header = Text(f"idxadvisor {comparison.tool.version} compare\n", style="bold")
+    header.append(side_line("before", comparison.before) + "\n" + side_line("after", comparison.after) + "\n")
+    header.append(verdict_line(comparison), style="bold red" if comparison.regressed else "bold green")
+    console.print(header)
+    for error in comparison.before.errors + comparison.after.errors:
+        console.print(Text(f"could not read {error}", style="red"))
+    for rank, change in enumerate(comparison.shapes[:limit], 1):
+        console.print()
+        line = Text(f"#{rank} ")
+        line.append(f"{change.status:<9}", style=_STYLES[change.status])
+        line.append(f" {time_change(change, comparison.time_basis)}  {change.ns}", style="bold")
+        console.print(line)
+        console.print(Text(f"   {change.shape}", style="dim"))
+        for detail in detail_lines(change):
+            console.print(Text(f"   {detail}"))
+    if len(comparison.shapes) > limit:
+        console.print(Text(f"\n{len(comparison.shapes) - limit} more shapes (--top N shows more; JSON has all)",
+                           style="dim"))
+
+
+# -- Markdown ---------------------------------------------------------------------------------------------------------
+
+
+def _cell(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _markdown(comparison: Comparison, limit: int) -> list[str]:
+    lines = ["## idxadvisor compare", "", f"- {side_line('Before', comparison.before)}",
+             f"- {side_line('After', comparison.after)}", "",
+             f"**{'❌ ' if comparison.regressed else '✅ '}{verdict_line(comparison)}.**"]
+    for error in comparison.before.errors + comparison.after.errors:
+        lines.append(f"- could not read {_cell(error)}")
+    if not comparison.shapes:
+        return lines
+    unit = " per hour" if comparison.time_basis == "per_hour" else ""
+    lines += ["", f"| # | change | time{unit} | namespace | shape | mean | p95 | docs examined / returned | plan |",
+              "|--:|---|--:|---|---|---|---|---|---|"]
+    for rank, change in enumerate(comparison.shapes[:limit], 1):
+        mean = _arrow(*_values(change, "mean_ms"), human_ms) + _pct(change.mean_change_pct)
+        p95 = _arrow(*_values(change, "p95_ms"), human_ms) + _pct(change.p95_change_pct)
+        docs = _arrow(*_values(change, "docs_examined_per_returned"), lambda value: "–" if value is None
+                      else _per_returned(value))
+        plan = change.plan_change or "unchanged"
+        if change.sort_change:
+            plan += f"; blocking sort {change.sort_change}"
+        signed = f"{'−' if change.time_change_ms < 0 else '+'}{human_ms(abs(change.time_change_ms))}"
+        lines.append(f"| {rank} | {'**regressed**' if change.status == 'regressed' else change.status} | {signed} "
+                     f"| `{_cell(change.ns)}` | `{_cell(change.shape)}` | {mean} | {p95} | {docs} | {_cell(plan)} |")
+    if len(comparison.shapes) > limit:
+        lines += ["", f"{len(comparison.shapes) - limit} more shapes in the JSON output."]
+    return lines
+
+
+# -- SARIF ------------------------------------------------------------------------------------------------------------
+
+
+def sarif_document(comparison: Comparison) -> dict[str, Any]:
+    location = artifact_uri(comparison.after.inputs[0]) if comparison.after.inputs else None
+    results = [_result(change, location) for change in comparison.shapes if change.status == "regressed"]
+    return {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": comparison.tool.name,
+                "version": comparison.tool.version,
+                "rules": [{
+                    "id": RULE_ID,
+                    "name": RULE_ID,
+                    "shortDescription": {"text": "A query shape got slower between two workloads."},
+                    "fullDescription": {"text": "The shape ran at least --min-executions times before and after, and "
+                                        "its mean or p95 duration grew by more than --regression-pct percent."},
+                    "defaultConfiguration": {"level": "error"},
+                }],
+            }},
+            "results": results,
+            "properties": {"before": comparison.before.model_dump(mode="json"),
+                           "after": comparison.after.model_dump(mode="json"),
+                           "regression_pct": comparison.regression_pct,
+                           "min_executions": comparison.min_executions},
+        }],
+    }
+
+
+def _result(change: ShapeChange, location: str | None) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "ruleId": RULE_ID,
+        "level": "error",
+        "message": {"text": f"{change.ns}: {change.shape} regressed: {'; '.join(change.reasons)}"
+                            + (f"; plan {change.plan_change}" if change.plan_change else "")},
+        "locations": [{"physicalLocation": {"artifactLocation": {"uri": location}},
+                       "logicalLocations": [{"name": change.ns, "kind": "namespace"}]}],
+        "partialFingerprints": {"idxadvisor/shape/v1": change.fingerprint},
+        "properties": change.model_dump(mode="json"),
+    }
+    if location is None:
+        del result["locations"][0]["physicalLocation"]
+    return result
