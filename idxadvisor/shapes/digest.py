@@ -361,6 +361,10 @@ class Representative:
     op: str
 
 
+#: A write command's own count of the documents it wrote, by operation.
+_WRITTEN = {"update": "n_matched", "delete": "n_deleted", "insert": "n_inserted"}
+
+
 @dataclass
 class ShapeStats:
     shape: QueryShape
@@ -421,8 +425,10 @@ class ShapeStats:
         if docs is not None:
             self.docs_examined += docs
             self.docs_measured += 1
-        if returned is None and get("statement"):  # a write returns nothing: what it matched is what it wanted
-            returned = get("n_matched") if event.op == "update" else get("n_deleted")
+        if returned is None and (get("statement") or event.op in _WRITTEN):
+            # a write returns nothing: what it matched, deleted or inserted stands for it (the index selection
+            # charges each index for the documents written)
+            returned = get(_WRITTEN.get(event.op, "n_deleted"))
         if returned is not None:
             self.nreturned += returned
             if keys is not None or docs is not None:
