@@ -21,6 +21,9 @@ PYPROJECT = "pyproject.toml"
 OutputFormat = Literal["text", "json", "markdown", "sarif", "html"]
 SortKey = Literal["total", "count", "mean", "p95", "max", "docs-examined", "ratio"]
 FailOn = Literal["info", "warning", "error", "never"]
+IndexSelection = Literal["workload", "per-finding"]
+#: What one index key written costs, in keys or documents examined: the default of --write-cost-factor.
+DEFAULT_WRITE_COST_FACTOR = 10.0
 
 
 class Settings(BaseModel):
@@ -58,6 +61,9 @@ class Settings(BaseModel):
     replay: bool = False
     scratch_db: str | None = None
     scratch_uri: str | None = None
+    index_selection: IndexSelection = "workload"  # the best set per collection, or today's one index per finding
+    max_new_indexes: int | None = Field(default=None, ge=0)  # per collection; None: no limit but the server's 64
+    write_cost_factor: float = Field(default=DEFAULT_WRITE_COST_FACTOR, ge=0)
 
     @field_validator("indexes", mode="before")
     @classmethod
