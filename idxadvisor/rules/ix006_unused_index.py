@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from idxadvisor.indexes.model import IndexSpec
 from idxadvisor.indexes.plans import parse_plan_summary
 from idxadvisor.rules.base import Rule, RuleContext, ShapeAnalysis, Verdict
-from idxadvisor.rules.ix005_redundant_index import hide_advice, protected
+from idxadvisor.rules.ix005_redundant_index import hide_advice, protected, redundant_prefixes
 from idxadvisor.shapes.digest import ShapeStats
 from idxadvisor.units import human_count, human_ms
 
@@ -20,7 +20,8 @@ class UnusedIndex(Rule):
 
     ## What it does
     Reads the `--indexes` file and flags an index of a collection that the log shows operations on when no shape's
-    plan used it, no query hinted it and no `$lookup` or `$graphLookup` of the same database could join through it.
+    plan used it, no query hinted it and no `$lookup` or `$graphLookup` of the same database could join through it,
+    and it is not the longer index IX005 advises keeping in place of a used prefix of it.
     It says how long the log covers and how many operations on the collection it saw, since a short log proves
     little, and whether the log holds only slow operations (then fast queries using the index are invisible to it).
     It never flags the `_id` index, a unique, TTL, partial or hidden index, one that carries the shard key (the
@@ -89,6 +90,9 @@ def unused_indexes(ns: str, context: RuleContext, min_span_hours: float,
     if not shapes or span < min_span_hours * 3_600_000:
         return []
     used = _used_keys(shapes)
+    catalog = context.indexes.get(ns, [])
+    # an index IX005 says takes over the queries of a used prefix of it is about to be used: not unused
+    used |= {longer.key for shorter, longer in redundant_prefixes(catalog, catalog, ns, context) if shorter.key in used}
     hinted = {option[5:] for stats in context.shapes_of(ns) for option in stats.shape.options
               if option.startswith("hint:")}
     joined = _joined_fields(ns, context.shapes)
@@ -96,7 +100,7 @@ def unused_indexes(ns: str, context: RuleContext, min_span_hours: float,
     evidence = (f"{human_count(operations)} operations on {ns} ({len(shapes)} shape{'s' if len(shapes) != 1 else ''} "
                 f"with a plan) over {human_ms(span)}")
     caveat = slow_only_caveat(context)
-    return [Unused(index, evidence, caveat) for index in (context.indexes.get(ns, []) if indexes is None else indexes)
+    return [Unused(index, evidence, caveat) for index in (catalog if indexes is None else indexes)
             if not (protected(index, ns, context) or not index.is_btree or index.key in used or index.name in hinted
                     or _hint_text(index) in hinted or index.key[0][0] in joined or "*" in joined)]
 

@@ -128,7 +128,8 @@ def select(ns: str, requests: list[IndexRequest], context: RuleContext,
     per_finding_keys = list(dict.fromkeys(request.shared for request in requests))
     limits = {f"--max-new-indexes {settings.max_new_indexes}": settings.max_new_indexes
               if settings.max_new_indexes is not None else math.inf,
-              f"the server's {SERVER_INDEX_LIMIT}-index limit": SERVER_INDEX_LIMIT - max(len(existing) + 1, 1),
+              f"the server's {SERVER_INDEX_LIMIT}-index limit":
+                  SERVER_INDEX_LIMIT - len(existing) - (0 if any(index.is_id_index for index in existing) else 1),
               f"no more than the {len(per_finding_keys)} per-finding advice asks for": len(per_finding_keys)}
     budget = int(min(limits.values()))
     today = [cost if cost is not None else 0.0 for cost in costs.today]
@@ -293,6 +294,7 @@ class _Reasons:
                  binding: str, settings: Settings, ns: str) -> None:
         self.costs, self.problem, self.candidates, self.settings, self.ns = costs, problem, candidates, settings, ns
         self.binding = binding  # the limits that set the budget
+        self.none_chosen = not chosen
         self.chosen = f"the {len(chosen)} new index{'es' if len(chosen) != 1 else ''} chosen for {ns} (" + (
             ", ".join(render_key_pattern(candidate.key) for candidate in chosen) or "none") + ")"
         self.offers: dict[int, list[tuple[float, int]]] = {}  # per shape: (cost, candidate) of every candidate
@@ -323,6 +325,9 @@ class _Reasons:
             return (f"{rule}: index selection, write cost: {key} would save {human_count(gain)} keys and documents examined "
                     f"per hour, less than the {human_count(written)} index keys it would write per hour times "
                     f"--write-cost-factor {settings.write_cost_factor:g}")
+        if self.none_chosen:
+            return (f"{rule}: index selection, budget ({self.binding}): no new index; {key} would save "
+                    f"{human_count(gain)} keys and documents examined per hour")
         return (f"{rule}: index selection, budget ({self.binding}): {self.chosen} save more; {key} would save "
                 f"{human_count(gain)} keys and documents examined per hour")
 

@@ -145,3 +145,10 @@ def test_writes_that_cost_nothing_leave_the_set_as_large_as_per_finding_advice(t
     spec = write_heavy({"write_cost_factor": 0})
     report, _ = run(tmp_path, spec.pop("operations"), **spec)
     assert sorted(new_keys(report)) == [[("a", 1)], [("x", 1)]]
+
+
+def test_a_budget_of_none_keeps_every_finding_out_with_its_reason(tmp_path: Path) -> None:
+    report, _ = run(tmp_path, [scan({"a": 1}, at=0)], config={"max_new_indexes": 0})
+    assert new_keys(report) == [] and report.suggested_indexes == []
+    (reason,) = [skip.reason for skip in report.skipped if "index selection" in skip.reason]
+    assert reason.startswith("IX004: index selection, budget (--max-new-indexes 0): no new index; { a: 1 } would save")
