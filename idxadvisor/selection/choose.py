@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from idxadvisor.config import Settings
 from idxadvisor.indexes.model import IndexSpec, KeyPattern, default_index_name, render_key_pattern
@@ -17,12 +18,15 @@ from idxadvisor.rules.engine import IndexChoice, IndexRequest, equality_orders
 from idxadvisor.rules.ix005_redundant_index import protected
 from idxadvisor.rules.ix006_unused_index import span_ms
 from idxadvisor.selection.candidates import MAX_CANDIDATES, Candidate, canonical, generate
-from idxadvisor.selection.costs import Costs, EstimatedCosts, log_costs
+from idxadvisor.selection.costs import Costs, log_costs
 from idxadvisor.selection.demand import Demand, demands_of
 from idxadvisor.selection.drops import Letting, lettings
 from idxadvisor.selection.search import Problem, Solution, gain_of, solve
 from idxadvisor.selection.writes import WriteLoad, key_writes, write_load
 from idxadvisor.units import human_count
+
+if TYPE_CHECKING:
+    from idxadvisor.selection.estimated import EstimatedCosts
 
 #: The most indexes a collection can have (the server refuses a 65th).
 SERVER_INDEX_LIMIT = 64
@@ -30,7 +34,7 @@ SERVER_INDEX_LIMIT = 64
 WORSE_TOLERANCE = 1.1
 WRITE_OPS = frozenset({"insert", "update", "delete", "findAndModify"})
 
-EstimatorFactory = Callable[[list[IndexSpec] | None], EstimatedCosts]
+EstimatorFactory = Callable[[list[IndexSpec] | None], "EstimatedCosts"]
 
 
 @dataclass
@@ -87,7 +91,8 @@ class WorkloadSelection:
         sample = self.samples.get(ns)
         if sample is None or not len(sample):
             return None
-        from idxadvisor.whatif.command import parse_server_version  # the estimator: only with a sample
+        from idxadvisor.selection.estimated import EstimatedCosts  # the estimator: only with a sample
+        from idxadvisor.whatif.command import parse_server_version
         from idxadvisor.whatif.evidence import EstimatorEvaluator, EvidenceOptions
 
         version = parse_server_version(self.settings.server_version)

@@ -28,8 +28,7 @@ class Demand:
 
     @property
     def executions(self) -> int:
-        """Commands run: getMores continue an execution (their work is in its totals)."""
-        return max(self.stats.count - self.stats.getmores, 1)
+        return self.stats.executions
 
     @property
     def logged_cost(self) -> float | None:

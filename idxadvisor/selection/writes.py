@@ -58,7 +58,7 @@ def write_load(shapes: Iterable[ShapeStats], hours: float | None, sample: Sample
     load = WriteLoad()
     operations = 0
     for stats in shapes:
-        op, executions = stats.shape.op, max(stats.count - stats.getmores, 1)
+        op, executions = stats.shape.op, stats.executions
         documents = float(stats.nreturned or executions)
         command = stats.representative.command if stats.representative is not None else {}
         if op == "findAndModify":

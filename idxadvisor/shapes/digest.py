@@ -592,6 +592,11 @@ class ShapeStats:
                 self._latest = theirs
 
     @property
+    def executions(self) -> int:
+        """Commands run: getMores continue an execution rather than start one (their work is in its totals)."""
+        return max(self.count - self.getmores, 1)
+
+    @property
     def main_plan(self) -> str | None:
         """The plan summary the log shows most often for this shape."""
         return max(self.plans.items(), key=lambda item: item[1])[0] if self.plans else None

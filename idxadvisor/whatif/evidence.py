@@ -276,7 +276,7 @@ def window_of(query: WhatIfQuery) -> int | None:
 def executions(stats: ShapeStats) -> int:
     """How many times the shape ran: its count includes the getMores that continued those runs (their keys and
     documents examined belong to the same executions)."""
-    return max(stats.count - stats.getmores, 1)
+    return stats.executions
 
 
 def _logged(stats: ShapeStats) -> dict[str, float]:
