@@ -331,7 +331,8 @@ def _index_set_card(page: Page, index_set: IndexSet) -> str:
             f"<table><thead><tr><th>action</th><th>index</th><th>why</th></tr></thead><tbody>{''.join(rows)}"
             f"</tbody></table>{notes}"
             f'<details class="set-shapes"><summary>{_counted(len(index_set.shapes), "shape")}: keys and documents '
-            f'examined per execution, today and with the set</summary><table><thead><tr><th>shape</th><th class="num">today</th><th class="num">with the set</th>'
+            f'examined per execution, today and with the set</summary><table><thead><tr><th>shape</th>'
+            f'<th class="num">today</th><th class="num">with the set</th>'
             f"<th>index</th><th>how</th></tr></thead><tbody>{shapes}</tbody></table></details></li>")
 
 

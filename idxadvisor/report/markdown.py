@@ -161,7 +161,9 @@ def _index_sets(report: Report, verbose: bool, limit: int | None) -> list[str]:
                   "| action | index | why |", "|---|---|---|"]
         for index in index_set.indexes:
             action, label, why = index_parts(index, per)
-            command = f": {_code(index.command)}, then {_code(index.drop_command or '')}" if index.status == "hide" else ""
+            command = ""
+            if index.status == "hide":
+                command = f": {_code(index.command or '')}, then {_code(index.drop_command or '')}"
             lines.append(f"| {action} | {_code(label)} | {_cell(why)}{command} |")
         extra = [line for line in [writes_line(index_set), *index_set.notes] if line]
         if extra:

@@ -255,7 +255,8 @@ def _share_indexes(proposals: list[_Proposal], context: RuleContext,
 
 def _shared_finding(proposal: _Proposal, key: KeyPattern | None, others: int, ns: str) -> Finding:
     if others > 0:
-        proposal.verdict.details.append(f"the same index serves {others} other shape{'s' if others > 1 else ''} of {ns}")
+        plural = "s" if others > 1 else ""
+        proposal.verdict.details.append(f"the same index serves {others} other shape{plural} of {ns}")
     return _finding(proposal.rule, proposal.analysis, proposal.verdict, key)
 
 

@@ -310,14 +310,16 @@ class _Reasons:
     def why_not(self, number: int, rule: str) -> str:
         costs, problem, settings = self.costs, self.problem, self.settings
         if costs.today[number] is None:
-            return f"{rule}: index selection: the log does not show what this shape examines, so no index can be weighed"
+            return (f"{rule}: index selection: the log does not show what this shape examines, so no index can be "
+                    "weighed")
         offers = self.offers.get(number)
         if not offers:
             closest = costs.closest.get(number)
             if closest is not None:
                 saved = (1 - closest[0] / costs.today[number]) * 100 if costs.today[number] else 0.0
-                text = (f"{rule}: by the estimate, {render_key_pattern(self.candidates[closest[1]].key)} cuts keys plus "
-                        f"documents examined by {saved:.0f}% only (--min-savings-pct {settings.min_savings_pct:g})")
+                key = render_key_pattern(self.candidates[closest[1]].key)
+                text = (f"{rule}: by the estimate, {key} cuts keys plus documents examined by {saved:.0f}% only "
+                        f"(--min-savings-pct {settings.min_savings_pct:g})")
             else:
                 text = f"{rule}: index selection: by the log, no candidate index serves it with less work than today"
             invalid = sorted(set(costs.invalid.values()))
@@ -327,8 +329,8 @@ class _Reasons:
         gain = gain_of(problem, best)
         if gain <= problem.write_costs[best]:
             written = problem.write_costs[best] / settings.write_cost_factor if settings.write_cost_factor else 0.0
-            return (f"{rule}: index selection, write cost: {key} would save {human_count(gain)} keys and documents examined "
-                    f"per hour, less than the {human_count(written)} index keys it would write per hour times "
+            return (f"{rule}: index selection, write cost: {key} would save {human_count(gain)} keys and documents "
+                    f"examined per hour, less than the {human_count(written)} index keys it would write per hour times "
                     f"--write-cost-factor {settings.write_cost_factor:g}")
         if self.none_chosen:
             return (f"{rule}: index selection, budget ({self.binding}): no new index; {key} would save "
@@ -381,14 +383,15 @@ def _shape_row(row: _Row, names: dict[KeyPattern, str]) -> SetShape:
     return SetShape(fingerprint=row.demand.fingerprint, shape=row.demand.stats.shape.text,
                     executions=row.demand.executions, requested=row.demand.request is not None, index=index,
                     before=_rounded(row.before),
-                    after=_rounded(row.after), model=row.model, evidence=row.evidence, note=row.note)  # type: ignore[arg-type]
+                    after=_rounded(row.after), model=row.model,  # type: ignore[arg-type]
+                    evidence=row.evidence, note=row.note)
 
 
 def _totals(plan: CollectionPlan, rows: list[_Row], new: list[Candidate], letting: list[Letting],
             per: float) -> SetTotals:
     measured = [row for row in rows if row.before is not None]
-    before = sum(row.demand.executions / per * row.before for row in measured)  # type: ignore[operator]
-    after = sum(row.demand.executions / per * (row.after if row.after is not None else row.before)  # type: ignore[operator]
+    before = sum(row.demand.executions / per * (row.before or 0.0) for row in measured)
+    after = sum(row.demand.executions / per * (row.after if row.after is not None else row.before or 0.0)
                 for row in measured)
     added = sum(plan.writes.get(candidate.key, 0.0) for candidate in new)
     removed = sum(plan.writes.get(item.index.key, 0.0) for item in letting)

@@ -15,9 +15,10 @@ cost) are set aside first: the best set never needs them.
   ``EXACT_NODES`` sets it gives up and the greedy search answers.
 * **greedy** beyond: the distorted greedy algorithm (Harshaw, Feldman, Ward and Karbasi, "Submodular Maximization
   beyond Non-negativity", ICML 2019): in step ``i`` of ``k = budget``, add the candidate with the largest
-  ``(1 - 1/k)^(k - i - 1) · gain - write cost`` if positive. It guarantees ``g(S) - c(S) ≥ (1 - 1/e)·g(OPT) - c(OPT)``
-  for the best set ``OPT`` of at most ``k`` candidates: at least 63% of the best set's saving, less no more than its
-  write cost. Gains are evaluated lazily (a stale gain bounds the fresh one).
+  ``(1 - 1/k)^(k - i - 1) · gain - write cost`` if positive. It guarantees
+  ``g(S) - c(S) ≥ (1 - 1/e)·g(OPT) - c(OPT)`` for the best set ``OPT`` of at most ``k`` candidates: at least 63%
+  of the best set's saving, less no more than its write cost. Gains are evaluated lazily (a stale gain bounds the
+  fresh one).
 
 Only the shapes whose findings ask for an index count (the others' savings are reported, not sought): so every index
 of the set is the cheapest for at least one of them, and the selection never advises an index no finding asked for.

@@ -98,12 +98,14 @@ def _server_rate(sample: SampleStatistics | None, existing: list[IndexSpec] | No
                  now: datetime | None) -> float | None:
     """Write operations per hour since the server (or the collection) started counting: ``latencyStats`` over the
     time since the ``_id`` index's ``$indexStats`` began, up to the server's clock when it answered."""
-    operations = sample.write_operations if sample is not None else None
+    if sample is None or sample.write_operations is None:
+        return None
     since = next((as_datetime(index.accesses.get("since")) for index in existing or []
                   if index.is_id_index and index.accesses), None)
-    if operations is None or since is None:
+    if since is None:
         return None
-    hours = ((sample.counted_at or now or datetime.now(timezone.utc)) - since).total_seconds() / 3600  # type: ignore[union-attr]
+    operations = sample.write_operations
+    hours = ((sample.counted_at or now or datetime.now(timezone.utc)) - since).total_seconds() / 3600
     return operations / hours if hours > 0 else None
 
 

@@ -49,7 +49,8 @@ def demand(filter_: dict, rule: str | None = "IX001", sort: dict | None = None) 
                   range=tuple(name for name, value in filter_.items() if isinstance(value, dict)))
     request = None
     if rule is not None:
-        request = IndexRequest(rule, None, tuple((name, 1) for name in roles.equality) + roles.sort)  # type: ignore[arg-type]
+        shared = tuple((name, 1) for name in roles.equality) + roles.sort
+        request = IndexRequest(rule, None, shared)  # type: ignore[arg-type]
     return Demand(stats, roles, request)
 
 

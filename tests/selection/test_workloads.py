@@ -90,9 +90,11 @@ def test_two_unrelated_access_paths_get_one_index_each(tmp_path: Path) -> None:
 
 def test_every_existing_prefix_the_new_index_makes_redundant_is_listed_to_hide(tmp_path: Path) -> None:
     indexes = {NS: [{"key": {"_id": 1}, "name": "_id_"}, {"key": {"a": 1}, "name": "a_1"},
-                    {"key": {"a": 1, "b": 1}, "name": "a_1_b_1"}, {"key": {"a": 1, "u": 1}, "name": "a_u", "unique": True}]}
-    shape = {"ns": NS, "command": {"find": "orders", "filter": {"a": 1, "b": 2, "c": 3}}, "plan": "IXSCAN { a: 1, b: 1 }",
-             "keysExamined": 20_000, "docsExamined": 20_000, "nreturned": 1, "repeat": 20, "every": 600}
+                    {"key": {"a": 1, "b": 1}, "name": "a_1_b_1"},
+                    {"key": {"a": 1, "u": 1}, "name": "a_u", "unique": True}]}
+    shape = {"ns": NS, "command": {"find": "orders", "filter": {"a": 1, "b": 2, "c": 3}},
+             "plan": "IXSCAN { a: 1, b: 1 }", "keysExamined": 20_000, "docsExamined": 20_000, "nreturned": 1,
+             "repeat": 20, "every": 600}
     report, per_finding = run(tmp_path, [shape], indexes=indexes)
     index_set = only_set(report)
     assert new_keys(report) == [[("a", 1), ("b", 1), ("c", 1)]]
@@ -115,7 +117,7 @@ def test_a_budget_of_one_keeps_the_index_that_saves_the_most(tmp_path: Path) -> 
     reasons = {skip.shape: skip.reason for skip in report.skipped if "index selection" in skip.reason}
     assert set(reasons) == {"find shop.orders {x: eq}", "find shop.orders {y: eq}"}
     assert all("budget (--max-new-indexes 1)" in reason and "{ a: 1 }" in reason for reason in reasons.values())
-    assert [finding.index.key for finding in report.findings if finding.index] == [[("a", 1)]]  # type: ignore[union-attr]
+    assert [finding.index.key for finding in report.findings if finding.index is not None] == [[("a", 1)]]
 
 
 def write_heavy(config: dict[str, Any] | None = None) -> dict[str, Any]:
