@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from idxadvisor.config import Settings
 from idxadvisor.indexes.model import IndexSpec, KeyPattern, default_index_name, render_key_pattern
@@ -80,7 +80,7 @@ class WorkloadSelection:
         self.settings = settings
         self.samples = samples
         self.plans: dict[str, CollectionPlan] = {}
-        self._evaluator = None
+        self._evaluator: Any = None  # the estimators over the samples, built on first use
 
     def choose(self, ns: str, requests: list[IndexRequest], context: RuleContext) -> list[IndexChoice]:
         plan, choices = select(ns, requests, context, self._estimator(ns))
@@ -119,32 +119,25 @@ def select(ns: str, requests: list[IndexRequest], context: RuleContext,
     shapes = context.shapes_of(ns)
     demands = demands_of(shapes, requests)
     existing = list(known) if known is not None else _logged_indexes(demands)
-    order = equality_orders(context.shapes, context).get(ns, lambda name: (name,))
-    candidates = generate(demands, existing, order)
+    candidates = generate(demands, existing, equality_orders(context.shapes, context).get(ns, _by_name))
     keys = [candidate.key for candidate in candidates]
     model = estimator(known) if estimator is not None else None
     costs = model.costs(demands, keys) if model is not None else log_costs(demands, keys)
     span = span_ms(context.shapes) / 3_600_000
     hours = span if span * 60 >= 1 else None  # a log of less than a minute gives no rate: totals are per log
-    per = hours or 1.0
     sample = context.samples.get(ns)
     load = write_load([stats for stats in shapes if stats.shape.op in WRITE_OPS], hours, sample, known)
     writes = {key: key_writes(key, load, sample) for key in keys}
     per_finding_keys = list(dict.fromkeys(request.shared for request in requests))
-    limits = {f"--max-new-indexes {settings.max_new_indexes}": settings.max_new_indexes
-              if settings.max_new_indexes is not None else math.inf,
-              f"the server's {SERVER_INDEX_LIMIT}-index limit":
-                  SERVER_INDEX_LIMIT - len(existing) - (0 if any(index.is_id_index for index in existing) else 1),
-              f"no more than the {len(per_finding_keys)} per-finding advice asks for": len(per_finding_keys)}
+    limits = _limits(settings, existing, len(per_finding_keys))
     budget = int(min(limits.values()))
-    today = [cost if cost is not None else 0.0 for cost in costs.today]
-    problem = Problem([demand.executions / per if demand.request is not None else 0.0 for demand in demands], today,
+    problem = Problem([demand.executions / (hours or 1.0) if demand.request is not None else 0.0
+                       for demand in demands], [cost if cost is not None else 0.0 for cost in costs.today],
                       costs.options, [settings.write_cost_factor * writes[key] for key in keys],
                       [len(key) for key in keys], budget)
     solution = solve(problem)
     chosen = [candidates[number] for number in solution.chosen]
     assignment = _assign(costs, solution.chosen, len(demands))
-    served_by_new = {demands[shape].fingerprint: keys[number] for shape, number in assignment.items()}
     notes = list(costs.notes)
     if len(candidates) >= MAX_CANDIDATES:
         notes.append(f"candidates were capped at {MAX_CANDIDATES:,}: what the findings ask for first, then merges")
@@ -153,30 +146,52 @@ def select(ns: str, requests: list[IndexRequest], context: RuleContext,
         notes.append("without --indexes (or --uri) the collection's indexes are not known: the set keeps every index "
                      "the log's plans use, and says nothing about what to drop")
     else:
+        served_by_new = {demands[shape].fingerprint: keys[number] for shape, number in assignment.items()}
         letting = lettings(ns, existing, [IndexSpec(key=candidate.key) for candidate in chosen], served_by_new, context)
     rows = _rows(demands, costs, assignment, keys, letting)
     if model is not None:
         letting = _planned(model, rows, existing, letting, [candidate.key for candidate in chosen])
-    position_of = {key: number for number, key in enumerate(keys)}
-    per_finding = [position_of[key] for key in per_finding_keys if key in position_of]
-    compared = _rows(demands, costs, _assign(costs, per_finding, len(demands)), keys, [])
-    if model is not None:
-        _planned(model, compared, existing, [], per_finding_keys)
     plan = CollectionPlan(
         ns=ns, model=_model_name(costs), solution=solution, candidates=len(candidates), budget=budget, new=chosen,
         letting=letting, kept=_kept(existing, letting, rows, ns, context) if known is not None else [], rows=rows,
         load=load, writes={**writes, **{item.index.key: key_writes(item.index.key, load, sample) for item in letting}},
         hours=hours, factor=settings.write_cost_factor,
-        per_finding=(len(per_finding_keys), _saved(compared, per),
-                     sum(writes.get(key, 0.0) for key in per_finding_keys)),
+        per_finding=_per_finding(per_finding_keys, demands, costs, keys, writes, model, existing, hours or 1.0),
         names={index.key: index.name for index in existing}, notes=notes)
-    binding = "; ".join(text for text, limit in limits.items() if limit == budget)
+    reasons = _Reasons(costs, problem, candidates, chosen, "; ".join(text for text, limit in limits.items()
+                                                                      if limit == budget), settings, ns)
     position = {id(demand.request): number for number, demand in enumerate(demands) if demand.request is not None}
-    reasons = _Reasons(costs, problem, candidates, chosen, binding, settings, ns)
     usable = {canonical(index.key): index for index in existing if index.is_btree and not index.sparse
               and ShapeAnalysis.plannable(index, existing)}
     return plan, [_choice(request, position[id(request)], assignment, keys, reasons, ns, usable)
                   for request in requests]
+
+
+def _by_name(name: str) -> tuple:
+    return (name,)
+
+
+def _limits(settings: Settings, existing: list[IndexSpec], per_finding: int) -> dict[str, float]:
+    """What bounds the number of new indexes, each with how it says so: --max-new-indexes, the server's 64 indexes
+    (the _id index included), and per-finding advice's count."""
+    room = SERVER_INDEX_LIMIT - len(existing) - (0 if any(index.is_id_index for index in existing) else 1)
+    return {f"--max-new-indexes {settings.max_new_indexes}": settings.max_new_indexes
+            if settings.max_new_indexes is not None else math.inf,
+            f"the server's {SERVER_INDEX_LIMIT}-index limit": room,
+            f"no more than the {per_finding} per-finding advice asks for": per_finding}
+
+
+def _per_finding(keys_asked: list[KeyPattern], demands: list[Demand], costs: Costs, keys: list[KeyPattern],
+                 writes: dict[KeyPattern, float], model: EstimatedCosts | None, existing: list[IndexSpec],
+                 per: float) -> tuple[int, float, float]:
+    """What per-finding advice would do, judged the same way as the set: its indexes, the work they save and the
+    index keys they write."""
+    position_of = {key: number for number, key in enumerate(keys)}
+    numbers = [position_of[key] for key in keys_asked if key in position_of]
+    rows = _rows(demands, costs, _assign(costs, numbers, len(demands)), keys, [])
+    if model is not None:
+        _planned(model, rows, existing, [], keys_asked)
+    return len(keys_asked), _saved(rows, per), sum(writes.get(key, 0.0) for key in keys_asked)
 
 
 def _logged_indexes(demands: list[Demand]) -> list[IndexSpec]:
@@ -368,8 +383,7 @@ def build_set(plan: CollectionPlan, proposed: set[KeyPattern]) -> IndexSet:
 
 def _new_index(candidate: Candidate, rows: list[_Row], plan: CollectionPlan, per: float) -> SetIndex:
     served = [row for row in rows if row.index == candidate.key]
-    saved = sum(row.demand.executions / per * (row.before - row.after) for row in served
-                if row.before is not None and row.after is not None)
+    saved = _saved(served, per)
     rules = {row.demand.request.rule for row in served if row.demand.request is not None} | set(candidate.rules)
     return SetIndex(name=default_index_name(candidate.key), key=list(candidate.key), status="new",
                     command=IndexSpec(key=candidate.key).create_index_command(plan.ns), reason=candidate.origin,

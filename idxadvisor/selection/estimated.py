@@ -26,7 +26,7 @@ from idxadvisor.whatif.evidence import (
     window_of,
 )
 
-#: Explains of (shape, candidate) pairs per collection; beyond it, the pairs left are judged by the log model.
+#: Explains of (shape, candidate) pairs per collection (the requested shapes come first); beyond, no more are weighed.
 MAX_EXPLAINS = 600
 
 
@@ -53,6 +53,8 @@ class EstimatedCosts:
         self.shapes: dict[int, _Shape] = {}
 
     def costs(self, demands: list[Demand], keys: list[KeyPattern]) -> Costs:
+        """Today's cost of every shape the estimator can replay, and each candidate's that bounds its scan or gives
+        its sort; the log's for the others."""
         for number, demand in enumerate(demands):
             self._today(number, demand)
         factors = collection_factors(((self.ns, shape.factor) for shape in self.shapes.values()),
@@ -63,20 +65,29 @@ class EstimatedCosts:
                 shape.scaling = factors.get(self.ns, (1.0, ""))
             costs.today[number] = self.scaled_cost(shape, shape.before)
             costs.models[number] = "estimator"
-        parallel = {number: self.sample.parallel_arrays([name for name, _ in key]) for number, key in enumerate(keys)}
-        costs.invalid = {number: f"{pairs[0][0]} and {pairs[0][1]} hold arrays in one sampled document: an index on "
-                                 "both cannot be built (parallel arrays)"
-                         for number, pairs in parallel.items() if pairs}
+        for position, key in enumerate(keys):
+            pairs = self.sample.parallel_arrays([name for name, _ in key])
+            if pairs:
+                costs.invalid[position] = (f"{pairs[0][0]} and {pairs[0][1]} hold arrays in one sampled document: an "
+                                           "index on both cannot be built (parallel arrays)")
+        self._candidates(demands, keys, costs)
+        log_options(costs, demands, keys, [number for number in range(len(demands)) if number not in self.shapes])
+        for position in costs.invalid:
+            costs.options[position] = {}
+        return costs
+
+    def _candidates(self, demands: list[Demand], keys: list[KeyPattern], costs: Costs) -> None:
+        """Each candidate's cost for each estimated shape it is relevant to, the requested shapes first, up to
+        ``MAX_EXPLAINS`` explains."""
         explains = 0
-        for number, demand in enumerate(demands):
-            shape = self.shapes.get(number)
-            if shape is None:
-                continue
+        for number, shape in sorted(self.shapes.items()):
             for position, key in enumerate(keys):
-                if position in costs.invalid or not _relevant(key, demand):
+                if position in costs.invalid or not _relevant(key, demands[number]):
                     continue
-                if explains >= MAX_EXPLAINS:
-                    break
+                if explains == MAX_EXPLAINS:
+                    costs.notes.append(f"the estimator stopped after {MAX_EXPLAINS} explains: the candidates left were "
+                                       "not weighed for the shapes left")
+                    return
                 explains += 1
                 after = self.hinted(shape, key)
                 if "error" in after and "index" in after:
@@ -89,15 +100,6 @@ class EstimatedCosts:
                     costs.closest[number] = (cost, position)
                 if worth(cost, costs.today[number], self.options.min_savings_pct):
                     costs.options[position][number] = cost
-        if explains >= MAX_EXPLAINS:
-            costs.notes.append(f"the estimator stopped after {MAX_EXPLAINS} explains; the other shapes and "
-                               "candidates are judged by the log")
-        unestimated = [number for number in range(len(demands)) if number not in self.shapes]
-        if unestimated:
-            log_options(costs, demands, keys, unestimated)
-        for position in costs.invalid:
-            costs.options[position] = {}
-        return costs
 
     def _today(self, number: int, demand: Demand) -> None:
         query = representative_query(demand.stats, self.sample)

@@ -151,3 +151,21 @@ def test_check_shows_the_set_the_proposed_indexes_still_need(capsys: pytest.Capt
     orders = next(index_set for index_set in report["index_sets"] if index_set["ns"] == "shop.orders")
     status = {index["name"]: index["status"] for index in orders["indexes"]}
     assert status["customerId_1_createdAt_-1"] == "kept"  # the migration creates it
+
+
+def test_no_candidate_holds_two_array_fields_of_one_document(workload: Report) -> None:
+    products = set_of(workload, "shop.products")
+    new = [index.key for index in products.indexes if index.status == "new"]
+    assert [("tags", 1), ("inStock", 1)] in new  # IX003's key: tags and sizes are arrays side by side
+    assert not any({"tags", "sizes"} <= {name for name, _ in key} for key in new)
+
+
+def test_the_estimator_stops_at_its_explain_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    from idxadvisor.selection import estimated
+
+    monkeypatch.setattr(estimated, "MAX_EXPLAINS", 2)
+    report = analyze(INPUTS, demo_settings(ns=["shop.orders"]))
+    orders = set_of(report, "shop.orders")
+    assert "the estimator stopped after 2 explains: the candidates left were not weighed for the shapes left" in \
+        orders.notes
+    assert sum(index.status == "new" for index in orders.indexes) <= 2  # only two shapes could be weighed
