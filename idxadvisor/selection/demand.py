@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from idxadvisor.indexes.candidates import Roles, roles_of
-from idxadvisor.indexes.model import IndexSpec, KeyPattern
+from idxadvisor.indexes.model import KeyPattern
 from idxadvisor.indexes.plans import parse_plan_summary
 from idxadvisor.rules.base import QUERY_OPS
 from idxadvisor.rules.engine import IndexRequest
@@ -54,10 +54,6 @@ class Demand:
         plan = self.stats.main_plan
         used = parse_plan_summary(plan).indexes if plan else ()
         return used[0] if used else None
-
-    def uses(self, index: IndexSpec) -> bool:
-        """Any plan of the log used this index."""
-        return any(index.key in parse_plan_summary(plan).indexes for plan in self.stats.plans)
 
 
 def demands_of(shapes: Iterable[ShapeStats], requests: list[IndexRequest]) -> list[Demand]:
