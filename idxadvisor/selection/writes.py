@@ -75,7 +75,7 @@ def write_load(shapes: Iterable[ShapeStats], hours: float | None, sample: Sample
         operations += executions
     per = hours if hours else 1.0
     load = load.scaled(1 / per)
-    server = _server_rate(sample, existing, now)
+    server = _server_rate(sample, existing, now) if hours else None  # a rate per hour needs a log that spans time
     if server is None:
         if operations:
             load.note = "slow operations only, unless slowms is 0 or profiling is at level 2"

@@ -88,3 +88,13 @@ def test_the_servers_count_of_write_operations_scales_the_logs_mix(tmp_path: Pat
     assert (alone.source, alone.inserted, alone.updated) == ("server", 1500.0, 0.0)
     unknown = write_load(shapes, 1.0, SampleStatistics([{"_id": 1}]), existing)  # no $collStats latencyStats
     assert unknown.source == "log" and unknown.inserted == 600.0
+
+
+def test_a_log_that_spans_no_time_is_not_set_against_the_servers_hourly_rate(tmp_path: Path) -> None:
+    shapes = log_shapes(tmp_path, WRITES)
+    now = datetime(2026, 3, 1, 12, tzinfo=timezone.utc)
+    sample = SampleStatistics([{"_id": 1}], write_operations=3_000, counted_at=now)
+    existing = [IndexSpec.from_document({"key": {"_id": 1}, "name": "_id_",
+                                         "accesses": {"ops": 5, "since": now - timedelta(hours=2)}})]
+    load = write_load(shapes, None, sample, existing)  # totals over the log, not per hour
+    assert load.source == "log" and load.inserted == 600.0
