@@ -154,3 +154,13 @@ def test_a_budget_of_none_keeps_every_finding_out_with_its_reason(tmp_path: Path
     assert new_keys(report) == [] and report.suggested_indexes == []
     (reason,) = [skip.reason for skip in report.skipped if "index selection" in skip.reason]
     assert reason.startswith("IX004: index selection, budget (--max-new-indexes 0): no new index; { a: 1 } would save")
+
+
+def test_an_index_no_operation_used_is_let_go_as_ix006_judges_it(tmp_path: Path) -> None:
+    indexes = {NS: [{"key": {"_id": 1}, "name": "_id_"}, {"key": {"z": 1}, "name": "z_1"},
+                    {"key": {"email": 1}, "name": "email_1", "unique": True}]}
+    report, _ = run(tmp_path, [scan({"a": 1}, repeat=10, every=900)], indexes=indexes)  # 2h 15m of log
+    statuses = {index.name: (index.status, index.reason) for index in only_set(report).indexes}
+    assert statuses["z_1"][0] == "hide" and statuses["z_1"][1].startswith("unused: no operation of the log used it")
+    assert "(IX006)" in statuses["z_1"][1] and statuses["email_1"][0] == "kept"
+    assert any(finding.rule == "IX006" and finding.index and finding.index.name == "z_1" for finding in report.findings)
