@@ -154,8 +154,10 @@ def _index_sets(report: Report, verbose: bool, limit: int | None) -> list[str]:
     headline = selection_line(report)
     if headline is None:
         return []
-    lines = ["", f"### Index sets for the workload ({_cell(headline)})"]
-    for index_set in report.index_sets:
+    sets = report.index_sets[:limit] if limit else report.index_sets
+    more = f"; the {len(sets)} saving the most" if len(sets) < len(report.index_sets) else ""
+    lines = ["", f"### Index sets for the workload ({_cell(headline)}{more})"]
+    for index_set in sets:
         per = "per hour" if index_set.totals.per == "hour" else "over the log"
         lines += ["", f"**{_cell(set_heading(index_set))}**", "", f"{_cell(set_method(index_set))}.", "",
                   "| action | index | why |", "|---|---|---|"]

@@ -206,9 +206,11 @@ def _print_index_sets(report: Report, console: Console, width: int, limit: int |
     headline = selection_line(report)
     if headline is None:
         return
+    sets = report.index_sets[:limit] if limit else report.index_sets
+    more = f" (the {len(sets)} saving the most; --format json lists all)" if len(sets) < len(report.index_sets) else ""
     console.print()
-    console.print(Group(*_indented(f"Index sets for the workload: {headline}", 0, width, "bold")))
-    for index_set in report.index_sets:
+    console.print(Group(*_indented(f"Index sets for the workload: {headline}{more}", 0, width, "bold")))
+    for index_set in sets:
         per = "per hour" if index_set.totals.per == "hour" else "over the log"
         console.print(Group(*_indented(set_heading(index_set), 2, width, "bold"),
                             *_indented(set_method(index_set), 4, width, "dim")))
