@@ -172,3 +172,12 @@ def test_the_estimator_stops_at_its_explain_budget(monkeypatch: pytest.MonkeyPat
     assert "the estimator stopped after 2 explains: the candidates left were not weighed for the shapes left" in \
         orders.notes
     assert sum(index.status == "new" for index in orders.indexes) <= 2  # only two shapes could be weighed
+
+
+def test_people_read_the_top_sets_json_has_them_all(workload: Report) -> None:
+    out = io.StringIO()
+    render(workload, out, format="text", top=2)
+    text = out.getvalue()
+    assert "(the 2 saving the most; --format json lists all)" in text
+    shown = [index_set.ns for index_set in workload.index_sets if f"  {index_set.ns}: " in text]
+    assert shown == [index_set.ns for index_set in workload.index_sets[:2]]
