@@ -61,7 +61,6 @@ class IndexRequest:
     rule: str
     analysis: ShapeAnalysis
     shared: KeyPattern  # the index per-finding advice gives it (the collection's proposal serving the most shapes)
-    fixed: bool = False  # a reviewing rule (IX003) chose the key: no other order of its fields can work
 
 
 @dataclass
@@ -242,8 +241,7 @@ def _share_indexes(proposals: list[_Proposal], context: RuleContext,
         asking = [(proposal, key) for proposal, (key, _) in zip(group, shared) if key is not None]
         findings += [_finding(proposal.rule, proposal.analysis, proposal.verdict, None)
                      for proposal, (key, _) in zip(group, shared) if key is None]
-        requests = [IndexRequest(proposal.rule.code, proposal.analysis, key, proposal.rule.code == "IX003")
-                    for proposal, key in asking]
+        requests = [IndexRequest(proposal.rule.code, proposal.analysis, key) for proposal, key in asking]
         for (proposal, _), choice in zip(asking, chooser.choose(ns, requests, context)):
             if choice.key is None and choice.reason:
                 skips.append(_skip(proposal.analysis.stats, choice.reason))
