@@ -12,14 +12,14 @@
   gives a sort in both orders (scanned backwards) and bounds the ranges of the shapes that do not sort.
 
 A key and its mirror image (every direction reversed) serve the same queries: only one is kept, and none that an
-existing index already is. A collection keeps at most ``MAX_CANDIDATES`` candidates, in that order.
+existing index already is (hidden or sparse included: the server would not build a second index on the same key). A collection keeps at most ``MAX_CANDIDATES`` candidates, in that order.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 
 from idxadvisor.indexes.candidates import Roles, candidate_key, serves
@@ -117,6 +117,9 @@ def generate(demands: list[Demand], existing: list[IndexSpec], order: Order) -> 
     directions = sort_directions(demands)
     existing_keys = {canonical(index.key): index for index in existing if index.is_btree and not index.sparse
                      and ShapeAnalysis.plannable(index, existing)}  # the others serve not every query: no base
+    # an index with the same key, collation and no filter exists, hidden or sparse: the server would not build another
+    taken = {canonical(index.key) for index in existing
+             if ShapeAnalysis.plannable(replace(index, hidden=False), existing)} | set(existing_keys)
     pool: dict[KeyPattern, Candidate] = {}
     orders: dict[frozenset[str], list[KeyPattern]] = defaultdict(list)
     for index in existing_keys.values():
@@ -124,7 +127,7 @@ def generate(demands: list[Demand], existing: list[IndexSpec], order: Order) -> 
 
     def add(key: KeyPattern, origin: str, grows: str | None = None, rule: str | None = None) -> None:
         same = canonical(key)
-        if not key or same in existing_keys:
+        if not key or same in taken:
             return
         if same not in pool:
             fields = frozenset(name for name, _ in key)

@@ -85,3 +85,10 @@ def test_a_grown_existing_index_says_so() -> None:
     grown = [candidate for candidate in generate(demands, existing, by_name) if candidate.grows == "a_1"]
     assert [candidate.key for candidate in grown] == [(("a", 1), ("b", 1), ("c", 1))]
     assert grown[0].origin == "grows the existing index a_1"
+
+
+def test_no_candidate_has_the_key_of_a_hidden_or_sparse_index() -> None:
+    existing = [IndexSpec.from_document({"key": {"a": 1, "b": 1}, "name": "ab", "hidden": True}),
+                IndexSpec.from_document({"key": {"x": 1}, "name": "x", "sparse": True})]
+    keys = [candidate.key for candidate in generate([demand({"a": 1, "b": 1}), demand({"x": 1})], existing, by_name)]
+    assert (("a", 1), ("b", 1)) not in keys and (("x", 1),) not in keys
