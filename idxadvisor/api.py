@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from idxadvisor.config import Settings
 from idxadvisor.errors import UsageError
-from idxadvisor.ingest.datasets import collection_stats, resolve_data_arguments
+from idxadvisor.ingest.datasets import collection_stats, resolve_data_arguments, write_counts
 from idxadvisor.indexes.catalog import IndexCatalog, load_index_arguments, shard_key_patterns
 from idxadvisor.ingest.sources import Source, expand_sources
 from idxadvisor.indexes.sampling import SampleStatistics
@@ -34,6 +34,7 @@ from idxadvisor.workload import Workload, check_filters, is_workload_file, load_
 if TYPE_CHECKING:
     from idxadvisor.gate.run import CheckRequest
     from idxadvisor.models.compare import Comparison
+    from idxadvisor.selection import WorkloadSelection
     from idxadvisor.server.live import LiveServer
 
 
@@ -112,7 +113,8 @@ def _advise(digest: Digest, summaries: list[InputSummary], settings: Settings, r
         samples.update(found)
         sample_reports += reports
     context = RuleContext(settings, catalog, samples)
-    findings, skips = run_rules(selection.shapes, context, rules)
+    chooser = index_chooser(settings, samples)
+    findings, skips = run_rules(selection.shapes, context, rules, chooser)
     scratch = None
     if samples:
         # imported here: the estimator (mongomock, bson) is only needed with --data, and costs a tenth of a second
@@ -134,11 +136,28 @@ def _advise(digest: Digest, summaries: list[InputSummary], settings: Settings, r
             skips += dropped
     report = build_report(summaries, selection, settings, findings, selection.skips + skips)
     report.samples = sample_reports
+    with_index_sets(report, settings, chooser)
     if live is not None:
         from idxadvisor.replay.calibration import summarise
 
         report.server = live.report(summaries, scratch, summarise(report.findings) if scratch else None)
     return report
+
+
+def index_chooser(settings: Settings, samples: dict[str, SampleStatistics]) -> WorkloadSelection | None:
+    """The index selection of ``--index-selection workload`` (None: per-finding advice)."""
+    if settings.index_selection != "workload":
+        return None
+    from idxadvisor.selection import WorkloadSelection
+
+    return WorkloadSelection(settings, samples)
+
+
+def with_index_sets(report: Report, settings: Settings, chooser: WorkloadSelection | None) -> None:
+    """Say which index selection ran, and give each collection's set (for the findings that remain)."""
+    report.index_selection = settings.index_selection
+    if chooser is not None:
+        report.index_sets = chooser.index_sets(report.findings)
 
 
 def _block_options(settings: Settings) -> BlockOptions:
@@ -156,10 +175,12 @@ def check(request: CheckRequest, settings: Settings, progress: Progress | None =
     with collector_paused():  # see analyze
         selection = select_shapes(digest, settings)
         samples, sample_reports = load_samples(settings, {stats.shape.ns for stats in digest.shapes.values()})
-        result = evaluate(selection.shapes, settings, request, samples)
+        chooser = index_chooser(settings, samples)
+        result = evaluate(selection.shapes, settings, request, samples, chooser)
         report = build_report(summaries, selection, settings, result.findings, selection.skips + result.skips)
     report.samples = sample_reports
     report.gate = result.gate
+    with_index_sets(report, settings, chooser)
     return report
 
 
@@ -176,7 +197,8 @@ def load_samples(settings: Settings, namespaces: set[str]) -> tuple[dict[str, Sa
         collection = counts.get(ns, {})
         if isinstance(collection.get("count"), int) and collection["count"] > sample.documents_seen:
             samples[ns] = SampleStatistics(sample.documents, collection.get("avgObjSize") or
-                                           sample.average_document_size, collection["count"], origin="the collection")
+                                           sample.average_document_size, collection["count"], origin="the collection",
+                                           **write_counts(collection))
         else:
             samples[ns] = SampleStatistics(sample.documents, sample.average_document_size, sample.documents_seen)
         reports.append(SampleReport(ns=ns, path=str(path), documents=len(sample.documents),

@@ -21,6 +21,9 @@ PYPROJECT = "pyproject.toml"
 OutputFormat = Literal["text", "json", "markdown", "sarif", "html"]
 SortKey = Literal["total", "count", "mean", "p95", "max", "docs-examined", "ratio"]
 FailOn = Literal["info", "warning", "error", "never"]
+IndexSelection = Literal["workload", "per-finding"]
+#: What one index key written costs, in keys or documents examined: the default of --write-cost-factor.
+DEFAULT_WRITE_COST_FACTOR = 10.0
 
 
 class Settings(BaseModel):
@@ -62,6 +65,9 @@ class Settings(BaseModel):
     min_executions: int = Field(default=10, ge=1)  # compare: executions on each side before a shape is judged
     dask_scheduler: str | None = None  # read the inputs on this Dask cluster (tcp://host:8786)
     dask_block_size: int = Field(default=32 * 1024 * 1024, ge=4096)  # bytes of a plain log per Dask task
+    index_selection: IndexSelection = "workload"  # the best set per collection, or today's one index per finding
+    max_new_indexes: int | None = Field(default=None, ge=0)  # per collection; None: no limit but the server's 64
+    write_cost_factor: float = Field(default=DEFAULT_WRITE_COST_FACTOR, ge=0)
 
     @field_validator("indexes", mode="before")
     @classmethod

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from mockupdb import MockupDB
@@ -127,7 +127,9 @@ class FakeServer:
                                 for index in self._indexes_of(ns)])
         if stage == "$collStats":
             return _cursor(ns, [{"ns": ns, "storageStats": {"count": len(documents) * 10, "size": 1000 * len(documents),
-                                                             "avgObjSize": 100}}])
+                                                             "avgObjSize": 100},
+                                 "localTime": SINCE + timedelta(hours=10),  # 36,000 writes since: 3,600 an hour
+                                 "latencyStats": {"writes": {"latency": 5000, "ops": 36_000}}}])
         if stage == "$sample":
             return _cursor(ns, documents[: command["pipeline"][0]["$sample"]["size"]])
         raise _Fail(f"unexpected stage {stage}", 2, "BadValue")

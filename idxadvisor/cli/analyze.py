@@ -24,8 +24,10 @@ from idxadvisor.cli.common import (
     FormatOption,
     IgnoreOption,
     IncludeInternalOption,
+    IndexSelectionOption,
     IndexesOption,
     JobsOption,
+    MaxNewIndexesOption,
     MinCountOption,
     MinMsOption,
     MinSavingsOption,
@@ -43,6 +45,7 @@ from idxadvisor.cli.common import (
     UntilOption,
     UriOption,
     VerboseOption,
+    WriteCostFactorOption,
     exit_code_for,
     output_stream,
     refuse_server_uris,
@@ -101,6 +104,9 @@ def analyze(
         "on a scratch copy of a $sample (needs --uri).", rich_help_panel=SERVER)] = None,
     scratch_db: ScratchDbOption = None,
     scratch_uri: ScratchUriOption = None,
+    index_selection: IndexSelectionOption = None,
+    max_new_indexes: MaxNewIndexesOption = None,
+    write_cost_factor: WriteCostFactorOption = None,
     jobs: JobsOption = None,
     max_line_bytes: Annotated[Optional[int], typer.Option(
         metavar="BYTES", help="Skip lines longer than BYTES, counting each as a problem (a file of one endless "
@@ -128,6 +134,8 @@ def analyze(
                       "replay": replay, "scratch_db": scratch_db, "scratch_uri": scratch_uri,
                       "max_line_bytes": max_line_bytes, "dask_scheduler": dask_scheduler,
                       "dask_block_size": dask_block_size,
+                      "max_line_bytes": max_line_bytes, "index_selection": index_selection,
+                      "max_new_indexes": max_new_indexes, "write_cost_factor": write_cost_factor,
                       "shard_keys": dict(parse_shard_key_argument(text) for text in shard_key) if shard_key else None})
     return run_analysis(paths or [], overrides, config, save_workload)
 

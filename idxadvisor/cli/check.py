@@ -20,7 +20,9 @@ from idxadvisor.cli.common import (
     FormatOption,
     IgnoreOption,
     IncludeInternalOption,
+    IndexSelectionOption,
     JobsOption,
+    MaxNewIndexesOption,
     MinCountOption,
     MinMsOption,
     MinSavingsOption,
@@ -34,6 +36,7 @@ from idxadvisor.cli.common import (
     TopOption,
     UntilOption,
     VerboseOption,
+    WriteCostFactorOption,
     exit_code_for,
     output_stream,
     refuse_server_uris,
@@ -79,6 +82,9 @@ def check(
     include_internal: IncludeInternalOption = None,
     since: SinceOption = None,
     until: UntilOption = None,
+    index_selection: IndexSelectionOption = None,
+    max_new_indexes: MaxNewIndexesOption = None,
+    write_cost_factor: WriteCostFactorOption = None,
     format: FormatOption = None,
     output: OutputOption = None,
     top: TopOption = None,
@@ -99,6 +105,8 @@ def check(
         exclude_ns=exclude_ns, include_internal=include_internal, since=since, until=until, fail_on=fail_on,
         select=select, ignore=ignore, min_count=min_count, data=data, min_savings_pct=min_savings_pct,
         sample_size=sample_size, jobs=jobs)
+    overrides.update({"index_selection": index_selection, "max_new_indexes": max_new_indexes,
+                      "write_cost_factor": write_cost_factor})
     settings = load_settings(overrides, config, defaults={"fail_on": "error"})
     request = CheckRequest(workloads=workload or [], indexes=indexes or [], baseline_indexes=baseline_indexes,
                            baseline=baseline, write_baseline=write_baseline, database=db)

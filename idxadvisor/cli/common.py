@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 # Help panels, in the order people look for them.
 INPUT, FILTERING, RULES, EVIDENCE, SERVER, OUTPUT = "Input", "Filtering", "Rules", "Evidence", "Server", "Output"
 CHANGE = "Change"  # check: the index change it judges
+SELECTION = "Index set"  # the set chosen for each collection's workload
 FLAG = ""  # the placeholder of a flag: none (Typer would print <bool>)
 
 # Options several commands share, declared once (each command adds its own).
@@ -102,6 +103,16 @@ ConfigOption = Annotated[Optional[Path], typer.Option(
     metavar="FILE", help="Settings file. \\[default: .idxadvisor.toml, or \\[tool.idxadvisor] in pyproject.toml]",
     rich_help_panel=INPUT)]
 DebugOption = Annotated[bool, typer.Option("--debug", metavar=FLAG, help="Show tracebacks.", rich_help_panel=OUTPUT)]
+IndexSelectionOption = Annotated[Optional[str], typer.Option(
+    metavar="MODE", help="workload: choose each collection's index set for its whole workload (indexes that serve "
+    "several shapes, what they cost the writes, what to hide); per-finding: one index per finding. "
+    "\\[default: workload]", rich_help_panel=SELECTION)]
+MaxNewIndexesOption = Annotated[Optional[int], typer.Option(
+    metavar="N", help="At most N new indexes per collection in its set. \\[default: no limit but per-finding advice's "
+    "count and the server's 64 indexes]", rich_help_panel=SELECTION)]
+WriteCostFactorOption = Annotated[Optional[float], typer.Option(
+    metavar="F", help="What one index key written costs, in keys or documents examined, when the set weighs an "
+    "index's saving against its writes. \\[default: 10]", rich_help_panel=SELECTION)]
 
 
 def shared_overrides(*, format: str | None, output: Path | None, top: int | None, show_values: bool | None,

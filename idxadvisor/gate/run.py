@@ -21,7 +21,7 @@ from idxadvisor.indexes.sampling import SampleStatistics
 from idxadvisor.models.report import SEVERITY_ORDER, Finding, GateReport, IndexChangeReport, Skip
 from idxadvisor.rules import select_rules
 from idxadvisor.rules.base import RuleContext
-from idxadvisor.rules.engine import run_rules
+from idxadvisor.rules.engine import IndexChooser, run_rules
 from idxadvisor.shapes.digest import ShapeStats
 
 
@@ -45,11 +45,14 @@ class CheckResult:
 
 
 def evaluate(shapes: list[ShapeStats], settings: Settings, request: CheckRequest,
-             samples: Mapping[str, SampleStatistics]) -> CheckResult:
+             samples: Mapping[str, SampleStatistics], chooser: IndexChooser | None = None) -> CheckResult:
+    """The findings of the proposed indexes, each with its status, and the verdict; ``chooser`` chooses the new
+    indexes the findings still ask for, given the proposed ones (the workload's index set)."""
     change = read_change(request.indexes, request.baseline_indexes, request.database, shapes)
     accepted = read_baseline(request.baseline) if request.baseline is not None else set()
     rules = select_rules(settings.select, settings.ignore, settings.rules)
-    findings, skips = run_rules(shapes, RuleContext(settings, change.proposed, samples, change=change), rules)
+    findings, skips = run_rules(shapes, RuleContext(settings, change.proposed, samples, change=change), rules,
+                                chooser)
     if samples:
         findings, dropped = _with_evidence(findings, shapes, samples, change, settings)
         skips += dropped

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 
@@ -82,11 +83,15 @@ class SampleStatistics:
     """Field facts from sample documents; computed per path on first use."""
 
     def __init__(self, documents: Sequence[Mapping[str, Any]], average_document_size: float | None = None,
-                 documents_seen: int | None = None, origin: str = "the sample file") -> None:
+                 documents_seen: int | None = None, origin: str = "the sample file",
+                 write_operations: int | None = None, counted_at: datetime | None = None) -> None:
         self.documents = documents
         self.origin = origin  # what ``documents_seen`` counts: the sample file, or the collection on the server
         self.average_document_size = average_document_size
         self.documents_seen = documents_seen if documents_seen is not None else len(documents)
+        # the collection's write operations since the server began counting ($collStats latencyStats), and when
+        self.write_operations = write_operations
+        self.counted_at = counted_at
         self._arrays: dict[str, bool] = {}
         self._selectivity: dict[str, float | None] = {}
 

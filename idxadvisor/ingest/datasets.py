@@ -3,17 +3,19 @@
 ``NS=FILE`` says it. Otherwise the file's name does: ``<db>.<coll>.json`` or ``<coll>.json`` (any extension, and
 ``.gz`` on top); and when the workload has a single collection, an unnamed file belongs to it. A directory holds one
 file per collection, named that way, and may hold ``collstats.json`` (``idxadvisor export-script`` writes it): each
-collection's document count, size and average document size, so that a sample scales to its whole collection.
+collection's document count, size and average document size, so that a sample scales to its whole collection, and
+its write operations since the server started counting, which the index selection turns into write rates.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from idxadvisor.errors import UsageError
+from idxadvisor.models.values import as_datetime, as_int
 
 _COMPRESSED = (".gz", ".bz2", ".xz")
 COLLECTION_STATS_FILE = "collstats.json"
@@ -85,3 +87,13 @@ def collection_stats(arguments: Iterable[str]) -> dict[str, dict[str, Any]]:
         if isinstance(document, dict):
             found.update({ns: stats for ns, stats in document.items() if isinstance(stats, dict)})
     return found
+
+
+def write_counts(stats: Mapping[str, Any]) -> dict[str, Any]:
+    """The collection's write operations since the server started counting, and the server's clock then, from
+    ``$collStats`` (``writes``, ``localTime``: as the server returns them, or as relaxed Extended JSON in the
+    export script's ``collstats.json``), for the index selection's write rates."""
+    writes = stats.get("writes")
+    writes = int(writes) if isinstance(writes, int) and not isinstance(writes, bool) else as_int(writes)  # Int64 too
+    return {"write_operations": writes if writes is not None and writes >= 0 else None,
+            "counted_at": as_datetime(stats.get("localTime"))}

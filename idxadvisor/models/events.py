@@ -44,6 +44,7 @@ class Event:
     nreturned: int | None = None
     n_matched: int | None = None  # a write statement returns nothing: what it matched stands for what it returned
     n_deleted: int | None = None
+    n_inserted: int | None = None  # an insert's documents: what the index selection charges each index for
     has_sort_stage: bool = False
     used_disk: bool = False
     app_name: str | None = None

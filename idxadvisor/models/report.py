@@ -236,6 +236,81 @@ class SuggestedIndex(_Model):
     severity: Severity
 
 
+class SetIndex(_Model):
+    """One index of a collection's proposed set: to create (``new``), to keep, or to hide first and drop later."""
+
+    name: str
+    key: list[tuple[str, int | str]]
+    status: Literal["new", "kept", "hide"]
+    command: str | None = None  # new: createIndex; hide: hideIndex (then drop_command once nothing slowed down)
+    drop_command: str | None = None
+    reason: str
+    shapes: list[str] = Field(default_factory=list)  # fingerprints of the shapes it serves in the set
+    rules: list[str] = Field(default_factory=list)  # new: the rules whose findings asked for it
+    work_saved_per_hour: float | None = None  # new: keys plus documents examined it saves, per hour of the log
+    writes_per_hour: float | None = None  # index keys written per hour (inserts, updates of its fields, deletes)
+
+
+class SetShape(_Model):
+    """A shape of the collection under today's indexes and under the proposed set: keys plus documents examined per
+    execution (``model`` says how they were found), and the index that serves it in the set."""
+
+    fingerprint: str
+    shape: str
+    executions: int
+    requested: bool  # a finding asked for an index for it
+    index: str | None = None  # the index that serves it in the set (None: a collection scan)
+    before: float | None = None
+    after: float | None = None
+    model: Literal["estimator", "log"]
+    evidence: Evidence | None = None
+    note: str | None = None
+
+
+class SetTotals(_Model):
+    """The set's effect, per hour of the log's span (over the whole log when it spans no time)."""
+
+    per: Literal["hour", "log"] = "hour"
+    span_hours: float | None = None
+    work_before: float = 0.0  # keys plus documents examined by the collection's query shapes
+    work_after: float = 0.0
+    work_saved: float = 0.0
+    index_writes_added: float = 0.0  # index keys the new indexes write
+    index_writes_removed: float = 0.0  # index keys the indexes to drop write today
+    write_cost_factor: float = 0.0
+    net_saved: float = 0.0  # work saved less the factor times the index writes added
+    per_finding_indexes: int = 0  # what per-finding advice suggests for the collection, for comparison
+    per_finding_work_saved: float = 0.0
+    per_finding_index_writes: float = 0.0
+
+
+class WriteRates(_Model):
+    """Documents a collection's writes touch per hour, and where the rates come from."""
+
+    source: Literal["log", "server"]
+    inserted: float = 0.0
+    updated: float = 0.0
+    deleted: float = 0.0
+    note: str | None = None
+
+
+class IndexSet(_Model):
+    """The best index set for one collection's workload: what to create, keep and hide, how it serves each shape,
+    what it saves and what it costs the writes (``--index-selection workload``)."""
+
+    ns: str
+    model: Literal["estimator", "log", "estimator and log"]  # how the cost of a set was found
+    search: Literal["exact", "greedy"]
+    search_note: str
+    candidates: int
+    budget: int
+    indexes: list[SetIndex] = Field(default_factory=list)
+    shapes: list[SetShape] = Field(default_factory=list)
+    writes: WriteRates
+    totals: SetTotals
+    notes: list[str] = Field(default_factory=list)
+
+
 class Skip(_Model):
     """A shape with no suggestion, and why (shown with --verbose)."""
 
@@ -351,6 +426,8 @@ class Report(_Model):
     gate: GateReport | None = None  # idxadvisor check only
     groups: list[FindingGroup] = Field(default_factory=list)
     workload: WorkloadUpdate | None = None  # analyze --save-workload on an existing file (the incremental mode)
+    index_selection: Literal["workload", "per-finding"] | None = None  # None: a report made before there was a choice
+    index_sets: list[IndexSet] = Field(default_factory=list)  # per collection with findings (workload selection)
 
     def max_severity(self) -> str | None:
         """The worst severity among the findings that count (``check`` leaves out existing and accepted ones)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from datetime import datetime, timezone
 from typing import Any
 
 
@@ -112,3 +113,22 @@ def as_bool(value: Any) -> bool:
         return value.strip().lower() in ("1", "true")
     number = as_int(value)
     return bool(number)
+
+
+def as_datetime(value: Any) -> datetime | None:
+    """A moment as a server reply or relaxed Extended JSON gives it: a ``datetime``, an ISO 8601 string, or
+    ``{"$date": ISO string or milliseconds}``; UTC when it names no offset; None for anything else."""
+    if isinstance(value, Mapping) and len(value) == 1 and "$date" in value:
+        value = value["$date"]
+        if isinstance(value, Mapping):  # canonical: {"$date": {"$numberLong": "…"}}
+            value = as_int(value)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return datetime.fromtimestamp(value / 1000, tz=timezone.utc)
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    if not isinstance(value, datetime):
+        return None
+    return value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)

@@ -34,6 +34,8 @@ FIELD_ALIASES: dict[str, tuple[str, str]] = {
     "nmatched": ("n_matched", INT),
     "ndeleted": ("n_deleted", INT),
     "nDeleted": ("n_deleted", INT),
+    "ninserted": ("n_inserted", INT),
+    "nInserted": ("n_inserted", INT),
     "planSummary": ("plan_summary", STR),
     "hasSortStage": ("has_sort_stage", BOOL),
     "scanAndOrder": ("has_sort_stage", BOOL),

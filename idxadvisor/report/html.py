@@ -27,8 +27,10 @@ from idxadvisor.models.report import (
     Evidence,
     Finding,
     FindingGroup,
+    IndexSet,
     InputReport,
     Report,
+    SetShape,
     ShapeReport,
     Skip,
     SuggestedIndex,
@@ -37,6 +39,7 @@ from idxadvisor.report import charts
 from idxadvisor.report.build import gate_line, key_text, operation_counts, samples_line, skips_for_people
 from idxadvisor.report.markdown import _counted, _number, _time  # the same words and numbers in both reports
 from idxadvisor.report.server import server_lines
+from idxadvisor.report.sets import index_parts, selection_line, set_heading, set_method, writes_line
 from idxadvisor.units import human_bytes, human_count, human_impact, human_ms
 
 MISSING_EXTRA = "--format html needs the charting library: pip install 'idxadvisor[html]'"
@@ -295,6 +298,52 @@ def suggestions_section(page: Page) -> Section | None:
     body = (f'<p>{_counted(len(suggestions), "index", "indexes")} to create, by the work they save. '
             f'{_copy_button(script, "Copy all commands")}</p>\n<ol class="cards">{"".join(cards)}</ol>')
     return Section(f"Suggested indexes ({len(suggestions)})", body)
+
+
+def index_sets_section(page: Page) -> Section | None:
+    """The set chosen for each collection's workload: what to create, keep and hide (with their commands), what the
+    writes cost, and each shape today and with the set, with its evidence."""
+    headline = selection_line(page.report)
+    if headline is None:
+        return None
+    cards = "".join(_index_set_card(page, index_set) for index_set in page.report.index_sets)
+    body = (f"<p>{esc(headline)}. Each set saves the most keys and documents examined net of what its new indexes "
+            f"cost the writes (<code>--index-selection per-finding</code> gives one index per finding instead).</p>"
+            f'<ol class="cards">{cards}</ol>')
+    return Section(f"Index sets ({len(page.report.index_sets)})", body)
+
+
+def _index_set_card(page: Page, index_set: IndexSet) -> str:
+    per = "per hour" if index_set.totals.per == "hour" else "over the log"
+    rows = []
+    for index in index_set.indexes:
+        action, label, why = index_parts(index, per)
+        command = ""
+        if index.command is not None:
+            command = _command(index.command) + (_command(index.drop_command) if index.drop_command else "")
+        rows.append(f'<tr class="set-{esc(index.status)}"><td>{esc(action)}</td><td><code>{esc(label)}</code></td>'
+                    f"<td>{esc(why)}{command}</td></tr>")
+    extra = "".join(f"<li>{esc(line)}</li>" for line in [writes_line(index_set), *index_set.notes] if line)
+    notes = f'<ul class="notes">{extra}</ul>' if extra else ""
+    shapes = "".join(_set_shape_row(page, shape) for shape in index_set.shapes)
+    return (f'<li class="card"><div class="card-head"><strong>{esc(set_heading(index_set))}</strong></div>'
+            f'<p class="about">{esc(set_method(index_set))}</p>'
+            f"<table><thead><tr><th>action</th><th>index</th><th>why</th></tr></thead><tbody>{''.join(rows)}"
+            f"</tbody></table>{notes}"
+            f'<details class="set-shapes"><summary>{_counted(len(index_set.shapes), "shape")}: keys and documents '
+            f'examined per execution, today and with the set</summary><table><thead><tr><th>shape</th>'
+            f'<th class="num">today</th><th class="num">with the set</th>'
+            f"<th>index</th><th>how</th></tr></thead><tbody>{shapes}</tbody></table></details></li>")
+
+
+def _set_shape_row(page: Page, shape: SetShape) -> str:
+    how = shape.model + ("; a finding asks for an index" if shape.requested else "")
+    how += f"; {shape.note}" if shape.note else ""
+    evidence = _evidence_block(shape.evidence, collapsed=True) if shape.evidence is not None else ""
+    cost = [esc(_number(value)) if value is not None else "" for value in (shape.before, shape.after)]
+    return (f'<tr><td>{page.shape_link(shape.fingerprint, shape.shape)}{evidence}</td><td class="num">{cost[0]}</td>'
+            f'<td class="num">{cost[1]}</td><td><code>{esc(shape.index or "collection scan")}</code></td>'
+            f"<td>{esc(how)}</td></tr>")
 
 
 def _suggestion_card(page: Page, rank: int, suggestion: SuggestedIndex) -> str:
@@ -631,6 +680,7 @@ SECTIONS: tuple[tuple[str, Callable[[Page], Section | None]], ...] = (
     ("gate", gate_section),
     ("server", server_section),
     ("indexes", suggestions_section),
+    ("sets", index_sets_section),
     ("findings", findings_section),
     ("shapes", shapes_section),
     ("scatter", scatter_section),

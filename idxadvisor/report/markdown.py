@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, TextIO
 
-from idxadvisor.models.report import Evidence, Finding, Report, ShapeReport
+from idxadvisor.models.report import Evidence, Finding, Report, SetShape, ShapeReport
 from idxadvisor.report.build import (
     evidence_after_label,
     gate_line,
@@ -16,6 +16,7 @@ from idxadvisor.report.build import (
     skips_for_people,
 )
 from idxadvisor.report.server import evidence_line, server_lines
+from idxadvisor.report.sets import index_parts, selection_line, set_heading, set_method, writes_line
 from idxadvisor.units import human_count, human_impact, human_ms, mask_secrets
 
 
@@ -122,6 +123,7 @@ def _suggestions_and_findings(report: Report, verbose: bool, limit: int | None) 
         lines += [f"| {rank} | {_code(item.command)} | {len(item.fingerprints)} | {', '.join(item.rules)} | "
                   f"{human_impact(item.impact, item.impact_unit)} | {_code(item.replaces) if item.replaces else ''} |"
                   for rank, item in enumerate(suggestions, start=1)]
+    lines += _index_sets(report, verbose, limit)
     items = groups_for_people(report)
     shown = items[:limit] if limit else items
     grouped = f" in {len(items)} groups by root cause" if len(items) < len(report.findings) else ""
@@ -144,6 +146,43 @@ def _suggestions_and_findings(report: Report, verbose: bool, limit: int | None) 
         if without_query:
             lines += ["", f"{operation_counts(without_query)}: no query an index could serve."]
     return lines
+
+
+def _index_sets(report: Report, verbose: bool, limit: int | None) -> list[str]:
+    """Per collection, the set chosen for its workload: a table of the indexes to create, keep and hide, what the
+    writes cost, and with --verbose each shape today and with the set."""
+    headline = selection_line(report)
+    if headline is None:
+        return []
+    sets = report.index_sets[:limit] if limit else report.index_sets
+    more = f"; the {len(sets)} saving the most" if len(sets) < len(report.index_sets) else ""
+    lines = ["", f"### Index sets for the workload ({_cell(headline)}{more})"]
+    for index_set in sets:
+        per = "per hour" if index_set.totals.per == "hour" else "over the log"
+        lines += ["", f"**{_cell(set_heading(index_set))}**", "", f"{_cell(set_method(index_set))}.", "",
+                  "| action | index | why |", "|---|---|---|"]
+        for index in index_set.indexes:
+            action, label, why = index_parts(index, per)
+            command = ""
+            if index.status == "hide":
+                command = f": {_code(index.command or '')}, then {_code(index.drop_command or '')}"
+            lines.append(f"| {action} | {_code(label)} | {_cell(why)}{command} |")
+        extra = [line for line in [writes_line(index_set), *index_set.notes] if line]
+        if extra:
+            lines += [""] + [f"- {_cell(line)}" for line in extra]
+        if verbose:
+            shapes = index_set.shapes[:limit] if limit else index_set.shapes
+            lines += ["", "| shape | today | with the set | index | how |", "|---|--:|--:|---|---|"]
+            lines += [_set_shape_row(shape) for shape in shapes]
+    return lines
+
+
+def _set_shape_row(shape: SetShape) -> str:
+    how = shape.model + ("; a finding asks for an index" if shape.requested else "")
+    how += f"; {shape.note}" if shape.note else ""
+    return (f"| {_code(shape.shape)} | {_number(shape.before) if shape.before is not None else ''} | "
+            f"{_number(shape.after) if shape.after is not None else ''} | "
+            f"{_code(shape.index) if shape.index else 'collection scan'} | {_cell(how)} |")
 
 
 def _shape_row(rank: int, shape: ShapeReport) -> str:

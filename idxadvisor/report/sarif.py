@@ -7,7 +7,9 @@ the shape fingerprint is its partial fingerprint, so a dashboard tracks one find
 ``check`` about an index file entry or a migration-script call points at its line and column, so code scanning
 annotates the pull request there; its status gives the result's ``baselineState`` (``new`` or ``unchanged``), and a
 finding accepted by ``--baseline`` is reported with an external suppression. SARIF keeps one result per finding;
-``properties.group`` names the root cause it shares with others (``Report.groups``).
+``properties.group`` names the root cause it shares with others (``Report.groups``). The run's properties hold the
+index set chosen for each collection's workload (``indexSets``: the indexes to create, keep and hide, each shape
+today and with the set, the totals).
 
 The location's ``uri`` is a valid URI reference: a relative path percent-encoded (relative to where the command ran,
 usually the repository root), an absolute path a ``file://`` URI. A report read from stdin has no file to point at, so
@@ -46,9 +48,22 @@ def document(report: Report, artifact: str | None = None) -> dict[str, Any]:
                 "rules": [_rule(rule) for rule in ALL_RULES],
             }},
             "results": [_result(finding, location) for finding in report.findings],
-            **({"properties": {"server": report.server.model_dump(mode="json")}} if report.server else {}),
+            **({"properties": properties} if (properties := _run_properties(report)) else {}),
         }],
     }
+
+
+def _run_properties(report: Report) -> dict[str, Any]:
+    """The live server read, and the index set chosen for each collection's workload (results stay per finding,
+    each with the index of the set that serves its shape)."""
+    properties: dict[str, Any] = {}
+    if report.server is not None:
+        properties["server"] = report.server.model_dump(mode="json")
+    if report.index_selection is not None:
+        properties["indexSelection"] = report.index_selection
+    if report.index_sets:
+        properties["indexSets"] = [index_set.model_dump(mode="json") for index_set in report.index_sets]
+    return properties
 
 
 def artifact_uri(path: str) -> str | None:

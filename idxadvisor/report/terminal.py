@@ -25,6 +25,7 @@ from idxadvisor.report.build import (
     skips_for_people,
 )
 from idxadvisor.report.server import calibration_line, evidence_line, server_lines
+from idxadvisor.report.sets import index_line, selection_line, set_heading, set_method, shape_line, writes_line
 from idxadvisor.units import human_count, human_impact, human_ms
 
 SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -55,6 +56,7 @@ def render(report: Report, console: Console, verbose: bool = False, limit: int |
     else:
         _print_shapes(report, console, width)
     _print_suggestions(report, console, width, limit)
+    _print_index_sets(report, console, width, limit, verbose)
     _print_findings(report, console, width, limit)
     if verbose:
         _print_skipped(report, console, width)
@@ -196,6 +198,40 @@ def _print_suggestions(report: Report, console: Console, width: int, limit: int 
         lines = _indented(suggestion.command, 5, width, "green")
         lines[0] = Text(f"{rank:>3}. ", style="bold") + Text(lines[0].plain[5:], style="green")
         console.print(Group(*lines, *_indented(about, 5, width, "dim")))
+
+
+def _print_index_sets(report: Report, console: Console, width: int, limit: int | None, verbose: bool) -> None:
+    """Per collection, the set chosen for its workload: the indexes to create, keep and hide, and with --verbose
+    each shape today and with the set."""
+    headline = selection_line(report)
+    if headline is None:
+        return
+    sets = report.index_sets[:limit] if limit else report.index_sets
+    more = f" (the {len(sets)} saving the most; --format json lists all)" if len(sets) < len(report.index_sets) else ""
+    console.print()
+    console.print(Group(*_indented(f"Index sets for the workload: {headline}{more}", 0, width, "bold")))
+    for index_set in sets:
+        per = "per hour" if index_set.totals.per == "hour" else "over the log"
+        console.print(Group(*_indented(set_heading(index_set), 2, width, "bold"),
+                            *_indented(set_method(index_set), 4, width, "dim")))
+        for index in index_set.indexes:
+            if index.status == "kept" and index.name == "_id_" and not verbose:
+                continue
+            lines = _indented(index_line(index, per), 4, width, {"new": "green", "hide": "yellow"}.get(index.status,
+                                                                                                      "dim"))
+            if index.status == "hide":
+                lines += _indented(f"{index.command}, then {index.drop_command} once nothing slowed down", 6, width,
+                                   "dim")
+            console.print(Group(*lines))
+        for line in [writes_line(index_set), *index_set.notes]:
+            if line:
+                console.print(Group(*_indented(line, 4, width, "dim")))
+        if verbose:
+            shapes = index_set.shapes[:limit] if limit else index_set.shapes
+            for shape in shapes:
+                console.print(Group(*_indented(shape_line(shape), 4, width)))
+                if shape.evidence is not None:
+                    console.print(Group(*_indented(evidence_line(shape.evidence, "with the set"), 6, width, "dim")))
 
 
 def _print_findings(report: Report, console: Console, width: int, limit: int | None) -> None:

@@ -76,7 +76,7 @@ class ShapeAnalysis:
     @property
     def executions(self) -> int:
         """Commands run: getMores continue an execution rather than start one (their work is in its totals)."""
-        return max(self.stats.count - self.stats.getmores, 1)
+        return self.stats.executions
 
     @property
     def used_index(self) -> KeyPattern | None:

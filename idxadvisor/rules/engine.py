@@ -6,8 +6,10 @@ one group id (``rules.grouping``).
 Index advice is coordinated. For each shape, the index-proposing rules that fire compete and the one with the
 highest ``priority`` owns the finding; reviewing rules (IX003) may replace its proposal. Then shapes of one
 collection share indexes: each finding proposes, among all the indexes proposed for its collection, the one that
-serves the most of them. An existing index that already serves a shape suppresses the suggestion, and one that is a
-strict prefix of a proposal is named as the index it replaces.
+serves the most of them (per-finding advice). An ``IndexChooser`` (``idxadvisor.selection``: the best set for the
+collection's whole workload) may then choose each finding's index instead, or none, with the reason. An existing
+index that already serves a shape suppresses the suggestion, and one that is a strict prefix of a proposal is named
+as the index it replaces.
 
 **Impact** ranks findings: for each execution, the documents examined beyond those returned (or index keys, when
 more keys than documents were examined, as with an index in the wrong order), summed over executions, and
@@ -22,7 +24,8 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter, defaultdict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from idxadvisor.indexes.candidates import KeyIndex, replaceable, roles_of, serves, serving_signature
 from idxadvisor.indexes.model import IndexSpec, KeyPattern
@@ -51,9 +54,39 @@ class _Proposal:
     verdict: Verdict
 
 
-def run_rules(shapes: list[ShapeStats], context: RuleContext, rules: list[Rule]) -> tuple[list[Finding], list[Skip]]:
+@dataclass
+class IndexRequest:
+    """A finding that asks for a new index, as an ``IndexChooser`` sees it."""
+
+    rule: str
+    analysis: ShapeAnalysis
+    shared: KeyPattern  # the index per-finding advice gives it (the collection's proposal serving the most shapes)
+
+
+@dataclass
+class IndexChoice:
+    """What a chooser decided for one request: the index of its set that serves the shape; or none, and the reason
+    the shape is skipped; or none and no reason: the finding stays, without an index (its details say why)."""
+
+    key: KeyPattern | None
+    reason: str = ""  # when key is None: why the shape gets no new index (shown with --verbose)
+    details: list[str] = field(default_factory=list)  # appended to the finding
+
+
+class IndexChooser(Protocol):
+    """Chooses the new indexes of a collection for its findings at once (``idxadvisor.selection``)."""
+
+    def choose(self, ns: str, requests: list[IndexRequest], context: RuleContext) -> list[IndexChoice]:
+        """One choice per request, in order."""
+        ...
+
+
+def run_rules(shapes: list[ShapeStats], context: RuleContext, rules: list[Rule],
+              chooser: IndexChooser | None = None) -> tuple[list[Finding], list[Skip]]:
+    """The findings and the reasons for shapes without one; ``chooser`` chooses each collection's new indexes
+    (per-finding advice without one)."""
     context.shapes = shapes
-    orders = _equality_orders(shapes, context)
+    orders = equality_orders(shapes, context)
     reviewers = [rule for rule in rules if type(rule).review is not Rule.review]
     findings: list[Finding] = []
     proposals: list[_Proposal] = []
@@ -101,7 +134,9 @@ def run_rules(shapes: list[ShapeStats], context: RuleContext, rules: list[Rule])
                                       "no index can hold the parallel arrays as well"))
             continue
         proposals.append(_Proposal(rule, analysis, verdict))
-    findings += _share_indexes(proposals, context)
+    shared, unchosen = _share_indexes(proposals, context, chooser)
+    findings += shared
+    skips += unchosen
     namespaces = {stats.shape.ns for stats in shapes} | set(context.indexes)
     if context.change is not None:
         namespaces |= context.change.namespaces()
@@ -171,7 +206,7 @@ def _served_reason(index: IndexSpec, analysis: ShapeAnalysis) -> str:
     return reason
 
 
-def _equality_orders(shapes: list[ShapeStats], context: RuleContext) -> dict:
+def equality_orders(shapes: list[ShapeStats], context: RuleContext) -> dict:
     """Per collection, order equality fields by how many executions use them, then by selectivity, then by name:
     fields most queries share come first, so that one index serves several shapes."""
     popularity: dict[str, Counter[str]] = defaultdict(Counter)
@@ -191,43 +226,68 @@ def _equality_orders(shapes: list[ShapeStats], context: RuleContext) -> dict:
     return orders
 
 
-def _share_indexes(proposals: list[_Proposal], context: RuleContext) -> list[Finding]:
+def _share_indexes(proposals: list[_Proposal], context: RuleContext,
+                   chooser: IndexChooser | None) -> tuple[list[Finding], list[Skip]]:
     by_ns: dict[str, list[_Proposal]] = defaultdict(list)
     for proposal in proposals:
         by_ns[proposal.analysis.ns].append(proposal)
-    findings = []
+    findings: list[Finding] = []
+    skips: list[Skip] = []
     for ns, group in by_ns.items():
-        keys = list(dict.fromkeys(p.verdict.index for p in group if p.verdict.index))
-        order = {key: position for position, key in enumerate(keys)}
-        index = KeyIndex(keys)
-        signatures = [serving_signature(proposal.analysis.roles) for proposal in group]
-        alike = Counter(signatures)
-        serving = {signature: index.serving(proposal.analysis.roles)
-                   for signature, proposal in zip(signatures, group)}  # shapes alike share one look-up
-        served: Counter[KeyPattern] = Counter()
-        for signature, keys_serving in serving.items():
-            for key in keys_serving:
-                served[key] += alike[signature]
-
-        def rank(key: KeyPattern) -> tuple:
-            # the same choice for every shape: most shapes served, then the longest key, then the candidate of the
-            # most important shape (proposals come in report order)
-            return served[key], len(key), -order.get(key, len(order))
-
-        best_for = {signature: max(keys_serving, key=rank) for signature, keys_serving in serving.items()
-                    if keys_serving}
-        for proposal, signature in zip(group, signatures):
-            own = proposal.verdict.index
-            if own is None or proposal.rule.code == "IX003":  # a reviewed key is the only one that can work
-                findings.append(_finding(proposal.rule, proposal.analysis, proposal.verdict, own))
+        shared = _shared_keys(group)
+        if chooser is None:
+            findings += [_shared_finding(proposal, key, others, ns) for proposal, (key, others) in zip(group, shared)]
+            continue
+        asking = [(proposal, key) for proposal, (key, _) in zip(group, shared) if key is not None]
+        findings += [_finding(proposal.rule, proposal.analysis, proposal.verdict, None)
+                     for proposal, (key, _) in zip(group, shared) if key is None]
+        requests = [IndexRequest(proposal.rule.code, proposal.analysis, key) for proposal, key in asking]
+        for (proposal, _), choice in zip(asking, chooser.choose(ns, requests, context)):
+            if choice.key is None and choice.reason:
+                skips.append(_skip(proposal.analysis.stats, choice.reason))
                 continue
-            best = best_for.get(signature, own)
-            others = served[best] - 1
-            if others > 0:
-                proposal.verdict.details.append(f"the same index serves {others} other shape"
-                                                f"{'s' if others > 1 else ''} of {ns}")
-            findings.append(_finding(proposal.rule, proposal.analysis, proposal.verdict, best))
-    return findings
+            proposal.verdict.details += choice.details
+            findings.append(_finding(proposal.rule, proposal.analysis, proposal.verdict, choice.key))
+    return findings, skips
+
+
+def _shared_finding(proposal: _Proposal, key: KeyPattern | None, others: int, ns: str) -> Finding:
+    if others > 0:
+        plural = "s" if others > 1 else ""
+        proposal.verdict.details.append(f"the same index serves {others} other shape{plural} of {ns}")
+    return _finding(proposal.rule, proposal.analysis, proposal.verdict, key)
+
+
+def _shared_keys(group: list[_Proposal]) -> list[tuple[KeyPattern | None, int]]:
+    """Per proposal of one collection, the proposed index that serves the most of them and how many others it serves
+    (a reviewed key is the only one that can work: its own)."""
+    keys = list(dict.fromkeys(p.verdict.index for p in group if p.verdict.index))
+    order = {key: position for position, key in enumerate(keys)}
+    index = KeyIndex(keys)
+    signatures = [serving_signature(proposal.analysis.roles) for proposal in group]
+    alike = Counter(signatures)
+    serving = {signature: index.serving(proposal.analysis.roles)
+               for signature, proposal in zip(signatures, group)}  # shapes alike share one look-up
+    served: Counter[KeyPattern] = Counter()
+    for signature, keys_serving in serving.items():
+        for key in keys_serving:
+            served[key] += alike[signature]
+
+    def rank(key: KeyPattern) -> tuple:
+        # the same choice for every shape: most shapes served, then the longest key, then the candidate of the most
+        # important shape (proposals come in report order)
+        return served[key], len(key), -order.get(key, len(order))
+
+    best_for = {signature: max(keys_serving, key=rank) for signature, keys_serving in serving.items() if keys_serving}
+    result: list[tuple[KeyPattern | None, int]] = []
+    for proposal, signature in zip(group, signatures):
+        own = proposal.verdict.index
+        if own is None or proposal.rule.code == "IX003":  # a reviewed key is the only one that can work
+            result.append((own, 0))
+            continue
+        best = best_for.get(signature, own)
+        result.append((best, served[best] - 1))
+    return result
 
 
 def _finding(rule: Rule, analysis: ShapeAnalysis, verdict: Verdict, key: KeyPattern | None) -> Finding:

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from idxadvisor.indexes.candidates import replaceable
 from idxadvisor.indexes.catalog import shard_key_patterns
@@ -58,17 +58,10 @@ class RedundantIndex(Rule):
 
     def check_collection(self, ns: str, context: RuleContext) -> Iterable[Verdict]:
         indexes = context.indexes.get(ns, [])
-        reported: set[str] = set()
         change = context.change
-        for longer in indexes:
-            if not _can_replace(longer, indexes):
-                continue
-            if change is not None and change.is_created(ns, longer):
-                continue  # idxadvisor check: CI003 says what a new index makes redundant, at the line that creates it
-            shorter = replaceable(indexes, longer.key)
-            if shorter is None or shorter.name in reported or protected(shorter, ns, context) or not shorter.is_btree:
-                continue
-            reported.add(shorter.name)
+        # idxadvisor check: CI003 says what a new index makes redundant, at the line that creates it
+        longer_ones = [index for index in indexes if change is None or not change.is_created(ns, index)]
+        for shorter, longer in redundant_prefixes(indexes, longer_ones, ns, context):
             users = shapes_using(shorter, ns, context)
             message = (f"index {shorter.name} {shorter} is a prefix of {longer.name} {longer}: every query it serves, "
                        f"{longer.name} serves too, and every write maintains both.")
@@ -84,6 +77,21 @@ class RedundantIndex(Rule):
                                "covers without fetching documents")
             details.append(hide_advice(shorter, ns, self.options["watch_days"]))
             yield Verdict(message, details=details, existing_index=shorter, command=shorter.hide_index_command(ns))
+
+
+def redundant_prefixes(indexes: list[IndexSpec], longer_ones: Iterable[IndexSpec], ns: str,
+                       context: RuleContext) -> Iterator[tuple[IndexSpec, IndexSpec]]:
+    """Each index of ``indexes`` that is a strict prefix of one of ``longer_ones`` and may go, with that longer index
+    (the longest prefix first; an index once): the judgement IX005 and the index selection share."""
+    reported: set[str] = set()
+    for longer in longer_ones:
+        if not _can_replace(longer, [*indexes, longer]):
+            continue
+        shorter = replaceable(indexes, longer.key)
+        if shorter is None or shorter.name in reported or protected(shorter, ns, context) or not shorter.is_btree:
+            continue
+        reported.add(shorter.name)
+        yield shorter, longer
 
 
 def _can_replace(index: IndexSpec, indexes: list[IndexSpec]) -> bool:

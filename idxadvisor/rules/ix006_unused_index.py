@@ -2,11 +2,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from idxadvisor.indexes.model import IndexSpec
 from idxadvisor.indexes.plans import parse_plan_summary
 from idxadvisor.rules.base import Rule, RuleContext, ShapeAnalysis, Verdict
-from idxadvisor.rules.ix005_redundant_index import hide_advice, protected
+from idxadvisor.rules.ix005_redundant_index import hide_advice, protected, redundant_prefixes
 from idxadvisor.shapes.digest import ShapeStats
 from idxadvisor.units import human_count, human_ms
 
@@ -19,7 +20,8 @@ class UnusedIndex(Rule):
 
     ## What it does
     Reads the `--indexes` file and flags an index of a collection that the log shows operations on when no shape's
-    plan used it, no query hinted it and no `$lookup` or `$graphLookup` of the same database could join through it.
+    plan used it, no query hinted it and no `$lookup` or `$graphLookup` of the same database could join through it,
+    and it is not the longer index IX005 advises keeping in place of a used prefix of it.
     It says how long the log covers and how many operations on the collection it saw, since a short log proves
     little, and whether the log holds only slow operations (then fast queries using the index are invisible to it).
     It never flags the `_id` index, a unique, TTL, partial or hidden index, one that carries the shard key (the
@@ -60,34 +62,58 @@ class UnusedIndex(Rule):
         return None  # a finding about the collection's indexes (see check_collection)
 
     def check_collection(self, ns: str, context: RuleContext) -> Iterable[Verdict]:
-        shapes = [stats for stats in context.shapes_of(ns) if stats.plans]
-        span = _span_ms(context.shapes)
-        if not shapes or span < self.options["min_span_hours"] * 3_600_000:
-            return
-        used = _used_keys(shapes)
-        hinted = {option[5:] for stats in context.shapes_of(ns) for option in stats.shape.options
-                  if option.startswith("hint:")}
-        joined = _joined_fields(ns, context.shapes)
-        operations = sum(stats.count for stats in context.shapes_of(ns))
-        only_slow = min(stats.duration.percentile(0) for stats in context.shapes) >= _SLOW_MS
-        for index in context.indexes.get(ns, []):
-            if (protected(index, ns, context) or not index.is_btree or index.key in used or index.name in hinted
-                    or _hint_text(index) in hinted or index.key[0][0] in joined or "*" in joined):
-                continue
-            message = (f"index {index.name} {index} was used by no operation of the log: {human_count(operations)} "
-                       f"operations on {ns} ({len(shapes)} shape{'s' if len(shapes) != 1 else ''} with a plan) over "
-                       f"{human_ms(span)}.")
-            details = []
-            if only_slow:
-                details.append(f"the log shows only operations slower than {_SLOW_MS:g} ms (slowms): fast queries "
-                               "that use the index never appear in it")
+        for unused in unused_indexes(ns, context, self.options["min_span_hours"]):
+            index = unused.index
+            details = [unused.caveat] if unused.caveat else []
             details.append("confirm on every member with $indexStats (accesses.ops since accesses.since), which "
                            "counts every use, fast or slow")
             details.append(hide_advice(index, ns, self.options["watch_days"]))
-            yield Verdict(message, details=details, existing_index=index, command=index.hide_index_command(ns))
+            yield Verdict(f"index {index.name} {index} was used by no operation of the log: {unused.evidence}.",
+                          details=details, existing_index=index, command=index.hide_index_command(ns))
 
 
-def _span_ms(shapes: list[ShapeStats]) -> float:
+@dataclass(frozen=True)
+class Unused:
+    """An index no operation of the log used, and what the log that says so covers."""
+
+    index: IndexSpec
+    evidence: str  # "1.2k operations on shop.orders (4 shapes with a plan) over 2h 10m"
+    caveat: str | None  # the log shows only slow operations
+
+
+def unused_indexes(ns: str, context: RuleContext, min_span_hours: float,
+                   indexes: Iterable[IndexSpec] | None = None) -> list[Unused]:
+    """The indexes of ``ns`` (or of ``indexes``) that no plan used, no query hinted and no ``$lookup`` could join
+    through, over a log of at least ``min_span_hours``: the judgement IX006 and the index selection share."""
+    shapes = [stats for stats in context.shapes_of(ns) if stats.plans]
+    span = span_ms(context.shapes)
+    if not shapes or span < min_span_hours * 3_600_000:
+        return []
+    used = _used_keys(shapes)
+    catalog = context.indexes.get(ns, [])
+    # an index IX005 says takes over the queries of a used prefix of it is about to be used: not unused
+    used |= {longer.key for shorter, longer in redundant_prefixes(catalog, catalog, ns, context) if shorter.key in used}
+    hinted = {option[5:] for stats in context.shapes_of(ns) for option in stats.shape.options
+              if option.startswith("hint:")}
+    joined = _joined_fields(ns, context.shapes)
+    operations = sum(stats.count for stats in context.shapes_of(ns))
+    evidence = (f"{human_count(operations)} operations on {ns} ({len(shapes)} shape{'s' if len(shapes) != 1 else ''} "
+                f"with a plan) over {human_ms(span)}")
+    caveat = slow_only_caveat(context)
+    return [Unused(index, evidence, caveat) for index in (catalog if indexes is None else indexes)
+            if not (protected(index, ns, context) or not index.is_btree or index.key in used or index.name in hinted
+                    or _hint_text(index) in hinted or index.key[0][0] in joined or "*" in joined)]
+
+
+def slow_only_caveat(context: RuleContext) -> str | None:
+    """What a log of slow operations only cannot show about an index (None when it shows fast ones too)."""
+    if not context.shapes or min(stats.duration.percentile(0) for stats in context.shapes) < _SLOW_MS:
+        return None
+    return (f"the log shows only operations slower than {_SLOW_MS:g} ms (slowms): fast queries that use the index "
+            "never appear in it")
+
+
+def span_ms(shapes: list[ShapeStats]) -> float:
     firsts = [stats.first_seen for stats in shapes if stats.first_seen is not None]
     lasts = [stats.last_seen for stats in shapes if stats.last_seen is not None]
     return (max(lasts) - min(firsts)).total_seconds() * 1000 if firsts and lasts else 0.0

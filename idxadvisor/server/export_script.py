@@ -7,7 +7,8 @@ The script reads what ``analyze --uri`` reads (``listDatabases``, ``listCollecti
   (``--indexes indexes.json``);
 * ``data/<db>.<collection>.json``: a ``$sample`` of each collection, canonical Extended JSON one document per line
   (``--data data``), and ``data/collstats.json``: each collection's document count, size and average document
-  size, which ``--data`` uses to scale samples to their collections.
+  size, which ``--data`` uses to scale samples to their collections, and its write operations since the server
+  started (``latencyStats``) with the server's clock, which the index selection turns into write rates.
 
 It sends nothing but reads: no insert, update, delete, index build or drop.
 """
@@ -53,9 +54,12 @@ for (const name of databases) {{
     }}
     indexes[ns] = collection.getIndexes().map((index) =>
       usage[index.name] ? Object.assign({{}}, index, {{ accesses: usage[index.name] }}) : index);
-    const stats = collection.aggregate([{{ $collStats: {{ storageStats: {{}} }} }}], {{ maxTimeMS }}).toArray()[0];
+    const stats = collection.aggregate([{{ $collStats: {{ storageStats: {{}}, latencyStats: {{}} }} }}],
+      {{ maxTimeMS }}).toArray()[0];
     const storage = stats ? stats.storageStats : {{}};
-    collstats[ns] = {{ count: storage.count, size: storage.size, avgObjSize: storage.avgObjSize }};
+    const writes = stats && stats.latencyStats && stats.latencyStats.writes ? stats.latencyStats.writes.ops : null;
+    collstats[ns] = {{ count: storage.count, size: storage.size, avgObjSize: storage.avgObjSize, writes,
+      localTime: stats ? stats.localTime : null }};
     const sample = collection.aggregate([{{ $sample: {{ size: sampleSize }} }}], {{ maxTimeMS }}).toArray();
     fs.writeFileSync(path.join(dataDir, ns + '.json'),
       sample.map((document) => EJSON.stringify(document, {{ relaxed: false }})).join('\\n') + '\\n');

@@ -22,6 +22,7 @@ from typing import Any
 from bson import json_util
 
 from idxadvisor.indexes.catalog import IndexCatalog, parse_index_catalog
+from idxadvisor.ingest.datasets import write_counts
 from idxadvisor.indexes.sampling import SampleStatistics
 from idxadvisor.models.events import PROFILE, Event
 from idxadvisor.models.inputs import InputSummary
@@ -219,4 +220,5 @@ def read_sample(source: ReadOnlySource, ns: str, size: int) -> SampleStatistics:
     documents = source.sample(ns, size) if count else []
     average = stats.get("avgObjSize")
     return SampleStatistics(documents, float(average) if average else None, max(int(count or 0), len(documents)),
-                            origin="the collection")
+                            origin="the collection", **write_counts(stats))
+

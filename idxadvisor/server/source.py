@@ -118,14 +118,20 @@ class ReadOnlySource:
 
     def collection_stats(self, ns: str) -> dict[str, Any]:
         """Documents, size and average document size: ``$collStats``, else the ``collStats`` command (deprecated in
-        6.2, but what a user without the aggregation's privilege, or an older server, may still answer)."""
+        6.2, but what a user without the aggregation's privilege, or an older server, may still answer); with
+        ``$collStats``, also the write operations since the server started (``latencyStats``) and its clock."""
+        latency: dict[str, Any] = {}
         try:
-            documents = self._aggregate(ns, [{"$collStats": {"storageStats": {}}}], f"$collStats on {ns}")
+            documents = self._aggregate(ns, [{"$collStats": {"storageStats": {}, "latencyStats": {}}}],
+                                        f"$collStats on {ns}")
             stats = documents[0].get("storageStats", {}) if documents else {}
+            latency = {"writes": (documents[0].get("latencyStats", {}).get("writes") or {}).get("ops"),
+                       "localTime": documents[0].get("localTime")} if documents else {}
         except CommandRefused:
             database, collection = _split(ns)
             stats = self._send(database, {"collStats": collection}, f"collStats on {ns}")
-        return {"count": stats.get("count"), "size": stats.get("size"), "avgObjSize": stats.get("avgObjSize")}
+        return {"count": stats.get("count"), "size": stats.get("size"), "avgObjSize": stats.get("avgObjSize"),
+                "writes": latency.get("writes"), "localTime": latency.get("localTime")}
 
     def count(self, ns: str) -> int:
         database, collection = _split(ns)

@@ -398,6 +398,10 @@ class Representative:
     op: str
 
 
+#: A write command's own count of the documents it wrote, by operation.
+_WRITTEN = {"update": "n_matched", "delete": "n_deleted", "insert": "n_inserted"}
+
+
 @dataclass
 class ShapeStats:
     shape: QueryShape
@@ -456,8 +460,10 @@ class ShapeStats:
         if docs is not None:
             self.docs_examined += docs
             self.docs_measured += 1
-        if returned is None and get("statement"):  # a write returns nothing: what it matched is what it wanted
-            returned = get("n_matched") if event.op == "update" else get("n_deleted")
+        if returned is None and (get("statement") or event.op in _WRITTEN):
+            # a write returns nothing: what it matched, deleted or inserted stands for it (the index selection
+            # charges each index for the documents written)
+            returned = get(_WRITTEN.get(event.op, "n_deleted"))
         if returned is not None:
             self.nreturned += returned
             if keys is not None or docs is not None:
@@ -630,6 +636,11 @@ class ShapeStats:
         for (previous, _), (start, _) in zip(runs, runs[1:]):
             histogram.add(start - previous)
         return histogram
+
+    @property
+    def executions(self) -> int:
+        """Commands run: getMores continue an execution rather than start one (their work is in its totals)."""
+        return max(self.count - self.getmores, 1)
 
     @property
     def main_plan(self) -> str | None:

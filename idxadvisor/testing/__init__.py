@@ -64,7 +64,7 @@ from idxadvisor.config import Settings
 from idxadvisor.models.report import Finding, Report
 from idxadvisor.testing.logwriter import json_entry, profile_document, text_entry
 
-OPERATION_COUNTERS = ("keysExamined", "docsExamined", "nreturned", "nMatched", "nModified", "ndeleted",
+OPERATION_COUNTERS = ("keysExamined", "docsExamined", "nreturned", "nMatched", "nModified", "ndeleted", "ninserted",
                       "hasSortStage", "usedDisk", "appName", "queryHash", "planCacheShapeHash", "queryShapeHash",
                       "planCacheKey", "originatingCommand", "workingMillis", "cursorExhausted", "fromMultiPlanner",
                       "replanned", "numYields", "reslen", "remote")

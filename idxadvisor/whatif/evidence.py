@@ -128,7 +128,7 @@ def gather_evidence(findings: list[Finding], shapes: Mapping[str, ShapeStats], s
         estimates[position] = _estimate_today(finding, stats, sample, evaluator, catalog.get(finding.ns))
     for estimate in estimates.values():
         _estimate_candidate(estimate, evaluator)
-    factors = _collection_factors(estimates.values(), shapes.values(), samples)
+    factors = collection_factors(((e.finding.ns, e.factor) for e in estimates.values()), shapes.values(), samples)
     kept: list[Finding] = []
     dropped: list[Skip] = []
     for position, finding in enumerate(findings):
@@ -174,23 +174,25 @@ def gather_change_evidence(findings: list[Finding], shapes: Mapping[str, ShapeSt
         after = [index for index in proposed.get(finding.ns, [])
                  if index.is_btree and not index.is_id_index and not index.hidden]
         unlimited = replace(query, limit=None, skip=None)
-        estimate = _Estimate(finding, stats, sample, estimator, query, estimator.explain(unlimited, today, hint),
+        estimate = _Estimate(finding, stats, sample, query, estimator.explain(unlimited, today, hint),
                              estimator.explain(unlimited, after, None))
-        estimate.factor, estimate.how = _calibration(stats, estimate.before, query)
+        estimate.factor, estimate.how = calibration(stats, estimate.before, query)
         estimates.append(estimate)
-    factors = _collection_factors(estimates, shapes.values(), samples)
+    factors = collection_factors(((e.finding.ns, e.factor) for e in estimates), shapes.values(), samples)
+    evaluator = EstimatorEvaluator(samples, options.server_version)  # names the evaluator and describes the sample
     for estimate in estimates:
-        estimate.finding.evidence = _evidence(estimate, factors.get(estimate.finding.ns), options)
+        estimate.finding.evidence = _evidence(estimate, factors.get(estimate.finding.ns), options, evaluator)
 
 
-def _collection_factors(estimates: Iterable[_Estimate], shapes: Iterable[ShapeStats],
-                        samples: Mapping[str, SampleStatistics]) -> dict[str, tuple[float, str]]:
+def collection_factors(calibrations: Iterable[tuple[str, float | None]], shapes: Iterable[ShapeStats],
+                       samples: Mapping[str, SampleStatistics]) -> dict[str, tuple[float, str]]:
     """Per collection, how many times it exceeds its sample: the median of its shapes' calibrations against the
-    log, else the size a collection scan in the log (or the sample file's length) shows."""
+    log (``(namespace, factor)`` pairs, None where the log could not tell), else the size a collection scan in the
+    log (or the sample file's length) shows."""
     calibrated: dict[str, list[float]] = {}
-    for estimate in estimates:
-        if estimate.factor is not None:
-            calibrated.setdefault(estimate.finding.ns, []).append(estimate.factor)
+    for ns, factor in calibrations:
+        if factor is not None:
+            calibrated.setdefault(ns, []).append(factor)
     factors: dict[str, tuple[float, str]] = {}
     for ns, values in calibrated.items():
         factor = statistics.median(values)
@@ -223,7 +225,7 @@ def _estimate_today(finding: Finding, stats: ShapeStats, sample: SampleStatistic
     unlimited = replace(query, limit=None, skip=None)
     estimate = _Estimate(finding, stats, sample, query, evaluator.explain(finding.ns, unlimited, today, hint),
                          today=today)
-    estimate.factor, estimate.how = _calibration(stats, estimate.before, query)
+    estimate.factor, estimate.how = calibration(stats, estimate.before, query)
     return estimate
 
 
@@ -238,28 +240,43 @@ def _estimate_candidate(estimate: _Estimate, evaluator: Evaluator) -> None:
 
 def _evidence(estimate: _Estimate, collection: tuple[float, str] | None, options: EvidenceOptions,
               evaluator: Evaluator) -> Evidence:
-    query = estimate.query
-    if query is None:
+    if estimate.query is None:
         return Evidence(evaluator=evaluator.name, before=estimate.before, after=estimate.after)
-    factor, how = (estimate.factor, estimate.how) if estimate.factor is not None else (collection or (1.0, ""))
-    notes = [evaluator.describe(estimate.finding.ns, estimate.sample)] + ([how] if how else [])
-    window = (query.skip or 0) + abs(query.limit) if query.limit else None
+    scaling = (estimate.factor, estimate.how) if estimate.factor is not None else (collection or (1.0, ""))
+    return build_evidence(estimate.stats, estimate.query, estimate.before, estimate.after, scaling, options,
+                          evaluator.name, evaluator.describe(estimate.finding.ns, estimate.sample))
+
+
+def build_evidence(stats: ShapeStats, query: WhatIfQuery, before: Mapping[str, Any], after: Mapping[str, Any],
+                   scaling: tuple[float, str], options: EvidenceOptions, evaluator: Literal["estimator", "server"],
+                   described: str) -> Evidence:
+    """The evidence of two explains of ``query`` without its limit (today's plan, and a candidate's), scaled to the
+    collection (``scaling``: the factor and how it was found) and cut to the query's limit; ``described`` is the
+    first note (what ran, over what)."""
+    factor, how = scaling
+    notes = [described] + ([how] if how else [])
+    window = window_of(query)
     if window:
-        numbers = "the estimate" if evaluator.name == "estimator" else "the server's numbers"
+        numbers = "the estimate" if evaluator == "estimator" else "the server's numbers"
         notes.append(f"the limit of {abs(query.limit)} applied to {numbers}: a plan that gives the sort stops "  # type: ignore[arg-type]
                      "after the results it needs, a blocking sort reads every match first")
-    before = scale_explain(estimate.before, factor, window, query.limit, query.skip)
-    if "totalKeysExamined" in before:
-        before["logged"] = _logged(estimate.stats)
-    return Evidence(evaluator=evaluator.name, query=_query_document(query) if options.show_values else None,
-                    before=before, after=scale_explain(estimate.after, factor, window, query.limit, query.skip),
+    scaled_before = scale_explain(before, factor, window, query.limit, query.skip)
+    if "totalKeysExamined" in scaled_before:
+        scaled_before["logged"] = _logged(stats)
+    return Evidence(evaluator=evaluator, query=_query_document(query) if options.show_values else None,
+                    before=scaled_before, after=scale_explain(after, factor, window, query.limit, query.skip),
                     notes=notes)
+
+
+def window_of(query: WhatIfQuery) -> int | None:
+    """The results a limited query reads up to (skip + limit), or None without a limit."""
+    return (query.skip or 0) + abs(query.limit) if query.limit else None
 
 
 def executions(stats: ShapeStats) -> int:
     """How many times the shape ran: its count includes the getMores that continued those runs (their keys and
     documents examined belong to the same executions)."""
-    return max(stats.count - stats.getmores, 1)
+    return stats.executions
 
 
 def _logged(stats: ShapeStats) -> dict[str, float]:
@@ -269,7 +286,7 @@ def _logged(stats: ShapeStats) -> dict[str, float]:
             "totalDocsExamined": round(stats.docs_examined / count, 1), "nReturned": round(stats.nreturned / count, 1)}
 
 
-def _calibration(stats: ShapeStats, before: Mapping[str, Any], query: WhatIfQuery) -> tuple[float | None, str]:
+def calibration(stats: ShapeStats, before: Mapping[str, Any], query: WhatIfQuery) -> tuple[float | None, str]:
     """How many times the collection exceeds the sample for this query, from the log: today's plan, estimated over
     the sample, against what the log shows it examining. None when the log cannot tell (another plan, or a plan a
     limit stopped early, which says nothing about how many documents match)."""

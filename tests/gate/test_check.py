@@ -36,6 +36,18 @@ def test_the_demo_migration_fails_the_gate_with_its_findings_at_their_lines(caps
     assert all(finding["status"] == "existing" for finding in report["findings"] if finding["rule"] in ("IX001", "AG001"))
 
 
+def test_with_data_a_shape_losing_its_index_has_the_estimators_numbers_for_both_sets(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    code, report, err = check(capsys, *WORKLOAD, "--indexes", str(DEMO / "migrations"), "--data", str(DEMO / "data"))
+    assert code == 1 and err == ""
+    lost = [finding for finding in report["findings"] if finding["rule"] == "CI002"]
+    assert lost and all(finding["evidence"]["evaluator"] == "estimator" for finding in lost)
+    for finding in lost:  # today status_1 bounds the scan; without it, the collection is scanned
+        before, after = finding["evidence"]["before"], finding["evidence"]["after"]
+        assert before["planSummary"] == "IXSCAN { status: 1 }" and after["planSummary"] == "COLLSCAN"
+        assert after["totalDocsExamined"] > before["totalDocsExamined"]
+
+
 def test_a_harmless_change_passes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     script = tmp_path / "001-add.js"
     script.write_text('use shop\ndb.customers.createIndex({ city: 1, lastName: 1 })\n', encoding="utf-8")

@@ -18,10 +18,15 @@ INDEX_STATS = [
 ]
 
 # https://www.mongodb.com/docs/manual/reference/operator/aggregation/collStats/ ("storageStats Document")
+# and ("latencyStats Document"): reads, writes and commands since the server started, each {latency, ops}
 COLL_STATS = [{"ns": "test.matrices", "host": "examplehost.local:27017",
                "localTime": datetime(2020, 2, 10, 21, 11, 23, tzinfo=timezone.utc),
                "storageStats": {"size": 608500363, "count": 1104369, "avgObjSize": 550, "storageSize": 352878592,
-                                "nindexes": 2, "totalIndexSize": 41883648}}]
+                                "nindexes": 2, "totalIndexSize": 41883648},
+               "latencyStats": {"reads": {"latency": Int64(0), "ops": Int64(0)},
+                                "writes": {"latency": Int64(2011), "ops": Int64(1204)},
+                                "commands": {"latency": Int64(0), "ops": Int64(0)},
+                                "transactions": {"latency": Int64(0), "ops": Int64(0)}}}]
 
 # https://www.mongodb.com/docs/manual/reference/operator/aggregation/queryStats/ ("Untransformed Example" output)
 QUERY_STATS = [{

@@ -54,6 +54,8 @@ def test_analyze_reads_the_profiler_indexes_and_a_sample(capsys: pytest.CaptureF
     assert (sample["ns"], sample["documents"], sample["documents_seen"]) == ("shop.orders", 400, 4000)  # $collStats
     server = report["server"]
     assert (server["version"], server["databases"], server["profile_documents"]) == ("8.0.4", ["shop"], 8)
+    [index_set] = report["index_sets"]  # the server's write operations per hour: $collStats over $indexStats' since
+    assert (index_set["writes"]["source"], index_set["writes"]["inserted"]) == ("server", 3600.0)
     assert server["scratch"] is None and server["missing"] == []
     assert_source_only_read(fake, set())
     assert not set(fake.names()) & WRITE_COMMANDS

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import Any
 
 import pytest
@@ -81,3 +82,6 @@ def test_a_sample_knows_its_collections_size() -> None:
     assert (len(sample), sample.documents_seen, sample.average_document_size) == (5, 1104369, 550.0)
     assert sample.origin == "the collection"
     assert [next(iter(command["pipeline"][0])) for command in source.sent] == ["$collStats", "$sample"]
+    assert source.sent[0]["pipeline"][0]["$collStats"] == {"storageStats": {}, "latencyStats": {}}
+    counted_at = datetime(2020, 2, 10, 21, 11, 23, tzinfo=timezone.utc)  # the reply's localTime
+    assert (sample.write_operations, sample.counted_at) == (1204, counted_at)

@@ -99,3 +99,21 @@ def test_run_logs_and_timelines_merge_to_the_whole(runs: list[tuple[int, int]], 
         assert merged_timeline.buckets == whole_timeline.buckets
     finally:
         RunLog.MAX_RUNS = saved
+
+
+def test_write_commands_count_the_documents_they_wrote_as_returned(tmp_path) -> None:
+    """An insert's ninserted and a delete command's ndeleted stand for what they returned, as an update statement's
+    nMatched does: the index selection charges every index for each document written."""
+    from idxadvisor.api import read_inputs
+    from idxadvisor.config import Settings
+
+    lines = [json_line({"type": "command", "ns": "shop.orders", "ninserted": 5, "keysInserted": 15,
+                        "command": {"insert": "orders", "ordered": True, "$db": "shop"}, "durationMillis": 120},
+                       ts=f"2025-08-18T19:3{n}:11.772+00:00") for n in range(3)]
+    lines.append(json_line({"type": "command", "ns": "shop.orders", "ndeleted": 4, "durationMillis": 120,
+                            "command": {"delete": "orders", "deletes": [{"q": {"a": 1}, "limit": 0}]}}))
+    log = tmp_path / "writes.log"
+    log.write_text("\n".join(lines) + "\n")
+    digest, _ = read_inputs([str(log)], Settings(jobs=1))
+    written = {stats.shape.op: (stats.count, stats.nreturned) for stats in digest.shapes.values()}
+    assert written == {"insert": (3, 15), "delete": (1, 4)}

@@ -1,0 +1,422 @@
+"""The index selection for one collection, from its findings to its set: candidates, costs, write costs, the search,
+what to let go, the check of the chosen set with the multi-planner, and each finding's index or the reason it has
+none."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from idxadvisor.config import Settings
+from idxadvisor.indexes.model import IndexSpec, KeyPattern, default_index_name, render_key_pattern
+from idxadvisor.indexes.sampling import SampleStatistics
+from idxadvisor.models.report import Evidence, Finding, IndexSet, SetIndex, SetShape, SetTotals
+from idxadvisor.rules.base import RuleContext, ShapeAnalysis
+from idxadvisor.rules.engine import IndexChoice, IndexRequest, equality_orders
+from idxadvisor.rules.ix005_redundant_index import protected
+from idxadvisor.rules.ix006_unused_index import span_ms
+from idxadvisor.selection.candidates import MAX_CANDIDATES, Candidate, canonical, generate
+from idxadvisor.selection.costs import Costs, log_costs
+from idxadvisor.selection.demand import Demand, demands_of
+from idxadvisor.selection.drops import Letting, lettings
+from idxadvisor.selection.search import Problem, Solution, gain_of, solve
+from idxadvisor.selection.writes import WriteLoad, key_writes, write_load
+from idxadvisor.units import human_count
+
+if TYPE_CHECKING:
+    from idxadvisor.selection.estimated import EstimatedCosts
+
+#: The most indexes a collection can have (the server refuses a 65th).
+SERVER_INDEX_LIMIT = 64
+#: How much worse than today the multi-planner's plan for a shape may be before an index let go is kept for it.
+WORSE_TOLERANCE = 1.1
+WRITE_OPS = frozenset({"insert", "update", "delete", "findAndModify"})
+
+EstimatorFactory = Callable[[list[IndexSpec] | None], "EstimatedCosts"]
+
+
+@dataclass
+class _Row:
+    """A shape under the set: keys plus documents examined per execution today and with the set."""
+
+    demand: Demand
+    before: float | None
+    after: float | None
+    index: KeyPattern | None  # the index serving it in the set (None: a collection scan)
+    model: str
+    evidence: Evidence | None = None
+    note: str | None = None
+
+
+@dataclass
+class CollectionPlan:
+    """Everything the report needs about one collection's set (built into an ``IndexSet`` once evidence has run)."""
+
+    ns: str
+    model: str
+    solution: Solution
+    candidates: int
+    budget: int
+    new: list[Candidate]
+    letting: list[Letting]
+    kept: list[tuple[IndexSpec, str]]
+    rows: list[_Row]
+    load: WriteLoad
+    writes: dict[KeyPattern, float]  # index keys written per hour (or per log), by key
+    hours: float | None
+    factor: float
+    per_finding: tuple[int, float, float]  # per-finding advice: indexes, work saved, index keys written
+    names: dict[KeyPattern, str]  # the existing indexes' names, by key
+    notes: list[str] = field(default_factory=list)
+
+
+class WorkloadSelection:
+    """The ``IndexChooser`` of ``--index-selection workload``: one set per collection whose findings ask for an
+    index."""
+
+    def __init__(self, settings: Settings, samples: Mapping[str, SampleStatistics]) -> None:
+        self.settings = settings
+        self.samples = samples
+        self.plans: dict[str, CollectionPlan] = {}
+        self._evaluator: Any = None  # the estimators over the samples, built on first use
+
+    def choose(self, ns: str, requests: list[IndexRequest], context: RuleContext) -> list[IndexChoice]:
+        plan, choices = select(ns, requests, context, self._estimator(ns))
+        self.plans[ns] = plan
+        return choices
+
+    def _estimator(self, ns: str) -> EstimatorFactory | None:
+        sample = self.samples.get(ns)
+        if sample is None or not len(sample):
+            return None
+        from idxadvisor.selection.estimated import EstimatedCosts  # the estimator: only with a sample
+        from idxadvisor.whatif.command import parse_server_version
+        from idxadvisor.whatif.evidence import EstimatorEvaluator, EvidenceOptions
+
+        version = parse_server_version(self.settings.server_version)
+        if self._evaluator is None:
+            self._evaluator = EstimatorEvaluator(self.samples, version)
+        evaluator = self._evaluator
+        options = EvidenceOptions(self.settings.min_savings_pct, version, self.settings.show_values)
+        return lambda existing: EstimatedCosts(ns, sample, existing, evaluator, options)
+
+    def index_sets(self, findings: list[Finding]) -> list[IndexSet]:
+        """The sets, each without the new indexes no finding proposes any more (the evidence or a replay dropped
+        their findings), the one saving the most work first."""
+        proposed = {(finding.ns, tuple(map(tuple, finding.index.key))) for finding in findings
+                    if finding.index is not None and not finding.index.name}
+        sets = [build_set(plan, {key for ns, key in proposed if ns == plan.ns}) for plan in self.plans.values()]
+        return sorted(sets, key=lambda item: (-item.totals.work_saved, item.ns))
+
+
+def select(ns: str, requests: list[IndexRequest], context: RuleContext,
+           estimator: EstimatorFactory | None = None) -> tuple[CollectionPlan, list[IndexChoice]]:
+    """The set for ``ns`` and, per request, the index of the set that serves its shape or why none does."""
+    settings = context.settings
+    known = context.indexes.get(ns)
+    shapes = context.shapes_of(ns)
+    demands = demands_of(shapes, requests)
+    existing = list(known) if known is not None else _logged_indexes(demands)
+    candidates = generate(demands, existing, equality_orders(context.shapes, context).get(ns, _by_name))
+    keys = [candidate.key for candidate in candidates]
+    model = estimator(known) if estimator is not None else None
+    costs = model.costs(demands, keys) if model is not None else log_costs(demands, keys)
+    span = span_ms(context.shapes) / 3_600_000
+    hours = span if span * 60 >= 1 else None  # a log of less than a minute gives no rate: totals are per log
+    sample = context.samples.get(ns)
+    load = write_load([stats for stats in shapes if stats.shape.op in WRITE_OPS], hours, sample, known)
+    writes = {key: key_writes(key, load, sample) for key in keys}
+    per_finding_keys = list(dict.fromkeys(request.shared for request in requests))
+    limits = _limits(settings, existing, len(per_finding_keys))
+    budget = int(min(limits.values()))
+    problem = Problem([demand.executions / (hours or 1.0) if demand.request is not None else 0.0
+                       for demand in demands], [cost if cost is not None else 0.0 for cost in costs.today],
+                      costs.options, [settings.write_cost_factor * writes[key] for key in keys],
+                      [len(key) for key in keys], budget)
+    solution = solve(problem)
+    chosen = [candidates[number] for number in solution.chosen]
+    assignment = _assign(costs, solution.chosen, len(demands))
+    notes = list(costs.notes)
+    if len(candidates) >= MAX_CANDIDATES:
+        notes.append(f"candidates were capped at {MAX_CANDIDATES:,}: what the findings ask for first, then merges")
+    letting: list[Letting] = []
+    if known is None:
+        notes.append("without --indexes (or --uri) the collection's indexes are not known: the set keeps every index "
+                     "the log's plans use, and says nothing about what to drop")
+    else:
+        served_by_new = {demands[shape].fingerprint: keys[number] for shape, number in assignment.items()}
+        letting = lettings(ns, existing, [IndexSpec(key=candidate.key) for candidate in chosen], served_by_new, context)
+    rows = _rows(demands, costs, assignment, keys, letting)
+    if model is not None:
+        letting = _planned(model, rows, existing, letting, [candidate.key for candidate in chosen])
+    plan = CollectionPlan(
+        ns=ns, model=_model_name(costs), solution=solution, candidates=len(candidates), budget=budget, new=chosen,
+        letting=letting, kept=_kept(existing, letting, rows, ns, context) if known is not None else [], rows=rows,
+        load=load, writes={**writes, **{item.index.key: key_writes(item.index.key, load, sample) for item in letting}},
+        hours=hours, factor=settings.write_cost_factor,
+        per_finding=_per_finding(per_finding_keys, demands, costs, keys, writes, model, existing, hours or 1.0),
+        names={index.key: index.name for index in existing}, notes=notes)
+    reasons = _Reasons(costs, problem, candidates, chosen, "; ".join(text for text, limit in limits.items()
+                                                                      if limit == budget), settings, ns)
+    position = {id(demand.request): number for number, demand in enumerate(demands) if demand.request is not None}
+    usable = {canonical(index.key): index for index in existing if index.is_btree and not index.sparse
+              and ShapeAnalysis.plannable(index, existing)}
+    return plan, [_choice(request, position[id(request)], assignment, keys, reasons, ns, usable)
+                  for request in requests]
+
+
+def _by_name(name: str) -> tuple:
+    return (name,)
+
+
+def _limits(settings: Settings, existing: list[IndexSpec], per_finding: int) -> dict[str, float]:
+    """What bounds the number of new indexes, each with how it says so: --max-new-indexes, the server's 64 indexes
+    (the _id index included), and per-finding advice's count."""
+    room = SERVER_INDEX_LIMIT - len(existing) - (0 if any(index.is_id_index for index in existing) else 1)
+    return {f"--max-new-indexes {settings.max_new_indexes}": settings.max_new_indexes
+            if settings.max_new_indexes is not None else math.inf,
+            f"the server's {SERVER_INDEX_LIMIT}-index limit": room,
+            f"no more than the {per_finding} per-finding advice asks for": per_finding}
+
+
+def _per_finding(keys_asked: list[KeyPattern], demands: list[Demand], costs: Costs, keys: list[KeyPattern],
+                 writes: dict[KeyPattern, float], model: EstimatedCosts | None, existing: list[IndexSpec],
+                 per: float) -> tuple[int, float, float]:
+    """What per-finding advice would do, judged the same way as the set: its indexes, the work they save and the
+    index keys they write."""
+    position_of = {key: number for number, key in enumerate(keys)}
+    numbers = [position_of[key] for key in keys_asked if key in position_of]
+    rows = _rows(demands, costs, _assign(costs, numbers, len(demands)), keys, [])
+    if model is not None:
+        _planned(model, rows, existing, [], keys_asked)
+    return len(keys_asked), _saved(rows, per), sum(writes.get(key, 0.0) for key in keys_asked)
+
+
+def _logged_indexes(demands: list[Demand]) -> list[IndexSpec]:
+    """Without an index file, the indexes the log's plans show (plain indexes: their options are not known)."""
+    keys = dict.fromkeys(demand.plan_index for demand in demands if demand.plan_index is not None)
+    return [IndexSpec(key=key) for key in keys if key != (("_id", 1),)]  # type: ignore[arg-type]
+
+
+def _assign(costs: Costs, chosen: list[int], shapes: int) -> dict[int, int]:
+    """Per shape, the chosen candidate that serves it most cheaply (the first chosen of equals), where one beats
+    today."""
+    best: dict[int, tuple[float, int]] = {}
+    for number in chosen:
+        for shape, cost in costs.options[number].items():
+            today = costs.today[shape]
+            if (today is None or cost < today) and (shape not in best or cost < best[shape][0]):
+                best[shape] = (cost, number)
+    return {shape: number for shape, (_, number) in best.items()}
+
+
+def _rows(demands: list[Demand], costs: Costs, assignment: dict[int, int], keys: list[KeyPattern],
+          letting: list[Letting]) -> list[_Row]:
+    """Each shape with the index that serves it in the set: a new one, else today's plan's (or the longer index
+    that takes the queries of a redundant one let go)."""
+    replaced = {item.index.key: item.replacement for item in letting if item.replacement is not None}
+    rows = []
+    for number, demand in enumerate(demands):
+        today = costs.today[number]
+        if number in assignment:
+            chosen = assignment[number]
+            rows.append(_Row(demand, today, costs.options[chosen][number], keys[chosen], costs.models[number]))
+        else:
+            index = demand.plan_index
+            rows.append(_Row(demand, today, today, replaced.get(index, index) if index else None, costs.models[number]))
+    return rows
+
+
+def _planned(model: EstimatedCosts, rows: list[_Row], existing: list[IndexSpec], letting: list[Letting],
+             new: list[KeyPattern]) -> list[Letting]:
+    """Explain every estimated shape with the final set (the indexes kept and the ``new`` ones) and let the
+    multi-planner pick its plan; an index let go without which a shape's plan would be more than 10% worse than
+    today is kept after all."""
+    for _ in range(3):
+        gone = {item.index.name for item in letting}
+        final = [index for index in existing if index.is_btree and not index.hidden and index.name not in gone
+                 and not index.is_id_index] + [IndexSpec(key=key) for key in new]
+        missed: set[str] = set()
+        for number, row in enumerate(rows):
+            key, cost, evidence = model.planned(number, final)
+            if cost is None:
+                continue
+            row.note = None
+            if key != row.index and row.index in new:
+                shown = render_key_pattern(key) if key is not None else "a collection scan"
+                row.note = f"the multi-planner picks {shown} over {render_key_pattern(row.index)}"
+            row.index, row.after, row.evidence = key, cost, evidence
+            if row.before is not None and cost > row.before * WORSE_TOLERANCE:
+                today = model.today_index(number)
+                missed |= {item.index.name for item in letting if item.index.key == today}
+        if not missed:
+            return letting
+        letting = [item for item in letting if item.index.name not in missed]
+    return letting
+
+
+def _saved(rows: list[_Row], per: float) -> float:
+    """Keys plus documents examined the rows' plans save, per hour (or per log)."""
+    return sum(row.demand.executions / per * (row.before - row.after) for row in rows
+               if row.before is not None and row.after is not None)
+
+
+def _kept(existing: list[IndexSpec], letting: list[Letting], rows: list[_Row], ns: str,
+          context: RuleContext) -> list[tuple[IndexSpec, str]]:
+    gone = {item.index.name for item in letting}
+    kept = []
+    for index in existing:
+        if index.name in gone:
+            continue
+        serving = sum(1 for row in rows if row.index == index.key)
+        reason = protected(index, ns, context)
+        if serving:
+            text = f"serves {serving} shape{'s' if serving != 1 else ''} of the log in the set"
+        elif reason:
+            text = f"kept: {reason}"
+        else:
+            text = "no shape of the log uses it in the set (IX006 says whether it is unused)"
+        kept.append((index, text))
+    return kept
+
+
+def _model_name(costs: Costs) -> str:
+    models = set(costs.models)
+    return "estimator and log" if len(models) > 1 else (models.pop() if models else "log")
+
+
+def _choice(request: IndexRequest, number: int, assignment: dict[int, int], keys: list[KeyPattern],
+            reasons: _Reasons, ns: str, existing: dict[KeyPattern, IndexSpec]) -> IndexChoice:
+    there = existing.get(canonical(request.shared))
+    if there is not None and number not in assignment:
+        return IndexChoice(None, details=[f"the index it asks for, {there}, exists already (the log's plans use it): "
+                                          "nothing to create"])
+    if number not in assignment:
+        return IndexChoice(None, reason=reasons.why_not(number, request.rule))
+    key = keys[assignment[number]]
+    others = sum(1 for shape, candidate in assignment.items() if candidate == assignment[number] and shape != number)
+    details = []
+    if others:
+        details.append(f"the same index serves {others} other shape{'s' if others > 1 else ''} of {ns} in the set "
+                       "chosen for the workload")
+    if key != request.shared:
+        details.append(f"per-finding advice would be {render_key_pattern(request.shared)}; the workload's set chose "
+                       f"{render_key_pattern(key)}")
+    return IndexChoice(key, details=details)
+
+
+class _Reasons:
+    """Why a requested shape gets no new index: no candidate saves enough, its write cost, or the budget."""
+
+    def __init__(self, costs: Costs, problem: Problem, candidates: list[Candidate], chosen: list[Candidate],
+                 binding: str, settings: Settings, ns: str) -> None:
+        self.costs, self.problem, self.candidates, self.settings, self.ns = costs, problem, candidates, settings, ns
+        self.binding = binding  # the limits that set the budget
+        self.none_chosen = not chosen
+        self.chosen = f"the {len(chosen)} new index{'es' if len(chosen) != 1 else ''} chosen for {ns} (" + (
+            ", ".join(render_key_pattern(candidate.key) for candidate in chosen) or "none") + ")"
+        self.offers: dict[int, list[tuple[float, int]]] = {}  # per shape: (cost, candidate) of every candidate
+        for position, options in enumerate(costs.options):
+            for shape, cost in options.items():
+                self.offers.setdefault(shape, []).append((cost, position))
+
+    def why_not(self, number: int, rule: str) -> str:
+        costs, problem, settings = self.costs, self.problem, self.settings
+        if costs.today[number] is None:
+            return (f"{rule}: index selection: the log does not show what this shape examines, so no index can be "
+                    "weighed")
+        offers = self.offers.get(number)
+        if not offers:
+            closest = costs.closest.get(number)
+            if closest is not None:
+                saved = (1 - closest[0] / costs.today[number]) * 100 if costs.today[number] else 0.0
+                key = render_key_pattern(self.candidates[closest[1]].key)
+                text = (f"{rule}: by the estimate, {key} cuts keys plus documents examined by {saved:.0f}% only "
+                        f"(--min-savings-pct {settings.min_savings_pct:g})")
+            else:
+                text = f"{rule}: index selection: by the log, no candidate index serves it with less work than today"
+            invalid = sorted(set(costs.invalid.values()))
+            return text + (f"; {invalid[0]}" if invalid else "")
+        best = min(offers)[1]
+        key = render_key_pattern(self.candidates[best].key)
+        gain = gain_of(problem, best)
+        if gain <= problem.write_costs[best]:
+            written = problem.write_costs[best] / settings.write_cost_factor if settings.write_cost_factor else 0.0
+            return (f"{rule}: index selection, write cost: {key} would save {human_count(gain)} keys and documents "
+                    f"examined per hour, less than the {human_count(written)} index keys it would write per hour times "
+                    f"--write-cost-factor {settings.write_cost_factor:g}")
+        if self.none_chosen:
+            return (f"{rule}: index selection, budget ({self.binding}): no new index; {key} would save "
+                    f"{human_count(gain)} keys and documents examined per hour")
+        return (f"{rule}: index selection, budget ({self.binding}): {self.chosen} save more; {key} would save "
+                f"{human_count(gain)} keys and documents examined per hour")
+
+
+def build_set(plan: CollectionPlan, proposed: set[KeyPattern]) -> IndexSet:
+    """The report's ``IndexSet`` of a plan, without the new indexes no finding proposes any more."""
+    new = [candidate for candidate in plan.new if candidate.key in proposed]
+    gone = {candidate.key for candidate in plan.new} - set(proposed)
+    notes = list(plan.notes)
+    if gone:
+        notes.append("dropped after the selection, their findings gone (the evidence's --min-savings-pct): "
+                     + ", ".join(render_key_pattern(key) for key in gone))
+    letting = [item for item in plan.letting if not item.because & gone]
+    rows = [_Row(row.demand, row.before, row.before, row.demand.plan_index, row.model, None,
+                 "its new index was dropped after the selection") if row.index in gone else row for row in plan.rows]
+    per = plan.hours or 1.0
+    indexes = [_new_index(candidate, rows, plan, per) for candidate in new]
+    indexes += [SetIndex(name=index.name, key=list(index.key), status="kept", reason=reason,
+                         shapes=[row.demand.fingerprint for row in rows if row.index == index.key])
+                for index, reason in plan.kept]
+    indexes += [SetIndex(name=item.index.name, key=list(item.index.key), status="hide", reason=item.reason,
+                         command=item.index.hide_index_command(plan.ns),
+                         drop_command=item.index.drop_index_command(plan.ns),
+                         writes_per_hour=_rounded(plan.writes.get(item.index.key)))
+                for item in letting]
+    return IndexSet(ns=plan.ns, model=plan.model, search=plan.solution.method,  # type: ignore[arg-type]
+                    search_note=plan.solution.note, candidates=plan.candidates, budget=plan.budget, indexes=indexes,
+                    shapes=[_shape_row(row, plan.names) for row in rows], writes=plan.load.rates(),
+                    totals=_totals(plan, rows, new, letting, per), notes=notes)
+
+
+def _new_index(candidate: Candidate, rows: list[_Row], plan: CollectionPlan, per: float) -> SetIndex:
+    served = [row for row in rows if row.index == candidate.key]
+    saved = _saved(served, per)
+    rules = {row.demand.request.rule for row in served if row.demand.request is not None} | set(candidate.rules)
+    return SetIndex(name=default_index_name(candidate.key), key=list(candidate.key), status="new",
+                    command=IndexSpec(key=candidate.key).create_index_command(plan.ns), reason=candidate.origin,
+                    shapes=[row.demand.fingerprint for row in served], rules=sorted(rules),
+                    work_saved_per_hour=round(saved, 1), writes_per_hour=_rounded(plan.writes.get(candidate.key)))
+
+
+def _shape_row(row: _Row, names: dict[KeyPattern, str]) -> SetShape:
+    index = (names.get(row.index) or ("_id_" if row.index == (("_id", 1),) else default_index_name(row.index))
+             if row.index else None)
+    return SetShape(fingerprint=row.demand.fingerprint, shape=row.demand.stats.shape.text,
+                    executions=row.demand.executions, requested=row.demand.request is not None, index=index,
+                    before=_rounded(row.before),
+                    after=_rounded(row.after), model=row.model,  # type: ignore[arg-type]
+                    evidence=row.evidence, note=row.note)
+
+
+def _totals(plan: CollectionPlan, rows: list[_Row], new: list[Candidate], letting: list[Letting],
+            per: float) -> SetTotals:
+    measured = [row for row in rows if row.before is not None]
+    before = sum(row.demand.executions / per * (row.before or 0.0) for row in measured)
+    after = sum(row.demand.executions / per * (row.after if row.after is not None else row.before or 0.0)
+                for row in measured)
+    added = sum(plan.writes.get(candidate.key, 0.0) for candidate in new)
+    removed = sum(plan.writes.get(item.index.key, 0.0) for item in letting)
+    count, per_finding_saved, per_finding_writes = plan.per_finding
+    return SetTotals(per="hour" if plan.hours else "log", span_hours=_rounded(plan.hours, 2),
+                     work_before=round(before, 1), work_after=round(after, 1), work_saved=round(before - after, 1),
+                     index_writes_added=round(added, 1), index_writes_removed=round(removed, 1),
+                     write_cost_factor=plan.factor, net_saved=round(before - after - plan.factor * added, 1),
+                     per_finding_indexes=count, per_finding_work_saved=round(per_finding_saved, 1),
+                     per_finding_index_writes=round(per_finding_writes, 1))
+
+
+def _rounded(value: float | None, digits: int = 1) -> float | None:
+    return None if value is None else round(value, digits)
