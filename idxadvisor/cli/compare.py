@@ -60,10 +60,13 @@ def compare(
     from idxadvisor import api
     from idxadvisor.config import load_settings
 
+    from idxadvisor.report import check_available
+
     before_paths, after_paths = sides(paths or [], before or [], after or [])
     settings = load_settings({"format": format, "output": output, "top": top, "min_ms": min_ms, "ns": ns,
                               "exclude_ns": exclude_ns, "include_internal": include_internal, "jobs": jobs,
                               "regression_pct": regression_pct, "min_executions": min_executions}, config)
+    check_available(settings.format)  # the html extra, before any input is read
     comparison = api.compare(before_paths, after_paths, settings)
     from idxadvisor.report.comparison import render_comparison
 

@@ -36,6 +36,12 @@ _DECADES = {"values": [0] + [10 ** power for power in range(10)],  # symlog axes
             "labelExpr": "datum.value >= 1e9 ? (datum.value / 1e9) + 'B' : datum.value >= 1e6 ? (datum.value / 1e6) "
                          "+ 'M' : datum.value >= 1e3 ? (datum.value / 1e3) + 'k' : datum.value"}
 _COLOURS = {"bars": "#6a9fcb", "line": "#c8553d", "today": "#c8553d", "after": "#3f8f5f", "rule": "#555555"}
+#: The statuses of compare, in the order a legend lists them, and their colours.
+CHANGE_STATUSES = ("regressed", "improved", "appeared", "vanished", "unchanged")
+_CHANGE_COLOURS = ("#c8553d", "#3f8f5f", "#6a9fcb", "#9a9a9a", "#c9c9c9")
+#: Bars of the change chart: the shapes whose time changed the most.
+MAX_CHANGE_BARS = 40
+CHANGE_BAR_PIXELS = 16
 
 CONFIG: dict[str, Any] = {
     "font": "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif",
@@ -51,6 +57,7 @@ FIELDS: dict[str, list[str]] = {
     "runs": ["start", "end", "lane", "duration"],
     "scatter": ["returned", "examined", "count", "op", "ns", "shape", "ratio", "anchor"],
     "evidence": ["row", "side", "value", "plan"],
+    "change": ["label", "change", "status", "ns", "shape", "before", "after"],
 }
 
 SPECS: dict[str, dict[str, Any]] = {
@@ -152,6 +159,19 @@ SPECS: dict[str, dict[str, Any]] = {
                       "scale": {"domain": [TODAY, WITH_INDEX], "range": [_COLOURS["today"], _COLOURS["after"]]}},
             "tooltip": [{"field": "side", "title": "plan"}, {"field": "plan", "title": "plan summary"},
                         {"field": "row", "title": "counter"}, {"field": "value", "format": ","}],
+        },
+    },
+    "change": {
+        "width": "container",
+        "mark": {"type": "bar", "tooltip": True},
+        "name": "change-bars",
+        "encoding": {
+            "y": {"field": "label", "type": "nominal", "title": None, "sort": None, "axis": {"labelLimit": 360}},
+            "x": {"field": "change", "type": "quantitative", "title": "milliseconds, after − before"},
+            "color": {"field": "status", "title": None, "sort": list(CHANGE_STATUSES),
+                      "scale": {"domain": list(CHANGE_STATUSES), "range": list(_CHANGE_COLOURS)}},
+            "tooltip": [{"field": "status"}, {"field": "ns", "title": "namespace"}, {"field": "shape"},
+                        {"field": "before", "title": "before"}, {"field": "after", "title": "after"}],
         },
     },
 }

@@ -1,5 +1,6 @@
 """``idxadvisor compare`` in every format: text for a terminal, Markdown for a pull request, JSON (the model as it
-is) and SARIF (one result per regressed shape, so code scanning flags the release that slowed a query down)."""
+is), SARIF (one result per regressed shape, so code scanning flags the release that slowed a query down) and HTML
+(``report/html_compare.py``)."""
 
 from __future__ import annotations
 
@@ -26,10 +27,14 @@ def render_comparison(comparison: Comparison, out: TextIO, *, format: str = "tex
         out.write("\n")
     elif format == "markdown":
         out.write("\n".join(_markdown(comparison, limit)) + "\n")
+    elif format == "html":
+        from idxadvisor.report import html_compare
+
+        html_compare.render(comparison, out, top=top)
     elif format == "text":
         _terminal(comparison, out, limit)
-    else:  # a format analyze has and compare not yet (html): a usage error, before anything is written
-        raise UsageError(f"--format {format}: compare writes text, json, markdown or sarif")
+    else:
+        raise UsageError(f"--format {format}: compare writes text, json, markdown, sarif or html")
 
 
 def _masked(comparison: Comparison) -> Comparison:
@@ -65,12 +70,12 @@ def time_change(change: ShapeChange, basis: str) -> str:
     return f"costs {human_ms(change.time_change_ms)} more{unit}"
 
 
-def _arrow(before: Any, after: Any, shown: Any) -> str:
+def arrow(before: Any, after: Any, shown: Any) -> str:
     """``before → after``, a dash for a side the shape did not run on."""
     return f"{'–' if before is None else shown(before)} → {'–' if after is None else shown(after)}"
 
 
-def _pct(value: float | None) -> str:
+def pct(value: float | None) -> str:
     return "" if value is None else f" ({value:+,.0f}%)"
 
 
@@ -78,22 +83,22 @@ def _per_returned(value: float | None) -> str:
     return f"{value:,.1f}"
 
 
-def _values(change: ShapeChange, name: str) -> tuple[Any, Any]:
+def side_values(change: ShapeChange, name: str) -> tuple[Any, Any]:
     return (getattr(change.before, name) if change.before is not None else None,
             getattr(change.after, name) if change.after is not None else None)
 
 
 def detail_lines(change: ShapeChange) -> list[str]:
     """The numbers of one shape, before → after, as lines people read."""
-    rate = _values(change, "per_hour")
-    lines = [f"executions {_arrow(*_values(change, 'count'), human_count)}"
-             + (f", per hour {_arrow(*rate, lambda value: f'{value:,.1f}')}" if any(rate) else "")
-             + f" · mean {_arrow(*_values(change, 'mean_ms'), human_ms)}{_pct(change.mean_change_pct)}"
-             + f" · p95 {_arrow(*_values(change, 'p95_ms'), human_ms)}{_pct(change.p95_change_pct)}"]
-    keys, docs = _values(change, "keys_examined_per_returned"), _values(change, "docs_examined_per_returned")
+    rate = side_values(change, "per_hour")
+    lines = [f"executions {arrow(*side_values(change, 'count'), human_count)}"
+             + (f", per hour {arrow(*rate, lambda value: f'{value:,.1f}')}" if any(rate) else "")
+             + f" · mean {arrow(*side_values(change, 'mean_ms'), human_ms)}{pct(change.mean_change_pct)}"
+             + f" · p95 {arrow(*side_values(change, 'p95_ms'), human_ms)}{pct(change.p95_change_pct)}"]
+    keys, docs = side_values(change, "keys_examined_per_returned"), side_values(change, "docs_examined_per_returned")
     if any(keys) or any(docs):
-        lines.append(f"keys examined per returned {_arrow(*keys, _per_returned)} · docs examined per returned "
-                     f"{_arrow(*docs, _per_returned)}")
+        lines.append(f"keys examined per returned {arrow(*keys, _per_returned)} · docs examined per returned "
+                     f"{arrow(*docs, _per_returned)}")
     known = change.after or change.before
     plan = change.plan_change or (next(iter(known.plans), None) if known is not None else None)
     if plan:
@@ -151,9 +156,9 @@ def _markdown(comparison: Comparison, limit: int) -> list[str]:
     lines += ["", f"| # | change | time{unit} | namespace | shape | mean | p95 | docs examined / returned | plan |",
               "|--:|---|--:|---|---|---|---|---|---|"]
     for rank, change in enumerate(comparison.shapes[:limit], 1):
-        mean = _arrow(*_values(change, "mean_ms"), human_ms) + _pct(change.mean_change_pct)
-        p95 = _arrow(*_values(change, "p95_ms"), human_ms) + _pct(change.p95_change_pct)
-        docs = _arrow(*_values(change, "docs_examined_per_returned"), lambda value: "–" if value is None
+        mean = arrow(*side_values(change, "mean_ms"), human_ms) + pct(change.mean_change_pct)
+        p95 = arrow(*side_values(change, "p95_ms"), human_ms) + pct(change.p95_change_pct)
+        docs = arrow(*side_values(change, "docs_examined_per_returned"), lambda value: "–" if value is None
                       else _per_returned(value))
         plan = change.plan_change or "unchanged"
         if change.sort_change:

@@ -85,7 +85,10 @@ def render(report: Report, out: TextIO, verbose: bool = False) -> None:
     library = charting_library()
     page = Page(report, verbose)
     sections = [(anchor, section(page)) for anchor, section in SECTIONS]
-    out.write(_document(page, [(anchor, body) for anchor, body in sections if body is not None], library))
+    summary = report.summary
+    title = f"idxadvisor report: {_counted(summary.shapes, 'shape')}, {_counted(len(report.findings), 'finding')}"
+    out.write(document(title, report.tool.version, page, [(anchor, body) for anchor, body in sections
+                                                          if body is not None], library))
 
 
 # -- the page ------------------------------------------------------------------------------------------------------
@@ -109,19 +112,11 @@ class Section:
     body: str
 
 
-class Page:
-    """What the sections share: the report, the charts placed so far, and where each shape's details are."""
+class Charts:
+    """The charts placed on a page so far, and the data its script draws them from."""
 
-    def __init__(self, report: Report, verbose: bool) -> None:
-        self.report = report
-        self.verbose = verbose
+    def __init__(self) -> None:
         self.charts: dict[str, charts.Chart] = {}
-        self.anchors = {shape.fingerprint: shape_anchor(shape.fingerprint) for shape in report.shapes}
-        self.shapes = {shape.fingerprint: shape for shape in report.shapes}
-        self.groups = finding_groups(report)
-        self.findings_of: dict[str, list[int]] = {}
-        for index, finding in enumerate(report.findings):
-            self.findings_of.setdefault(finding.fingerprint, []).append(index)
 
     def chart(self, chart: charts.Chart | None, title: str) -> str:
         """A placeholder the page's script draws ``chart`` into (at once, or when its details are opened)."""
@@ -133,16 +128,31 @@ class Page:
         return (f'<figure class="chart chart-{chart.kind}" data-chart="{chart_id}"><figcaption>{esc(title)}'
                 f'</figcaption><div class="plot"></div>{note}</figure>')
 
-    def shape_link(self, fingerprint: str, text: str | None = None) -> str:
-        label = esc(text if text is not None else fingerprint)
-        anchor = self.anchors.get(fingerprint)
-        return f'<a href="#{esc(anchor)}">{label}</a>' if anchor else label
-
     def chart_data(self) -> dict[str, Any]:
         return {"specs": charts.SPECS, "fields": charts.FIELDS, "config": charts.CONFIG,
                 "charts": {chart_id: {"kind": chart.kind, "rows": chart.rows,
                                       **({"height": chart.height} if chart.height else {})}
                            for chart_id, chart in self.charts.items()}}
+
+
+class Page(Charts):
+    """What the sections share: the report, the charts placed so far, and where each shape's details are."""
+
+    def __init__(self, report: Report, verbose: bool) -> None:
+        super().__init__()
+        self.report = report
+        self.verbose = verbose
+        self.anchors = {shape.fingerprint: shape_anchor(shape.fingerprint) for shape in report.shapes}
+        self.shapes = {shape.fingerprint: shape for shape in report.shapes}
+        self.groups = finding_groups(report)
+        self.findings_of: dict[str, list[int]] = {}
+        for index, finding in enumerate(report.findings):
+            self.findings_of.setdefault(finding.fingerprint, []).append(index)
+
+    def shape_link(self, fingerprint: str, text: str | None = None) -> str:
+        label = esc(text if text is not None else fingerprint)
+        anchor = self.anchors.get(fingerprint)
+        return f'<a href="#{esc(anchor)}">{label}</a>' if anchor else label
 
 
 def shape_anchor(fingerprint: str) -> str:
@@ -168,10 +178,9 @@ def finding_groups(report: Report) -> list[FindingGroup]:
     return groups
 
 
-def _document(page: Page, sections: list[tuple[str, Section]], library: ChartingLibrary) -> str:
-    report = page.report
-    summary = report.summary
-    title = f"idxadvisor report: {_counted(summary.shapes, 'shape')}, {_counted(len(report.findings), 'finding')}"
+def document(title: str, version: str, page: Charts, sections: list[tuple[str, Section]],
+             library: ChartingLibrary) -> str:
+    """The whole page: its sections, the charting library inlined, the charts' data and the page's script."""
     nav = "".join(f'<a href="#{anchor}">{esc(section.title)}</a>' for anchor, section in sections)
     body = "\n".join(f'<section id="{anchor}"><h2>{esc(section.title)}</h2>\n{section.body}\n</section>'
                      for anchor, section in sections)
@@ -188,12 +197,12 @@ def _document(page: Page, sections: list[tuple[str, Section]], library: Charting
 </style>
 </head>
 <body>
-<header class="top"><div class="brand">idxadvisor <span>{esc(report.tool.version)}</span></div>
+<header class="top"><div class="brand">idxadvisor <span>{esc(version)}</span></div>
 <nav>{nav}</nav></header>
 <main>
 {body}
 </main>
-<footer>Written by idxadvisor {esc(report.tool.version)}; charts drawn with {esc(library.versions)}.</footer>
+<footer>Written by idxadvisor {esc(version)}; charts drawn with {esc(library.versions)}.</footer>
 <script type="application/json" id="idxadvisor-charts">{json_for_script(page.chart_data())}</script>
 <script>
 {library.script}
@@ -488,7 +497,7 @@ def shapes_section(page: Page) -> Section:
         else f"All {len(report.shapes):,}"
     controls = ('<div class="controls"><input type="search" id="shapes-filter" placeholder="Filter: namespace, '
                 'operation, field, plan…" aria-label="Filter shapes"><label><input type="checkbox" '
-                f'id="shapes-only-findings"> with findings only</label><span id="shapes-count">{len(report.shapes):,} '
+                f'id="shapes-flagged"> with findings only</label><span id="shapes-count">{len(report.shapes):,} '
                 f"of {len(report.shapes):,} shapes</span></div>")
     body = (f"<p>{esc(shown)} query shapes. Click a column to sort, a shape to see its timeline and latency.</p>"
             f'{controls}<div class="table-wrap"><table id="shapes-table" class="sortable">'
@@ -513,7 +522,8 @@ def _shape_row(page: Page, rank: int, shape: ShapeReport) -> str:
     plans = plan + (f" (+{len(shape.plans) - 1})" if len(shape.plans) > 1 else "")
     findings = len(page.findings_of.get(shape.fingerprint, []))
     docs, keys = shape.docs_examined_per_returned, shape.keys_examined_per_returned
-    return (f'<tr data-findings="{findings}">{_cell(rank, str(rank))}<td>{esc(shape.op)}</td><td>{esc(shape.ns)}</td>'
+    return (f'<tr data-flagged="{int(findings > 0)}">{_cell(rank, str(rank))}<td>{esc(shape.op)}</td>'
+            f'<td>{esc(shape.ns)}</td>'
             f'<td class="shape">{page.shape_link(shape.fingerprint, _shape_body(shape))}</td>'
             f"{_cell(shape.count, human_count(shape.count))}{_cell(duration.total, human_ms(duration.total))}"
             f"{_cell(duration.p50, human_ms(duration.p50))}{_cell(duration.p95, human_ms(duration.p95))}"

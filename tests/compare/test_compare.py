@@ -141,18 +141,3 @@ def test_an_input_that_cannot_be_read_exits_2(capsys: pytest.CaptureFixture[str]
                                               tmp_path: Path) -> None:
     assert run(["compare", str(logs["before"]), str(tmp_path / "missing.log"), "--format", "json"]) == 2
     assert capsys.readouterr().err == f"idxadvisor: error: {tmp_path / 'missing.log'}: no such file or directory\n"
-
-
-def test_a_format_compare_does_not_write_is_a_usage_error(logs: dict[str, Path]) -> None:
-    import io
-
-    from idxadvisor.compare import CompareOptions, Side, compare_workloads
-    from idxadvisor.errors import UsageError
-    from idxadvisor.report.comparison import render_comparison
-    from idxadvisor.shapes.digest import Digest
-
-    comparison = compare_workloads(Side(Digest(), []), Side(Digest(), []), CompareOptions())
-    out = io.StringIO()
-    with pytest.raises(UsageError, match="--format html: compare writes text, json, markdown or sarif"):
-        render_comparison(comparison, out, format="html")
-    assert out.getvalue() == ""

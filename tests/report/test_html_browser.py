@@ -1,8 +1,7 @@
 """The HTML report in a real headless Chromium: every chart draws its marks, the page asks for nothing and logs
 nothing, escaping holds, the table sorts and filters, commands copy, and a 2,000-shape page works.
 
-One browser for the whole session, a fresh context per test. Locally these tests skip without Playwright or a
-chromium; .ci/run sets IDXADVISOR_REQUIRE_BROWSER=1 so that there they fail instead.
+The browser and its contexts are conftest.py's.
 """
 
 from __future__ import annotations
@@ -22,43 +21,10 @@ from idxadvisor.models.report import Report
 from idxadvisor.report import render
 from idxadvisor.report.html import shape_anchor
 from tests.conftest import FIXTURES_DIR
-from tests.report.browser import REQUIRE_BROWSER, VIEWPORT, Visit, chromium_path, launch, open_report
+from tests.report.browser import Visit, open_report
 from tests.report.workloads import HOSTILE_FIELD, HOSTILE_NS, HOSTILE_PLAN, HOSTILE_VALUE, hostile_log, many_shapes_log
 
 LARGE = 2050  # shapes in the large workload: the page shows the top 2,000
-
-#: navigator.clipboard.writeText, recorded (headless Chromium has no clipboard to read back)
-RECORD_CLIPBOARD = """window.__copied = [];
-Object.defineProperty(navigator, 'clipboard', {value: {writeText: text => { window.__copied.push(text);
-                                                                           return Promise.resolve(); }}});"""
-
-
-def _unavailable(reason: str) -> None:
-    if os.environ.get(REQUIRE_BROWSER) == "1":
-        pytest.fail(f"{REQUIRE_BROWSER}=1 but {reason}")
-    pytest.skip(reason)
-
-
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _unavailable("Playwright is not installed (pip install -e '.[test]')")
-    if chromium_path() is None:
-        _unavailable("no chromium (apt-get install chromium)")
-    with sync_playwright() as playwright:
-        chromium = launch(playwright)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def context(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport=VIEWPORT)
-    context.add_init_script(RECORD_CLIPBOARD)
-    yield context
-    context.close()
 
 
 def write_page(report: Report, path: Path, verbose: bool = False) -> Path:
@@ -170,7 +136,7 @@ def test_the_shape_table_sorts_and_filters(context: Any, demo: tuple[Report, Pat
     assert column(2) == ["shop.customers"] * sum(s.ns == "shop.customers" for s in report.shapes)
     assert visit.page.text_content("#shapes-count") == f"{len(column(2))} of {len(report.shapes)} shapes"
     visit.page.fill("#shapes-filter", "")
-    visit.page.check("#shapes-only-findings")
+    visit.page.check("#shapes-flagged")
     shapes = {shape.fingerprint for shape in report.shapes}  # findings about an index have no shape
     assert len(column(0)) == len({finding.fingerprint for finding in report.findings} & shapes)
     assert_quiet(visit, page)

@@ -119,7 +119,7 @@
 
   // -- the shape filter: every word must appear in the row (namespace, operation, shape, plan ...) ----------------
   const filter = document.getElementById("shapes-filter");
-  const withFindings = document.getElementById("shapes-only-findings");
+  const flaggedOnly = document.getElementById("shapes-flagged");  // with findings, or regressed
   const counter = document.getElementById("shapes-count");
   const shapeTable = document.getElementById("shapes-table");
   if (filter && shapeTable) {
@@ -131,14 +131,14 @@
       rows.forEach(function (row) {
         const text = texts.get(row);
         const visible = words.every(function (word) { return text.includes(word); })
-          && (!withFindings.checked || row.dataset.findings !== "0");
+          && (!flaggedOnly.checked || row.dataset.flagged !== "0");
         row.hidden = !visible;
         if (visible) shown += 1;
       });
       counter.textContent = shown.toLocaleString("en") + " of " + rows.length.toLocaleString("en") + " shapes";
     };
     filter.addEventListener("input", apply);
-    withFindings.addEventListener("change", apply);
+    flaggedOnly.addEventListener("change", apply);
   }
 
   // -- copy buttons ------------------------------------------------------------------------------------------------
