@@ -99,20 +99,28 @@ class BlockParser:
         self.stats = BlockStats()
         self.pairing = StatementPairing(self._count)
         self._numbers: _LineNumbers | None = None
+        self._line_offset = 0  # lines in the pieces fed before this one
 
     # -- entry points -------------------------------------------------------------------------------------------
 
     def parse(self, data: bytes) -> BlockStats:
-        self.stats.lines = count_lines(data)
-        if data.startswith(_BOM):  # the first block of a file saved by an editor that marks UTF-8
+        self.feed(data)
+        return self.finish()
+
+    def feed(self, data: bytes) -> None:
+        """Parse the next piece of the block: newline-aligned, following the pieces fed before (pairing and line
+        numbers carry on), so that one block can be read a piece at a time."""
+        lines = count_lines(data)
+        self._line_offset = self.stats.lines
+        self.stats.lines += lines
+        if not self._line_offset and data.startswith(_BOM):  # the first block of a file saved by an editor
             data = data[len(_BOM):]
-        if self.mode == JSON_LOG and _is_plain_json_block(data, self.stats.lines):
+        if self.mode == JSON_LOG and _is_plain_json_block(data, lines):
             self._parse_json_block(data)
         elif self.mode == TEXT_LOG:
             self._parse_text_block(data.decode("utf-8", "replace"))
         else:
             self._parse_lines(data.decode("utf-8", "replace").split("\n"), first_line=1)
-        return self.finish()
 
     def finish(self) -> BlockStats:
         stats = self.stats
@@ -318,7 +326,10 @@ class BlockParser:
         stats.problems += 1
         if len(stats.problem_examples) < self.options.max_problem_examples:
             excerpt = text[:EXCERPT_LIMIT] if (text is not None and self.options.keep_excerpts) else None
-            stats.problem_examples.append(Problem(reason, line() if callable(line) else line, excerpt))
+            number = line() if callable(line) else line
+            if number is not None:
+                number += self._line_offset
+            stats.problem_examples.append(Problem(reason, number, excerpt))
 
 
 _LINE_START = b'{"t":{"$date":"'

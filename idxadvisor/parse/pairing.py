@@ -46,7 +46,7 @@ _STATEMENT_LISTS = {"update": "updates", "delete": "deletes"}
 Key = tuple[str, str, str, str]  # connection, remote address, operation, database
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)  # marks are compared by identity: each is one entry of the log
 class StatementMark:
     """A statement entry as pairing needs it (the statement itself is already counted)."""
 
@@ -57,7 +57,7 @@ class StatementMark:
     claimed: bool = False
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class WrapperMark:
     """A wrapper entry not yet settled: its window, and the statements it lists (None when not logged)."""
 

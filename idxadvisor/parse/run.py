@@ -1,9 +1,10 @@
 """Read every input on all cores and fold the events into one sink.
 
-Each input is cut into newline-aligned blocks: byte ranges of a plain file (each worker reads its own range), or
-blocks read from a stream (gzip, tar member, stdin) and handed to a worker. Workers parse a block into a fresh sink
-and send back the sink and the block's counts, never the events, so memory does not grow with the input. Results are
-merged in input order, which statement pairing needs at block boundaries. Small inputs are parsed in this process.
+Each input is cut into newline-aligned blocks: byte ranges of a plain file (each worker reads its own, a block at a
+time, and parses a run of consecutive blocks as one task), or blocks read from a stream (gzip, tar member, stdin) and
+handed to a worker, a task each. A worker parses a task into a fresh sink and sends back the sink and the task's
+counts, never the events, so memory does not grow with the input. Results are merged in input order, which statement
+pairing needs at task boundaries. Small inputs, and every input with one job, are parsed in this process.
 """
 
 from __future__ import annotations
@@ -41,9 +42,14 @@ from idxadvisor.parse.pairing import BoundaryState
 from idxadvisor.runtime import collector_paused
 
 MAX_DOCUMENT_INPUT = 256 * 1024 * 1024
-#: Blocks of a large file grow up to this, so that a file is a few blocks per worker: each block's digest is shipped
-#: back and merged, and on real logs (hundreds of shapes) that costs as much as parsing an 8 MB block.
+#: Blocks of a large file grow up to this: what a worker reads at once.
 MAX_BLOCK_SIZE = 32 * 1024 * 1024
+#: A task is a run of consecutive blocks parsed by one worker into one digest; only then is the digest shipped back
+#: and merged, which on real logs (a thousand shapes in every block) costs two thirds of parsing a 20 MB block. Tasks
+#: are cut so that each worker gets about two (one piece of work to overlap with merging), and never longer than
+#: this, so that progress moves.
+MAX_TASK_SIZE = 256 * 1024 * 1024
+TASKS_PER_WORKER = 2
 _COMPRESSION_RATIO_GUESS = 8
 _READ_SIZE = 1 << 20
 
@@ -63,6 +69,7 @@ class RunOptions:
     block_size: int = 8 * 1024 * 1024
     inline_threshold: int = 16 * 1024 * 1024  # below this much input, parsing in this process is faster
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES  # a longer line is skipped and counted as a problem
+    task_size: int | None = None  # bytes of a file per task; None: TASKS_PER_WORKER each, at most MAX_TASK_SIZE
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,15 +77,14 @@ class _Task:
     mode: str
     data: bytes | None = None
     path: Path | None = None
-    start: int = 0
-    end: int = 0
+    parts: tuple[tuple[int, int], ...] = ()  # consecutive blocks of ``path``: (start, end), read one at a time
     overlong: int | None = None  # the length of a line too long to read: counted, never parsed
 
     @property
     def size(self) -> int:
         if self.overlong is not None:
             return self.overlong
-        return len(self.data) if self.data is not None else self.end - self.start
+        return len(self.data) if self.data is not None else sum(end - start for start, end in self.parts)
 
 
 def overlong_line(length: int) -> BlockStats:
@@ -89,10 +95,16 @@ def overlong_line(length: int) -> BlockStats:
 
 
 def _run_task(task: _Task, options: BlockOptions, sink_factory: Callable[[], Sink]) -> tuple[BlockStats, Sink]:
-    data = task.data if task.data is not None else read_range(task.path, task.start, task.end)  # type: ignore[arg-type]
     sink = sink_factory()
+    parser = BlockParser(task.mode, options, sink)
     with collector_paused():  # every parsed line leaves objects behind, none in a cycle: the collector cost 45%
-        stats = BlockParser(task.mode, options, sink).parse(data)
+        if task.data is not None:
+            parser.feed(task.data)
+        else:
+            assert task.path is not None
+            for start, end in task.parts:  # one block in memory at a time
+                parser.feed(read_range(task.path, start, end))
+        stats = parser.finish()
     return stats, sink
 
 
@@ -170,9 +182,11 @@ class Runner:
         self.progress = progress
         self.summaries: list[InputSummary] = []
         self._pending: deque[tuple[InputState, Future | None, int]] = deque()  # None: the end of an input
+        self._workers = 1  # processes parsing tasks: 1 when they run in this process
 
     def run(self, sources: list[Source]) -> tuple[list[InputSummary], Sink]:
         executor = self._executor(sources)
+        self._workers = 1 if isinstance(executor, _InlineExecutor) else self.options.jobs
         try:
             with collector_paused():  # merging digests builds long-lived objects: see _run_task
                 for source in sources:
@@ -244,11 +258,21 @@ class Runner:
         if opened.path is not None:
             size = opened.size or 0
             block_size = max(options.block_size, min(size // (4 * options.jobs), MAX_BLOCK_SIZE))
+            task_size = options.task_size or self._task_size(size, block_size)
+            parts: list[tuple[int, int]] = []
             for part in split_file(opened.path, size, block_size, options.max_line_bytes, opened.start):
                 if part.overlong:
+                    if parts:
+                        yield _Task(mode, path=opened.path, parts=tuple(parts))
+                        parts = []
                     yield _Task(mode, overlong=part.end - part.start)
-                else:
-                    yield _Task(mode, path=opened.path, start=part.start, end=part.end)
+                    continue
+                parts.append((part.start, part.end))
+                if parts[-1][1] - parts[0][0] >= task_size:
+                    yield _Task(mode, path=opened.path, parts=tuple(parts))
+                    parts = []
+            if parts:
+                yield _Task(mode, path=opened.path, parts=tuple(parts))
         else:
             assert opened.stream is not None
             for block in iter_blocks(opened.stream, options.block_size, options.max_line_bytes):
@@ -256,6 +280,11 @@ class Runner:
                     yield _Task(mode, overlong=block.length)
                 else:
                     yield _Task(mode, data=block)
+
+    def _task_size(self, size: int, block_size: int) -> int:
+        if self._workers == 1:
+            return MAX_TASK_SIZE
+        return min(max(-(-size // (TASKS_PER_WORKER * self._workers)), block_size), MAX_TASK_SIZE)
 
     def _submit(self, executor: Executor, state: InputState, task: _Task) -> None:
         while len(self._pending) >= max(2, 2 * self.options.jobs):

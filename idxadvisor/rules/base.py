@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar, TypeVar
 
 from idxadvisor.config import Settings
 from idxadvisor.indexes.candidates import Roles, candidate_key, roles_of, serves
@@ -179,9 +179,30 @@ class RuleContext:
     samples: Mapping[str, SampleStatistics] = field(default_factory=dict)
     shapes: list[ShapeStats] = field(default_factory=list)
     change: IndexChange | None = None  # check: the index change being judged (indexes is then the proposed set)
+    _derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _derived_from: list[ShapeStats] | None = field(default=None, init=False, repr=False, compare=False)
 
     def shapes_of(self, ns: str) -> list[ShapeStats]:
-        return [stats for stats in self.shapes if stats.shape.ns == ns]
+        return list(self.derived("by_ns", _by_ns).get(ns, ()))
+
+    def derived(self, name: str, compute: Callable[[list[ShapeStats]], _T]) -> _T:
+        """A value worked out from all the shapes, once for the list of shapes (rules ask for it per collection,
+        which made them quadratic in the number of shapes)."""
+        if self._derived_from is not self.shapes:
+            self._derived, self._derived_from = {}, self.shapes
+        if name not in self._derived:
+            self._derived[name] = compute(self.shapes)
+        return self._derived[name]
+
+
+_T = TypeVar("_T")
+
+
+def _by_ns(shapes: list[ShapeStats]) -> dict[str, list[ShapeStats]]:
+    grouped: dict[str, list[ShapeStats]] = {}
+    for stats in shapes:
+        grouped.setdefault(stats.shape.ns, []).append(stats)
+    return grouped
 
 
 class Rule:

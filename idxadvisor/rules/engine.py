@@ -86,7 +86,7 @@ def run_rules(shapes: list[ShapeStats], context: RuleContext, rules: list[Rule],
     """The findings and the reasons for shapes without one; ``chooser`` chooses each collection's new indexes
     (per-finding advice without one)."""
     context.shapes = shapes
-    orders = equality_orders(shapes, context)
+    orders = context.derived("equality_orders", lambda every: equality_orders(every, context))
     reviewers = [rule for rule in rules if type(rule).review is not Rule.review]
     findings: list[Finding] = []
     proposals: list[_Proposal] = []

@@ -86,7 +86,7 @@ def unused_indexes(ns: str, context: RuleContext, min_span_hours: float,
     """The indexes of ``ns`` (or of ``indexes``) that no plan used, no query hinted and no ``$lookup`` could join
     through, over a log of at least ``min_span_hours``: the judgement IX006 and the index selection share."""
     shapes = [stats for stats in context.shapes_of(ns) if stats.plans]
-    span = span_ms(context.shapes)
+    span = context.derived("span_ms", span_ms)
     if not shapes or span < min_span_hours * 3_600_000:
         return []
     used = _used_keys(shapes)
@@ -95,7 +95,7 @@ def unused_indexes(ns: str, context: RuleContext, min_span_hours: float,
     used |= {longer.key for shorter, longer in redundant_prefixes(catalog, catalog, ns, context) if shorter.key in used}
     hinted = {option[5:] for stats in context.shapes_of(ns) for option in stats.shape.options
               if option.startswith("hint:")}
-    joined = _joined_fields(ns, context.shapes)
+    joined = context.derived(f"joined_fields {ns}", lambda every: _joined_fields(ns, every))
     operations = sum(stats.count for stats in context.shapes_of(ns))
     evidence = (f"{human_count(operations)} operations on {ns} ({len(shapes)} shape{'s' if len(shapes) != 1 else ''} "
                 f"with a plan) over {human_ms(span)}")
@@ -107,10 +107,14 @@ def unused_indexes(ns: str, context: RuleContext, min_span_hours: float,
 
 def slow_only_caveat(context: RuleContext) -> str | None:
     """What a log of slow operations only cannot show about an index (None when it shows fast ones too)."""
-    if not context.shapes or min(stats.duration.percentile(0) for stats in context.shapes) < _SLOW_MS:
+    if not context.shapes or context.derived("fastest_ms", _fastest_ms) < _SLOW_MS:
         return None
     return (f"the log shows only operations slower than {_SLOW_MS:g} ms (slowms): fast queries that use the index "
             "never appear in it")
+
+
+def _fastest_ms(shapes: list[ShapeStats]) -> float:
+    return min(stats.duration.percentile(0) for stats in shapes)
 
 
 def span_ms(shapes: list[ShapeStats]) -> float:

@@ -119,11 +119,12 @@ def select(ns: str, requests: list[IndexRequest], context: RuleContext,
     shapes = context.shapes_of(ns)
     demands = demands_of(shapes, requests)
     existing = list(known) if known is not None else _logged_indexes(demands)
-    candidates = generate(demands, existing, equality_orders(context.shapes, context).get(ns, _by_name))
+    orders = context.derived("equality_orders", lambda every: equality_orders(every, context))
+    candidates = generate(demands, existing, orders.get(ns, _by_name))
     keys = [candidate.key for candidate in candidates]
     model = estimator(known) if estimator is not None else None
     costs = model.costs(demands, keys) if model is not None else log_costs(demands, keys)
-    span = span_ms(context.shapes) / 3_600_000
+    span = context.derived("span_ms", span_ms) / 3_600_000
     hours = span if span * 60 >= 1 else None  # a log of less than a minute gives no rate: totals are per log
     sample = context.samples.get(ns)
     load = write_load([stats for stats in shapes if stats.shape.op in WRITE_OPS], hours, sample, known)

@@ -219,15 +219,16 @@ def _distorted_greedy(problem: Problem, useful: list[int], budget: int) -> list[
 
 def _needed(problem: Problem, chosen: list[int]) -> set[int]:
     """The chosen candidates that are the cheapest of the set for at least one counted shape."""
-    needed = set()
-    for shape, weight in enumerate(problem.weights):
-        if not weight:
-            continue
-        offers = [(problem.options[number][shape], position, number) for position, number in enumerate(chosen)
-                  if shape in problem.options[number] and problem.options[number][shape] < problem.today[shape]]
-        if offers:
-            needed.add(min(offers)[2])
-    return needed
+    weights, today = problem.weights, problem.today
+    cheapest: dict[int, tuple[float, int, int]] = {}  # shape -> (cost, position, candidate): ties go to the earlier
+    for position, number in enumerate(chosen):
+        for shape, cost in problem.options[number].items():
+            if weights[shape] and cost < today[shape]:
+                offer = (cost, position, number)
+                held = cheapest.get(shape)
+                if held is None or offer < held:
+                    cheapest[shape] = offer
+    return {number for _, _, number in cheapest.values()}
 
 
 def _justified(problem: Problem, chosen: list[int]) -> bool:

@@ -77,3 +77,40 @@ def test_problem_excerpts_only_with_show_values() -> None:
     shown, _ = parse_block(text, "json-log", keep_excerpts=True)
     assert hidden.problem_examples[0].excerpt is None and hidden.problem_examples[0].line == 1
     assert shown.problem_examples[0].excerpt == "secret password=hunter2"
+
+
+@pytest.mark.parametrize("mode", ["json-log", "text-log"])
+def test_a_block_fed_in_pieces_reads_as_the_whole_and_numbers_problems_from_its_start(mode: str) -> None:
+    from idxadvisor.parse.block import BlockOptions, BlockParser
+
+    good = SLOW if mode == "json-log" else ("2024-05-01T10:00:00.000+0000 I COMMAND  [conn1] command shop.orders "
+                                            "command: find { find: \"orders\", filter: { a: 1 } } planSummary: "
+                                            "COLLSCAN docsExamined:10 nreturned:1 reslen:100 10ms")
+    lines = [good if number % 4 else f"garbage {number}" for number in range(1, 41)]
+    data = ("\n".join(lines) + "\n").encode()
+    whole_events = _Events()
+    whole = BlockParser(mode, BlockOptions(2024, max_problem_examples=20), whole_events).parse(data)
+    pieces = [data[start:start + 300] for start in range(0, len(data), 300)]
+    cut, carried = [], b""  # newline-aligned pieces, as blocks are
+    for piece in pieces:
+        text = carried + piece
+        carried = text[text.rfind(b"\n") + 1:]
+        cut.append(text[:text.rfind(b"\n") + 1])
+    fed_events = _Events()
+    parser = BlockParser(mode, BlockOptions(2024, max_problem_examples=20), fed_events)
+    for piece in filter(None, cut + [carried]):
+        parser.feed(piece)
+    fed = parser.finish()
+    assert len([piece for piece in cut if piece]) > 5
+    assert (fed.lines, fed.entries, fed.problems) == (whole.lines, whole.entries, whole.problems) == (40, 30, 10)
+    assert [problem.line for problem in fed.problem_examples] == [problem.line for problem in whole.problem_examples] \
+        == list(range(4, 41, 4))
+    assert len(fed_events.events) == len(whole_events.events) == 30
+
+
+class _Events:
+    def __init__(self) -> None:
+        self.events: list = []
+
+    def add(self, event: object) -> None:
+        self.events.append(event)

@@ -76,11 +76,12 @@ def test_blocks_split_between_a_statement_and_its_command_give_the_same_operatio
     expected = ops(lines)
     assert len(expected) == 80
     for block_size in (300, 1000, 2500, 1 << 20):
-        options = RunOptions(BlockOptions(REFERENCE_YEAR), jobs=1, block_size=block_size)
-        summaries, sink = Runner(options, CollectingSink).run([Source(str(path), path)])
-        got = sorted((e.connection, e.op, e.statement) for e in sink.events)
-        assert got == expected, block_size
-        assert (summaries[0].entries, summaries[0].operations, summaries[0].paired) == (120, 80, 40)
+        for task_size in (block_size, None):  # blocks parsed as tasks of their own, or one after another in one task
+            options = RunOptions(BlockOptions(REFERENCE_YEAR), jobs=1, block_size=block_size, task_size=task_size)
+            summaries, sink = Runner(options, CollectingSink).run([Source(str(path), path)])
+            got = sorted((e.connection, e.op, e.statement) for e in sink.events)
+            assert got == expected, (block_size, task_size)
+            assert (summaries[0].entries, summaries[0].operations, summaries[0].paired) == (120, 80, 40)
 
 
 # -- merged and re-sorted logs ---------------------------------------------------------------------------------------
@@ -146,7 +147,7 @@ def resorted(lines: list[tuple[datetime, str]], seed: int) -> list[str]:
 def count(tmp_path: Path, lines: list[str], block_size: int) -> tuple[int, int, int]:
     path = tmp_path / f"merged-{block_size}.log"
     path.write_text("\n".join(lines) + "\n")
-    options = RunOptions(BlockOptions(REFERENCE_YEAR), jobs=1, block_size=block_size)
+    options = RunOptions(BlockOptions(REFERENCE_YEAR), jobs=1, block_size=block_size, task_size=block_size)
     summaries, sink = Runner(options, CollectingSink).run([Source(str(path), path)])
     [summary] = summaries
     assert summary.operations == len(sink.events)

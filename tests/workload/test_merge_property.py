@@ -128,7 +128,7 @@ def test_any_split_of_the_inputs_merged_in_any_order_is_the_whole(logs: list[lis
 
 
 def read_in_blocks(path: Path, block_size: int) -> tuple[Digest, list]:
-    options = RunOptions(BlockOptions(REFERENCE_YEAR), jobs=1, block_size=block_size)
+    options = RunOptions(BlockOptions(REFERENCE_YEAR), jobs=1, block_size=block_size, task_size=block_size)
     summaries, digest = Runner(options, partial(Digest)).run([Source(str(path), path)])
     return digest, summaries  # type: ignore[return-value]
 
