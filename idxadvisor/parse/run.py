@@ -42,8 +42,6 @@ from idxadvisor.parse.pairing import BoundaryState
 from idxadvisor.runtime import collector_paused
 
 MAX_DOCUMENT_INPUT = 256 * 1024 * 1024
-#: Blocks of a large file grow up to this: what a worker reads at once.
-MAX_BLOCK_SIZE = 32 * 1024 * 1024
 #: A task is a run of consecutive blocks parsed by one worker into one digest; only then is the digest shipped back
 #: and merged, which on real logs (a thousand shapes in every block) costs two thirds of parsing a 20 MB block. Tasks
 #: are cut so that each worker gets about two (one piece of work to overlap with merging), and never longer than
@@ -257,10 +255,11 @@ class Runner:
         options = self.options
         if opened.path is not None:
             size = opened.size or 0
-            block_size = max(options.block_size, min(size // (4 * options.jobs), MAX_BLOCK_SIZE))
-            task_size = options.task_size or self._task_size(size, block_size)
+            # a worker holds one block (and, for a text log, its decoded text) at a time: blocks stay small, tasks
+            # (runs of blocks merged once) keep the merges few
+            task_size = options.task_size or self._task_size(size, options.block_size)
             parts: list[tuple[int, int]] = []
-            for part in split_file(opened.path, size, block_size, options.max_line_bytes, opened.start):
+            for part in split_file(opened.path, size, options.block_size, options.max_line_bytes, opened.start):
                 if part.overlong:
                     if parts:
                         yield _Task(mode, path=opened.path, parts=tuple(parts))

@@ -23,7 +23,9 @@ from idxadvisor.models.events import Event
 from idxadvisor.shapes.shape import QueryShape, ShapeObservation, point_lookup_field, shape_of
 from idxadvisor.shapes.sketch import DurationHistogram, coarse_bin, coarse_percentile
 
-SET_CAP = 10_000
+#: Connections and server hashes kept per shape: a bottom-k sample (see CappedSet), whose cap bounds a shape's memory
+#: on logs of weeks, where clients reconnect under new connection names all the time.
+SET_CAP = 1_000
 MAX_EDGES = 16  # parts of a sequence kept open for neighbours that have not been merged yet
 #: The longest pause between the end of one lookup and the start of the next on one connection that still counts as
 #: one burst: an application loop waits only for the network round trip, steady traffic from many users rarely
@@ -128,7 +130,7 @@ class TimeBucket:
 class Timeline:
     """Per time bucket (one minute, doubled as often as needed to stay bounded): executions, durations and work."""
 
-    MAX_BUCKETS = 10_000
+    MAX_BUCKETS = 1_440  # a day by the minute; a longer span doubles the width (a shape's memory stays bounded)
     width_minutes: int = 1
     buckets: dict[int, TimeBucket] = field(default_factory=dict)  # bucket start (epoch minute) -> bucket
 
