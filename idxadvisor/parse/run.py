@@ -258,6 +258,9 @@ class Runner:
             # a worker holds one block (and, for a text log, its decoded text) at a time: blocks stay small, tasks
             # (runs of blocks merged once) keep the merges few
             task_size = options.task_size or self._task_size(size, options.block_size)
+            # the k-th task ends at the block end nearest to k task sizes into the file, so that the tasks are as
+            # even as blocks allow (a worker given the longer tasks would finish last)
+            cut, slack = 0, options.block_size // 2
             parts: list[tuple[int, int]] = []
             for part in split_file(opened.path, size, options.block_size, options.max_line_bytes, opened.start):
                 if part.overlong:
@@ -267,9 +270,9 @@ class Runner:
                     yield _Task(mode, overlong=part.end - part.start)
                     continue
                 parts.append((part.start, part.end))
-                if parts[-1][1] - parts[0][0] >= task_size:
+                if part.end - opened.start >= (cut + 1) * task_size - slack:
                     yield _Task(mode, path=opened.path, parts=tuple(parts))
-                    parts = []
+                    cut, parts = cut + 1, []
             if parts:
                 yield _Task(mode, path=opened.path, parts=tuple(parts))
         else:
