@@ -15,7 +15,7 @@ import html
 import importlib.util
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, TextIO
@@ -491,19 +491,25 @@ def shapes_section(page: Page) -> Section:
     report = page.report
     if not report.shapes:
         return Section("Query shapes", '<p>No slow operations in scope.</p>')
-    head = "".join(_column_heading(name, about, kind) for name, about, kind in SHAPE_COLUMNS)
-    rows = "\n".join(_shape_row(page, rank, shape) for rank, shape in enumerate(report.shapes, start=1))
+    rows = [_shape_row(page, rank, shape) for rank, shape in enumerate(report.shapes, start=1)]
     shown = f"Top {len(report.shapes):,} of {report.summary.shapes:,}" if len(report.shapes) < report.summary.shapes \
         else f"All {len(report.shapes):,}"
-    controls = ('<div class="controls"><input type="search" id="shapes-filter" placeholder="Filter: namespace, '
-                'operation, field, plan…" aria-label="Filter shapes"><label><input type="checkbox" '
-                f'id="shapes-flagged"> with findings only</label><span id="shapes-count">{len(report.shapes):,} '
-                f"of {len(report.shapes):,} shapes</span></div>")
-    body = (f"<p>{esc(shown)} query shapes. Click a column to sort, a shape to see its timeline and latency.</p>"
-            f'{controls}<div class="table-wrap"><table id="shapes-table" class="sortable">'
-            f"<thead><tr>{head}</tr></thead>"
-            f"<tbody>\n{rows}\n</tbody></table></div>")
+    table = shape_table(SHAPE_COLUMNS, rows, "namespace, operation, field, plan", "with findings only")
+    body = f"<p>{esc(shown)} query shapes. Click a column to sort, a shape to see its timeline and latency.</p>{table}"
     return Section(f"Query shapes ({len(report.shapes):,})", body)
+
+
+def shape_table(columns: Sequence[tuple[str, str, str]], rows: list[str], filter_on: str, flagged_only: str) -> str:
+    """A table of shapes that sorts by any column (heading, tooltip, "number" or "text") and filters on any text,
+    with a checkbox that keeps only the rows marked ``data-flagged="1"`` (report.js drives all three)."""
+    head = "".join(_column_heading(name, about, kind) for name, about, kind in columns)
+    controls = ('<div class="controls"><input type="search" id="shapes-filter" '
+                f'placeholder="Filter: {esc(filter_on)}…" aria-label="Filter shapes"><label><input type="checkbox" '
+                f'id="shapes-flagged"> {esc(flagged_only)}</label><span id="shapes-count">{len(rows):,} '
+                f"of {len(rows):,} shapes</span></div>")
+    body = "\n".join(rows)
+    return (f'{controls}<div class="table-wrap"><table id="shapes-table" class="sortable"><thead><tr>{head}</tr>'
+            f"</thead><tbody>\n{body}\n</tbody></table></div>")
 
 
 def _column_heading(name: str, about: str, kind: str) -> str:
@@ -512,7 +518,8 @@ def _column_heading(name: str, about: str, kind: str) -> str:
     return f'<th data-type="{kind}"{classes}{title}><button type="button">{esc(name)}</button></th>'
 
 
-def _cell(value: float | None, text: str) -> str:
+def number_cell(value: float | None, text: str) -> str:
+    """A table cell that sorts by ``value`` and shows ``text``."""
     return f'<td class="num" data-v="{"" if value is None else value}">{esc(text)}</td>'
 
 
@@ -522,14 +529,15 @@ def _shape_row(page: Page, rank: int, shape: ShapeReport) -> str:
     plans = plan + (f" (+{len(shape.plans) - 1})" if len(shape.plans) > 1 else "")
     findings = len(page.findings_of.get(shape.fingerprint, []))
     docs, keys = shape.docs_examined_per_returned, shape.keys_examined_per_returned
-    return (f'<tr data-flagged="{int(findings > 0)}">{_cell(rank, str(rank))}<td>{esc(shape.op)}</td>'
+    cell = number_cell
+    return (f'<tr data-flagged="{int(findings > 0)}">{cell(rank, str(rank))}<td>{esc(shape.op)}</td>'
             f'<td>{esc(shape.ns)}</td>'
             f'<td class="shape">{page.shape_link(shape.fingerprint, _shape_body(shape))}</td>'
-            f"{_cell(shape.count, human_count(shape.count))}{_cell(duration.total, human_ms(duration.total))}"
-            f"{_cell(duration.p50, human_ms(duration.p50))}{_cell(duration.p95, human_ms(duration.p95))}"
-            f"{_cell(duration.p99, human_ms(duration.p99))}{_cell(duration.max, human_ms(duration.max))}"
-            f'{_cell(docs, "" if docs is None else _ratio(docs))}{_cell(keys, "" if keys is None else _ratio(keys))}'
-            f'<td class="plan">{esc(plans)}</td>{_cell(findings, str(findings) if findings else "")}</tr>')
+            f"{cell(shape.count, human_count(shape.count))}{cell(duration.total, human_ms(duration.total))}"
+            f"{cell(duration.p50, human_ms(duration.p50))}{cell(duration.p95, human_ms(duration.p95))}"
+            f"{cell(duration.p99, human_ms(duration.p99))}{cell(duration.max, human_ms(duration.max))}"
+            f'{cell(docs, "" if docs is None else _ratio(docs))}{cell(keys, "" if keys is None else _ratio(keys))}'
+            f'<td class="plan">{esc(plans)}</td>{cell(findings, str(findings) if findings else "")}</tr>')
 
 
 def _shape_body(shape: ShapeReport) -> str:

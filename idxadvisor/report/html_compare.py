@@ -12,7 +12,7 @@ from typing import Any, TextIO
 from idxadvisor.models.compare import Comparison, ShapeChange
 from idxadvisor.report import charts
 from idxadvisor.report.comparison import arrow, detail_lines, pct, side_line, side_values, verdict_line
-from idxadvisor.report.html import Charts, Section, charting_library, document, esc
+from idxadvisor.report.html import Charts, Section, charting_library, document, esc, number_cell, shape_table
 from idxadvisor.units import human_count, human_ms
 
 #: Rows of the shape table when --top does not say: a page stays quick to open with a few hundred.
@@ -22,7 +22,8 @@ COLUMNS = (("#", "rank by the size of the change in time", "number"), ("change",
            ("time", "after minus before: time spent per hour when both sides span time, else in total", "number"),
            ("op", "operation", "text"), ("namespace", "", "text"), ("shape", "", "text"),
            ("executions", "before → after", "text"), ("mean", "before → after (change)", "number"),
-           ("p95", "before → after (change)", "number"), ("details", "work per document returned, plans, why", "text"))
+           ("p95", "before → after (change)", "number"),
+           ("details", "work per document returned, plans, why", "text"))
 
 
 def render(comparison: Comparison, out: TextIO, top: int | None = None) -> None:
@@ -86,39 +87,24 @@ def changes_section(comparison: Comparison, limit: int) -> Section:
     if not comparison.shapes:
         return Section("Shapes", "<p>Neither side ran an operation in scope.</p>")
     shown = comparison.shapes[:limit]
-    head = "".join(_heading(name, about, kind) for name, about, kind in COLUMNS)
-    rows = "\n".join(_row(rank, change) for rank, change in enumerate(shown, start=1))
+    rows = [_row(rank, change) for rank, change in enumerate(shown, start=1)]
     more = (f'<p class="note">{len(comparison.shapes) - len(shown):,} more shapes in the JSON output '
             "(--top N shows more).</p>" if len(shown) < len(comparison.shapes) else "")
-    controls = ('<div class="controls"><input type="search" id="shapes-filter" placeholder="Filter: change, '
-                'namespace, operation, field, plan…" aria-label="Filter shapes"><label><input type="checkbox" '
-                f'id="shapes-flagged"> regressed only</label><span id="shapes-count">{len(shown):,} of '
-                f"{len(shown):,} shapes</span></div>")
-    body = (f"<p>Ranked by the size of the change in time. Click a column to sort.</p>{controls}"
-            f'<div class="table-wrap"><table id="shapes-table" class="sortable"><thead><tr>{head}</tr></thead>'
-            f"<tbody>\n{rows}\n</tbody></table></div>{more}")
+    table = shape_table(COLUMNS, rows, "change, namespace, operation, field, plan", "regressed only")
+    body = f"<p>Ranked by the size of the change in time. Click a column to sort.</p>{table}{more}"
     return Section(f"Shapes ({len(comparison.shapes):,})", body)
-
-
-def _heading(name: str, about: str, kind: str) -> str:
-    classes = ' class="num"' if kind == "number" else ""
-    title = f' title="{esc(about)}"' if about else ""
-    return f'<th data-type="{kind}"{classes}{title}><button type="button">{esc(name)}</button></th>'
-
-
-def _number(value: float | None, text: str) -> str:
-    return f'<td class="num" data-v="{"" if value is None else value}">{esc(text)}</td>'
 
 
 def _row(rank: int, change: ShapeChange) -> str:
     signed = f"{'−' if change.time_change_ms < 0 else '+'}{human_ms(abs(change.time_change_ms))}"
     details = "".join(f"<div>{esc(line)}</div>" for line in detail_lines(change)[1:])  # the first: the columns
     flagged = "1" if change.status == "regressed" else "0"
-    return (f'<tr data-flagged="{flagged}" data-status="{esc(change.status)}">{_number(rank, str(rank))}'
+    mean = arrow(*side_values(change, "mean_ms"), human_ms) + pct(change.mean_change_pct)
+    p95 = arrow(*side_values(change, "p95_ms"), human_ms) + pct(change.p95_change_pct)
+    return (f'<tr data-flagged="{flagged}" data-status="{esc(change.status)}">{number_cell(rank, str(rank))}'
             f'<td><span class="change-status change-status-{esc(change.status)}">{esc(change.status)}</span></td>'
-            f"{_number(change.time_change_ms, signed)}<td>{esc(change.op)}</td><td>{esc(change.ns)}</td>"
+            f"{number_cell(change.time_change_ms, signed)}<td>{esc(change.op)}</td><td>{esc(change.ns)}</td>"
             f'<td class="shape"><code>{esc(change.shape)}</code></td>'
             f"<td>{esc(arrow(*side_values(change, 'count'), human_count))}</td>"
-            f"{_number(change.mean_change_pct, arrow(*side_values(change, 'mean_ms'), human_ms) + pct(change.mean_change_pct))}"
-            f"{_number(change.p95_change_pct, arrow(*side_values(change, 'p95_ms'), human_ms) + pct(change.p95_change_pct))}"
+            f"{number_cell(change.mean_change_pct, mean)}{number_cell(change.p95_change_pct, p95)}"
             f'<td class="details">{details}</td></tr>')
