@@ -15,6 +15,7 @@ same digest as the local one (the benchmark checks it). Generated logs are cache
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import statistics
 import sys
@@ -114,6 +115,7 @@ def _start_s3(path: Path) -> Any:
     import boto3
     from moto.server import ThreadedMotoServer
 
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one line per request otherwise, thousands per run
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()

@@ -10,7 +10,7 @@ primary otherwise). A refused command is a ``CommandRefused`` naming the command
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
