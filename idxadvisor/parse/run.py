@@ -255,11 +255,10 @@ class Runner:
         options = self.options
         if opened.path is not None:
             size = opened.size or 0
-            # a worker holds one block (and, for a text log, its decoded text) at a time: blocks stay small, tasks
-            # (runs of blocks merged once) keep the merges few
+            # A worker holds one block (and a text log's decoded block) at a time, so blocks stay small; a task, a run
+            # of blocks merged once, keeps the merges few. The k-th task ends at the block end nearest to k task
+            # sizes into the file: tasks as even as blocks allow (a worker given the longer ones would finish last).
             task_size = options.task_size or self._task_size(size, options.block_size)
-            # the k-th task ends at the block end nearest to k task sizes into the file, so that the tasks are as
-            # even as blocks allow (a worker given the longer tasks would finish last)
             cut, slack = 0, options.block_size // 2
             parts: list[tuple[int, int]] = []
             for part in split_file(opened.path, size, options.block_size, options.max_line_bytes, opened.start):
