@@ -3,9 +3,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import timezone
 
 from idxadvisor.indexes.model import IndexSpec
 from idxadvisor.indexes.plans import parse_plan_summary
+from idxadvisor.models.values import as_datetime, as_int
 from idxadvisor.rules.base import Rule, RuleContext, ShapeAnalysis, Verdict
 from idxadvisor.rules.ix005_redundant_index import hide_advice, protected, redundant_prefixes
 from idxadvisor.shapes.digest import ShapeStats
@@ -24,6 +26,9 @@ class UnusedIndex(Rule):
     and it is not the longer index IX005 advises keeping in place of a used prefix of it.
     It says how long the log covers and how many operations on the collection it saw, since a short log proves
     little, and whether the log holds only slow operations (then fast queries using the index are invisible to it).
+    Where the index file carries the server's own counters (`idxadvisor indexes`, the export script, mdbkit's usage,
+    or `--uri`: `$indexStats` `accesses`), an index the server counted uses of is never flagged, however quiet the
+    log, and one it counted none of since `accesses.since` is flagged with that evidence too.
     It never flags the `_id` index, a unique, TTL, partial or hidden index, one that carries the shard key (the
     `shard-keys` setting, `--shard-key`), nor text, geo and wildcard indexes (their plans are not all in the log).
 
@@ -65,8 +70,11 @@ class UnusedIndex(Rule):
         for unused in unused_indexes(ns, context, self.options["min_span_hours"]):
             index = unused.index
             details = [unused.caveat] if unused.caveat else []
-            details.append("confirm on every member with $indexStats (accesses.ops since accesses.since), which "
-                           "counts every use, fast or slow")
+            if unused.server_note:
+                details.append(f"{unused.server_note}; confirm on every other member (each counts its own uses)")
+            else:
+                details.append("confirm on every member with $indexStats (accesses.ops since accesses.since), which "
+                               "counts every use, fast or slow")
             details.append(hide_advice(index, ns, self.options["watch_days"]))
             yield Verdict(f"index {index.name} {index} was used by no operation of the log: {unused.evidence}.",
                           details=details, existing_index=index, command=index.hide_index_command(ns))
@@ -79,6 +87,7 @@ class Unused:
     index: IndexSpec
     evidence: str  # "1.2k operations on shop.orders (4 shapes with a plan) over 2h 10m"
     caveat: str | None  # the log shows only slow operations
+    server_note: str | None = None  # "$indexStats counted no use since …" when the index file carries its accesses
 
 
 def unused_indexes(ns: str, context: RuleContext, min_span_hours: float,
@@ -100,9 +109,30 @@ def unused_indexes(ns: str, context: RuleContext, min_span_hours: float,
     evidence = (f"{human_count(operations)} operations on {ns} ({len(shapes)} shape{'s' if len(shapes) != 1 else ''} "
                 f"with a plan) over {human_ms(span)}")
     caveat = slow_only_caveat(context)
-    return [Unused(index, evidence, caveat) for index in (catalog if indexes is None else indexes)
-            if not (protected(index, ns, context) or not index.is_btree or index.key in used or index.name in hinted
-                    or _hint_text(index) in hinted or index.key[0][0] in joined or "*" in joined)]
+    found = []
+    for index in catalog if indexes is None else indexes:
+        if (protected(index, ns, context) or not index.is_btree or index.key in used or index.name in hinted
+                or _hint_text(index) in hinted or index.key[0][0] in joined or "*" in joined):
+            continue
+        counted = server_uses(index)
+        if counted is None:
+            found.append(Unused(index, evidence, caveat))
+        elif counted[0] == 0:  # the server's count covers the fast operations a slow-query log leaves out
+            found.append(Unused(index, evidence, None, f"$indexStats counted no use {counted[1]}"))
+        # else: the server counted uses the log does not show (fast queries, another client's): not unused
+    return found
+
+
+def server_uses(index: IndexSpec) -> tuple[int, str] | None:
+    """The uses ``$indexStats`` counted on the member it was read from, and since when ("since 2026-11-01 10:00
+    UTC"); None when the index file does not carry them."""
+    accesses = index.accesses
+    ops = as_int(accesses.get("ops")) if accesses else None
+    if ops is None:
+        return None
+    since = as_datetime(accesses.get("since")) if accesses else None
+    return ops, (f"since {since.astimezone(timezone.utc):%Y-%m-%d %H:%M} UTC" if since is not None
+                 else "since the server started")
 
 
 def slow_only_caveat(context: RuleContext) -> str | None:

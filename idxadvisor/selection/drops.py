@@ -18,7 +18,8 @@ from idxadvisor.indexes.model import IndexSpec, KeyPattern
 from idxadvisor.indexes.plans import parse_plan_summary
 from idxadvisor.rules.base import RuleContext
 from idxadvisor.rules.ix005_redundant_index import protected, redundant_prefixes
-from idxadvisor.rules.ix006_unused_index import UnusedIndex, slow_only_caveat, unused_indexes
+from idxadvisor.rules.ix006_unused_index import UnusedIndex, server_uses, slow_only_caveat, unused_indexes
+from idxadvisor.units import human_count
 
 
 @dataclass
@@ -47,8 +48,9 @@ def lettings(ns: str, existing: list[IndexSpec], new: list[IndexSpec], served_by
     candidates = [index for index in existing if index.name not in found and index.key not in needed]
     options = UnusedIndex(context.settings.rules.get("IX006")).options
     for unused in unused_indexes(ns, context, options["min_span_hours"], candidates):
+        notes = "".join(f"; {note}" for note in (unused.caveat, unused.server_note) if note)
         found[unused.index.name] = Letting(unused.index, f"unused: no operation of the log used it, {unused.evidence} "
-                                                         f"(IX006){'; ' + unused.caveat if unused.caveat else ''}")
+                                                         f"(IX006){notes}")
     for index in candidates:
         if index.name in found or protected(index, ns, context) or not index.is_btree:
             continue
@@ -57,7 +59,10 @@ def lettings(ns: str, existing: list[IndexSpec], new: list[IndexSpec], served_by
         if users and all(fingerprint in served_by_new for fingerprint in users):
             keys = {served_by_new[fingerprint] for fingerprint in users}
             by = ", ".join(str(IndexSpec(key=key)) for key in sorted(keys))
-            caveat = slow_only_caveat(context)
+            counted = server_uses(index)
+            caveat = (f"$indexStats counted {human_count(counted[0])} use{'s' if counted[0] != 1 else ''} {counted[1]}: "
+                      "some may be operations the log does not show" if counted and counted[0]
+                      else slow_only_caveat(context))
             found[index.name] = Letting(index, f"superseded: the {len(users)} shape{'s' if len(users) != 1 else ''} "
                                                f"whose plans used it {'are' if len(users) != 1 else 'is'} served by "
                                                f"{by} in the set{'; ' + caveat if caveat else ''}", frozenset(keys))

@@ -164,3 +164,29 @@ def test_an_index_no_operation_used_is_let_go_as_ix006_judges_it(tmp_path: Path)
     assert statuses["z_1"][0] == "hide" and statuses["z_1"][1].startswith("unused: no operation of the log used it")
     assert "(IX006)" in statuses["z_1"][1] and statuses["email_1"][0] == "kept"
     assert any(finding.rule == "IX006" and finding.index and finding.index.name == "z_1" for finding in report.findings)
+
+
+def test_an_index_the_server_counted_uses_of_is_kept_and_one_it_never_used_goes_with_that_evidence(
+        tmp_path: Path) -> None:
+    since = {"$date": "2026-01-01T00:00:00Z"}
+    indexes = {NS: [{"key": {"_id": 1}, "name": "_id_"},
+                    {"key": {"y": 1}, "name": "y_1", "accesses": {"ops": 4_200, "since": since}},
+                    {"key": {"z": 1}, "name": "z_1", "accesses": {"ops": 0, "since": since}}]}
+    report, _ = run(tmp_path, [scan({"a": 1}, repeat=10, every=900)], indexes=indexes)
+    statuses = {index.name: (index.status, index.reason) for index in only_set(report).indexes}
+    assert statuses["y_1"][0] == "kept"  # fast queries the log does not show use it
+    assert statuses["z_1"][0] == "hide"
+    assert statuses["z_1"][1].endswith("$indexStats counted no use since 2026-01-01 00:00 UTC")
+    assert [finding.index.name for finding in report.findings if finding.rule == "IX006" and finding.index] == ["z_1"]
+
+
+def test_a_superseded_index_says_how_many_uses_the_server_counted(tmp_path: Path) -> None:
+    lookup = {"ns": NS, "command": {"find": "orders", "filter": {"a": 1, "b": 2}}, "plan": "IXSCAN { b: 1 }",
+              "keysExamined": 40_000, "docsExamined": 40_000, "nreturned": 1, "repeat": 10, "every": 900}
+    indexes = {NS: [{"key": {"_id": 1}, "name": "_id_"},
+                    {"key": {"b": 1}, "name": "b_1", "accesses": {"ops": 4_200, "since": "2026-01-01T00:00:00Z"}}]}
+    report, _ = run(tmp_path, [lookup], indexes=indexes)
+    statuses = {index.name: (index.status, index.reason) for index in only_set(report).indexes}
+    assert statuses["b_1"][0] == "hide" and statuses["b_1"][1].startswith("superseded: the 1 shape")
+    assert statuses["b_1"][1].endswith("$indexStats counted 4,200 uses since 2026-01-01 00:00 UTC: some may be "
+                                       "operations the log does not show")
