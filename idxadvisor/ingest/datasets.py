@@ -93,7 +93,6 @@ def write_counts(stats: Mapping[str, Any]) -> dict[str, Any]:
     """The collection's write operations since the server started counting, and the server's clock then, from
     ``$collStats`` (``writes``, ``localTime``: as the server returns them, or as relaxed Extended JSON in the
     export script's ``collstats.json``), for the index selection's write rates."""
-    writes = stats.get("writes")
-    writes = int(writes) if isinstance(writes, int) and not isinstance(writes, bool) else as_int(writes)  # Int64 too
+    writes = as_int(stats.get("writes"))
     return {"write_operations": writes if writes is not None and writes >= 0 else None,
             "counted_at": as_datetime(stats.get("localTime"))}

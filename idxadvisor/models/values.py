@@ -71,6 +71,8 @@ def as_int(value: Any) -> int | None:
         return value
     if isinstance(value, bool):
         return int(value)
+    if isinstance(value, int):  # bson's Int64, as pymongo and the shell-document parser give NumberLong
+        return int(value)
     if isinstance(value, float):
         return int(value) if value == value and abs(value) != float("inf") else None
     if isinstance(value, dict) and len(value) == 1:
