@@ -10,14 +10,12 @@ pairing needs at task boundaries. Small inputs, and every input with one job, ar
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
 import os
 from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, TypeVar
 
 from idxadvisor.ingest.detect import HEAD_SIZE, WHOLE_DOCUMENT, WORKLOAD, detect_format
 from idxadvisor.ingest.sources import (
@@ -40,6 +38,9 @@ from idxadvisor.parse.block import BlockOptions, BlockParser, BlockStats
 from idxadvisor.parse.documents import parse_documents
 from idxadvisor.parse.pairing import BoundaryState
 from idxadvisor.runtime import collector_paused
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
 
 MAX_DOCUMENT_INPUT = 256 * 1024 * 1024
 #: A task is a run of consecutive blocks parsed by one worker into one digest; only then is the digest shipped back
@@ -106,16 +107,37 @@ def _run_task(task: _Task, options: BlockOptions, sink_factory: Callable[[], Sin
     return stats, sink
 
 
-class _InlineExecutor(Executor):
-    """Runs tasks at once in this process (small inputs, or one job)."""
+class _Result(Protocol):
+    def result(self) -> Any: ...
 
-    def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def, override]
-        future: Future = Future()
+
+class _Completed:
+    """A task already run in this process: its result, or the exception it raised, as ``Future.result`` gives them."""
+
+    def __init__(self, value: Any = None, error: BaseException | None = None) -> None:
+        self._value, self._error = value, error
+
+    def result(self) -> Any:
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+class _InlineExecutor:
+    """Runs tasks at once in this process (small inputs, or one job), without concurrent.futures' imports."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any) -> _Completed:
         try:
-            future.set_result(fn(*args, **kwargs))
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
-            future.set_exception(exc)
-        return future
+            return _Completed(fn(*args))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller through the result
+            return _Completed(error=exc)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Nothing runs in the background."""
+
+
+if TYPE_CHECKING:
+    TaskExecutor = Executor | _InlineExecutor  # a process pool, or this process
 
 
 @dataclass
@@ -179,7 +201,7 @@ class Runner:
         self.sink: Sink = sink_factory()
         self.progress = progress
         self.summaries: list[InputSummary] = []
-        self._pending: deque[tuple[InputState, Future | None, int]] = deque()  # None: the end of an input
+        self._pending: deque[tuple[InputState, _Result | None, int]] = deque()  # None: the end of an input
         self._workers = 1  # processes parsing tasks: 1 when they run in this process
 
     def run(self, sources: list[Source]) -> tuple[list[InputSummary], Sink]:
@@ -204,20 +226,23 @@ class Runner:
             self._merge_oldest()
         return self.summaries, self.sink
 
-    def _executor(self, sources: list[Source]) -> Executor:
+    def _executor(self, sources: list[Source]) -> TaskExecutor:
         if self.options.jobs <= 1 or estimated_bytes(sources) <= self.options.inline_threshold:
             return _InlineExecutor()
+        import multiprocessing  # only here: a small input never starts a pool, so it does not wait for the import
+        from concurrent.futures import ProcessPoolExecutor
+
         methods = multiprocessing.get_all_start_methods()
         context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
         return ProcessPoolExecutor(max_workers=self.options.jobs, mp_context=context)
 
-    def _read_source(self, source: Source, executor: Executor) -> None:
+    def _read_source(self, source: Source, executor: TaskExecutor) -> None:
         if source.error is not None:
             self.summaries.append(InputSummary(source.label, UNKNOWN, error=source.error))
             return
         self._read_opened(source.label, lambda: open_source(source), executor)
 
-    def _read_opened(self, label: str, inputs: Callable[[], Iterator[OpenedInput]], executor: Executor) -> None:
+    def _read_opened(self, label: str, inputs: Callable[[], Iterator[OpenedInput]], executor: TaskExecutor) -> None:
         first = len(self.summaries)
         try:
             for opened in inputs():
@@ -228,7 +253,7 @@ class Runner:
             verb = "stopped reading" if len(self.summaries) > first else "cannot read"
             self.summaries.append(InputSummary(label, UNKNOWN, error=f"{verb}: {_reason(exc)}"))
 
-    def _read_input(self, opened: OpenedInput, executor: Executor) -> None:
+    def _read_input(self, opened: OpenedInput, executor: TaskExecutor) -> None:
         state = InputState(InputSummary(opened.label, UNKNOWN, error=opened.error))
         self.summaries.append(state.summary)
         if opened.error is not None:
@@ -287,13 +312,12 @@ class Runner:
             return MAX_TASK_SIZE
         return min(max(-(-size // (TASKS_PER_WORKER * self._workers)), block_size), MAX_TASK_SIZE)
 
-    def _submit(self, executor: Executor, state: InputState, task: _Task) -> None:
+    def _submit(self, executor: TaskExecutor, state: InputState, task: _Task) -> None:
         while len(self._pending) >= max(2, 2 * self.options.jobs):
             self._merge_oldest()
         state.summary.bytes += task.size
         if task.overlong is not None:
-            future: Future = Future()
-            future.set_result((overlong_line(task.overlong), self.sink_factory()))
+            future: _Result = _Completed((overlong_line(task.overlong), self.sink_factory()))
         else:
             future = executor.submit(_run_task, task, self.options.block, self.sink_factory)
         self._pending.append((state, future, task.size))
