@@ -169,3 +169,52 @@ def test_every_version_of_the_corpus_parses_without_unreadable_documents(corpus_
         unreadable = [p for p in stats.problem_examples if "could not be read" in p.reason]
         assert not unreadable, (path, unreadable)
         assert len(events) + stats.absorbed + len(stats.held_wrappers) == stats.entries, path
+
+
+def _event_fields(event) -> dict:
+    return {key: value for key, value in vars(event).items()}
+
+
+def test_repeated_documents_parse_once_and_read_the_same_as_a_fresh_parse(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The memo of documents by their text: a line that repeats a command reads exactly as if parsed afresh, whatever
+    follows the documents (a plan summary with braces, counters, another document), and a string holding what looks
+    like the end of the documents is never taken for it."""
+    command = ('2020-06-23T10:21:2{n}.019+0000 I  COMMAND  [conn{n}] command shop.orders command: find {{ find: '
+               '"orders", filter: {{ status: "A" }}, $db: "shop" }}')
+    lines = [
+        command.format(n=1) + ' planSummary: IXSCAN { status: 1 } keysExamined:4 docsExamined:4 nreturned:1 5ms',
+        command.format(n=2) + ' keysExamined:7 docsExamined:0 nreturned:0 6ms',
+        command.format(n=3) + ' planSummary: COLLSCAN keysExamined:0 docsExamined:90 nreturned:2 7ms',
+        '2020-06-23T10:21:24.019+0000 I  COMMAND  [conn4] command shop.orders command: getMore { getMore: 1, '
+        'collection: "orders" } originatingCommand: { find: "orders", filter: { status: "A" } } keysExamined:1 8ms',
+        '2020-06-23T10:21:25.019+0000 I  COMMAND  [conn5] command shop.orders command: getMore { getMore: 1, '
+        'collection: "orders" } keysExamined:2 9ms',
+        '2020-06-23T10:21:26.019+0000 I  COMMAND  [conn6] command shop.orders command: find { find: "orders", '
+        'filter: { note: "x} keysExamined:9" } } keysExamined:3 9ms',
+    ]
+    fresh = []
+    for line in lines:
+        textlog._DOCUMENTS_MEMO.clear()
+        fresh.append(_event_fields(one(line)[1]))
+    textlog._DOCUMENTS_MEMO.clear()
+    remembered = [_event_fields(one(line)[1]) for line in lines]
+    parses = []
+    parse = textlog._parse_documents
+    monkeypatch.setattr(textlog, "_parse_documents", lambda *args: parses.append(1) or parse(*args))
+    remembered_again = [_event_fields(one(line)[1]) for line in lines]
+    assert remembered == fresh and remembered_again == fresh
+    assert len(parses) == 1, "only the line whose string looks like the end of its documents is parsed again"
+    assert fresh[0]["command"]["filter"] == {"status": "A"} and fresh[0]["plan_summary"] == "IXSCAN { status: 1 }"
+    assert (fresh[0]["keys_examined"], fresh[1]["keys_examined"], fresh[2]["docs_examined"]) == (4, 7, 90)
+    assert fresh[3]["originating_command"] == {"find": "orders", "filter": {"status": "A"}}
+    assert fresh[4].get("originating_command") is None
+    assert fresh[5]["command"]["filter"] == {"note": "x} keysExamined:9"} and fresh[5]["keys_examined"] == 3
+
+
+def test_the_documents_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(textlog, "MEMO_ENTRIES", 3)
+    textlog._DOCUMENTS_MEMO.clear()
+    for n in range(10):
+        one(f'2020-06-23T10:21:26.019+0000 I  COMMAND  [conn1] command shop.orders command: find {{ find: "orders", '
+            f'filter: {{ n: {n} }} }} keysExamined:{n} 5ms')
+    assert 0 < len(textlog._DOCUMENTS_MEMO) <= 3
