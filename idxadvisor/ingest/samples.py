@@ -302,12 +302,14 @@ def _relaxed_date(text: str) -> Any:
 
 _from_hex = bytes.fromhex
 _new_object = object.__new__
-_set_object_id = ObjectId._ObjectId__id.__set__  # type: ignore[attr-defined]
+#: ObjectId's private slot, set directly; a bson release without it makes every ObjectId through its constructor.
+_object_id_slot = getattr(ObjectId, "_ObjectId__id", None)
+_set_object_id = _object_id_slot.__set__ if hasattr(_object_id_slot, "__set__") else None
 
 
 def _object_id(text: str) -> ObjectId:
     """``ObjectId(text)``, without its constructor's checks for 24 hex digits (a third of its cost)."""
-    if len(text) == 24:
+    if len(text) == 24 and _set_object_id is not None:
         try:
             binary = _from_hex(text)
         except ValueError:

@@ -198,3 +198,16 @@ def test_the_average_size_counts_the_documents_that_encode_one_by_one() -> None:
     sizes = [len(bson.encode(d)) for d in documents if d not in ({"big": 2**70}, "not a document")]
     assert samples.average_size(documents) == sum(sizes) / len(sizes)
     assert samples.average_size(documents[8:300]) == sum(sizes[7:299]) / 292
+
+
+def test_object_ids_built_without_the_constructor_are_real_ones(monkeypatch) -> None:
+    from bson import ObjectId
+
+    from idxadvisor.ingest import samples
+
+    text = "6726000000000000a1b2c3d4"
+    fast = samples._object_id(text)
+    assert type(fast) is ObjectId and fast == ObjectId(text) and hash(fast) == hash(ObjectId(text))
+    assert str(fast) == text and fast.binary == bytes.fromhex(text)
+    monkeypatch.setattr(samples, "_set_object_id", None)  # a bson release without the private slot
+    assert samples._object_id(text) == ObjectId(text)
