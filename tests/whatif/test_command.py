@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 
@@ -35,6 +36,23 @@ def test_run_whatif_explains_and_describes_the_inputs(sample: Path) -> None:
     assert result["query"]["limit"] == 5
     text = render_text(result)
     assert "IXSCAN { status: 1, amount: -1 }" in text and "keys examined: 5" in text
+
+
+def test_the_collector_is_paused_while_the_sample_is_loaded_and_explained(
+        sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """100,000 documents build a million objects: with the collector on, a third of the run went to collections."""
+    seen: list[bool] = []
+    explain = Estimator.explain
+
+    def recording(self: Estimator, *args: object, **kwargs: object) -> object:
+        seen.append(gc.isenabled())
+        return explain(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Estimator, "explain", recording)
+    assert gc.isenabled()
+    run_whatif(data=sample, query='{"filter": {"status": "paid"}}', indexes=[], hint=None)
+    assert seen == [False]
+    assert gc.isenabled()  # and restored afterwards
 
 
 def test_extended_json_in_the_query_and_hint(sample: Path) -> None:
