@@ -70,6 +70,24 @@ class TimelinePoint(_Model):
     docs_examined: int = 0
     keys_examined: int = 0
 
+    @classmethod
+    def of(cls, start: datetime, count: int, total_ms: float, max_ms: float, p95_ms: float, docs_examined: int,
+           keys_examined: int) -> TimelinePoint:
+        """A point from a digest's own numbers, already of the right types: what ``model_construct`` builds with
+        every field given, in a quarter of its time (a report's timelines are tens of thousands of points)."""
+        point = _new_model(cls)
+        _set(point, "__dict__", {"start": start, "count": count, "total_ms": total_ms, "max_ms": max_ms,
+                                 "p95_ms": p95_ms, "docs_examined": docs_examined, "keys_examined": keys_examined})
+        _set(point, "__pydantic_fields_set__", set(_TIMELINE_FIELDS))
+        _set(point, "__pydantic_extra__", None)
+        _set(point, "__pydantic_private__", None)
+        return point
+
+
+_new_model = BaseModel.__new__
+_set = object.__setattr__
+_TIMELINE_FIELDS = frozenset(TimelinePoint.model_fields)
+
 
 class RunReport(_Model):
     """One run of an aggregation: when it started and how long it took (runs that overlap pile up)."""

@@ -102,12 +102,11 @@ def select_shapes(digest: Digest, settings: Settings) -> Selection:
 def shape_report(stats: ShapeStats, show_values: bool) -> ShapeReport:
     duration = stats.duration
     # the points of every shape's timeline are most of a report's models: built without validation (their fields
-    # are this digest's own numbers, of the right types), which takes a tenth of the time
+    # are this digest's own numbers, of the right types)
     timeline = [
-        TimelinePoint.model_construct(
-            start=datetime.fromtimestamp(start * 60, tz=timezone.utc), count=bucket.count,
-            total_ms=float(bucket.total_ms), max_ms=float(bucket.max_ms), p95_ms=float(bucket.percentile(95)),
-            docs_examined=bucket.docs_examined, keys_examined=bucket.keys_examined)
+        TimelinePoint.of(datetime.fromtimestamp(start * 60, tz=timezone.utc), bucket.count, float(bucket.total_ms),
+                         float(bucket.max_ms), float(bucket.percentile(95)), bucket.docs_examined,
+                         bucket.keys_examined)
         for start, bucket in sorted(stats.timeline.buckets.items())
     ]
     runs = [RunReport.model_construct(start=datetime.fromtimestamp(start / 1000, tz=timezone.utc),
