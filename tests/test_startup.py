@@ -4,6 +4,7 @@ no optional engine it does not use (the server client, the estimator, the charti
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -30,3 +31,30 @@ def test_a_log_analysis_loads_no_optional_engine() -> None:
     unused = {"pymongo", "mongomock", "vl_convert", "idxadvisor.server", "idxadvisor.replay", "idxadvisor.whatif",
               "idxadvisor.report.html", "dask", "distributed", "fsspec"}
     assert not unused & modules, unused & modules
+
+
+def _main_with(prelude: str, *arguments: str) -> subprocess.CompletedProcess[str]:
+    """``idxadvisor ARGUMENTS`` through the console script's ``main``, after ``prelude`` ran in the same process."""
+    script = f"import sys\n{prelude}\nsys.argv = ['idxadvisor', *sys.argv[1:]]\nfrom idxadvisor.cli import main\nmain()"
+    buffered = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
+    return subprocess.run([sys.executable, "-c", script, *arguments], capture_output=True, text=True, timeout=60,
+                          env=buffered)
+
+
+def test_the_process_ends_without_teardown_but_with_its_output_and_exit_handlers() -> None:
+    log = FIXTURES_DIR / "demo" / "shop.log"
+    completed = _main_with("import atexit\natexit.register(lambda: print('exit handler ran', file=sys.stderr))",
+                           "analyze", str(log), "--format", "json", "--jobs", "1")
+    assert completed.stdout.endswith("}\n")  # the report's last write, still in stdout's buffer at the end
+    report = json.loads(completed.stdout)
+    assert report["findings"] and completed.returncode == 1  # findings at warning level: the exit code says so
+    assert completed.stderr.strip().endswith("exit handler ran")
+
+
+def test_a_thread_still_running_gets_a_normal_exit_that_waits_for_it(tmp_path) -> None:  # noqa: ANN001
+    marker = tmp_path / "thread-finished"
+    prelude = ("import threading, time, pathlib\n"
+               f"threading.Thread(target=lambda: (time.sleep(0.3), pathlib.Path({str(marker)!r}).touch())).start()")
+    completed = _main_with(prelude, "rules")
+    assert completed.returncode == 0 and "IX001" in completed.stdout
+    assert marker.exists()

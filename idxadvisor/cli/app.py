@@ -6,11 +6,12 @@ traceback only with ``--debug``. Commands live one per module beside this one an
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 import traceback
 
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 from typer.core import TyperCommand, TyperGroup
@@ -127,4 +128,33 @@ def _silence_stdout() -> None:
 
 
 def main() -> None:
-    sys.exit(run())
+    exit_without_teardown(run())
+
+
+def exit_without_teardown(code: int) -> NoReturn:
+    """End the process with ``code`` once the output is flushed and the exit handlers have run, but without tearing
+    the interpreter down: freeing every module and object one by one, memory the system reclaims at once anyway, took
+    30 ms of a small log's 220 and 80 ms after a 160 MB one. With another thread still running, a normal exit (which
+    waits for it)."""
+    threading = sys.modules.get("threading")
+    if threading is not None and threading.active_count() > 1:
+        sys.exit(code)
+    code = _flushed(code)
+    atexit._run_exitfuncs()  # what a normal exit runs: a pool's or a temporary directory's clean-up
+    os._exit(_flushed(code))
+
+
+def _flushed(code: int) -> int:
+    """``code`` once stdout and stderr are flushed; an error code when the report could not be written whole."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away, as in run()
+        _silence_stdout()
+    except (OSError, ValueError) as exc:
+        error_line(f"cannot write the output: {exc}")
+        code = code or ExitCode.USAGE
+    try:
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    return code
