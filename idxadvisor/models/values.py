@@ -69,6 +69,8 @@ def as_int(value: Any) -> int | None:
     """An integer counter from a number, a numeric string, or ``{"$numberLong": "5"}``; None when it is not one."""
     if type(value) is int:
         return value
+    if type(value) is str:  # a text log's counters
+        return _int_of_text(value)
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, int):  # bson's Int64, as pymongo and the shell-document parser give NumberLong
@@ -81,14 +83,18 @@ def as_int(value: Any) -> int | None:
             return as_int(inner)
         return None
     if isinstance(value, str):
-        try:
-            return int(value)
-        except ValueError:
-            try:
-                return as_int(float(value))
-            except ValueError:
-                return None
+        return _int_of_text(value)
     return None
+
+
+def _int_of_text(value: str) -> int | None:
+    try:
+        return int(value)
+    except ValueError:
+        try:
+            return as_int(float(value))
+        except ValueError:
+            return None
 
 
 def as_float(value: Any) -> float | None:

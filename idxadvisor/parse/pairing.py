@@ -154,6 +154,7 @@ class StatementPairing:
     absorbed: int = 0
     first_ts: datetime | None = None
     now_ms: float | None = None
+    _first_ms: float | None = None  # first_ts in epoch milliseconds
     _deadlines: list[tuple[float, int, WrapperMark]] = field(default_factory=list)
     _order: Any = field(default_factory=itertools.count)
 
@@ -166,6 +167,7 @@ class StatementPairing:
         if ts is not None:
             if self.first_ts is None:
                 self.first_ts = ts
+                self._first_ms = ts.timestamp() * 1000
             if write or self._deadlines:
                 now = ts.timestamp() * 1000
                 if self.now_ms is None or now > self.now_ms:
@@ -183,7 +185,7 @@ class StatementPairing:
 
     @property
     def first_ms(self) -> float | None:
-        return self.first_ts.timestamp() * 1000 if self.first_ts is not None else None
+        return self._first_ms
 
     def _statement(self, mark: StatementMark) -> None:
         for wrapper in self.pending.get(mark.key, ()):
