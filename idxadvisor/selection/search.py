@@ -113,7 +113,7 @@ def _undominated(problem: Problem, candidates: list[int]) -> list[int]:
             if other == number or problem.write_costs[other] > problem.write_costs[number]:
                 continue
             theirs = counted[other]
-            if not all(shape in theirs and theirs[shape] <= cost for shape, cost in mine.items()):
+            if not mine.keys() <= theirs.keys() or not all(theirs[shape] <= cost for shape, cost in mine.items()):
                 continue
             equal = (problem.write_costs[other] == problem.write_costs[number] and len(theirs) == len(mine)
                      and all(theirs[shape] == cost for shape, cost in mine.items()))
