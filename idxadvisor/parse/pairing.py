@@ -27,7 +27,6 @@ import heapq
 import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 import orjson
@@ -152,9 +151,8 @@ class StatementPairing:
     held_wrappers: list[Event] = field(default_factory=list)
     early_statements: list[StatementMark] = field(default_factory=list)
     absorbed: int = 0
-    first_ts: datetime | None = None
+    first_ms: float | None = None  # the block's first time, in epoch milliseconds
     now_ms: float | None = None
-    _first_ms: float | None = None  # first_ts in epoch milliseconds
     _deadlines: list[tuple[float, int, WrapperMark]] = field(default_factory=list)
     _order: Any = field(default_factory=itertools.count)
 
@@ -165,9 +163,8 @@ class StatementPairing:
         ts = event.ts
         write = event.op in WRAPPED_OPS
         if ts is not None:
-            if self.first_ts is None:
-                self.first_ts = ts
-                self._first_ms = ts.timestamp() * 1000
+            if self.first_ms is None:
+                self.first_ms = ts.timestamp() * 1000
             if write or self._deadlines:
                 now = ts.timestamp() * 1000
                 if self.now_ms is None or now > self.now_ms:
@@ -182,10 +179,6 @@ class StatementPairing:
             self._wrapper(wrapper_mark(event))
             return False
         return True
-
-    @property
-    def first_ms(self) -> float | None:
-        return self._first_ms
 
     def _statement(self, mark: StatementMark) -> None:
         for wrapper in self.pending.get(mark.key, ()):
