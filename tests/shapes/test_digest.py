@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import pickle
+from dataclasses import fields
 from datetime import datetime, timezone
 
 from hypothesis import given, settings
@@ -10,7 +12,18 @@ from hypothesis import strategies as st
 
 from idxadvisor.models.events import Event
 from idxadvisor.parse.block import BlockOptions, BlockParser
-from idxadvisor.shapes.digest import SET_CAP, CappedSet, Digest, DigestOptions, Timeline
+from idxadvisor.shapes.digest import (
+    SET_CAP,
+    Burst,
+    CappedSet,
+    Digest,
+    DigestOptions,
+    PlanCost,
+    PlanRun,
+    ShapeStats,
+    TimeBucket,
+    Timeline,
+)
 from idxadvisor.shapes.sketch import EXACT_LIMIT, RELATIVE_ERROR, DurationHistogram
 from tests.helpers import REFERENCE_YEAR, digest_block, json_line, slow_attr
 
@@ -163,3 +176,40 @@ def test_memory_is_bounded_whatever_the_number_of_values() -> None:
     for value in range(0, 8_640_000_000, 97_001):  # up to 100 days, 89k values
         histogram.add(value)
     assert len(histogram.counts) < EXACT_LIMIT + 3300
+
+
+def test_a_digest_shipped_between_processes_keeps_every_statistic() -> None:
+    """Workers pickle their digests back: every statistic survives, and the representative keeps what it is kept for
+    (its namespace, operation, time and command), however its parts are pickled."""
+    lines = workload().splitlines()
+    for n in range(6):  # a burst of point lookups from one connection: bursts, plan runs and costs have members
+        attr = slow_attr({"find": "users", "filter": {"_id": n}}, ns="shop.users", durationMillis=2 + n,
+                         planSummary="IDHACK" if n % 2 else "COLLSCAN", appName="api")
+        lines.append(json_line(attr, ctx="conn7", ts=f"2025-01-01T11:00:0{n}.000+00:00"))
+    origin = {"find": "orders", "filter": {"status": "B"}, "batchSize": 2}
+    getmore = slow_attr({"getMore": 5, "collection": "orders"}, originatingCommand=origin, durationMillis=30)
+    lines.append(json_line(getmore, ts="2025-01-01T12:00:00.000+00:00"))
+    _, digest = digest_block("\n".join(lines) + "\n", "json-log")
+    shipped = pickle.loads(pickle.dumps(digest, protocol=pickle.HIGHEST_PROTOCOL))
+    assert shipped.shapes.keys() == digest.shapes.keys() and len(digest.shapes) == 3
+    lookups = next(stats for stats in digest.shapes.values() if stats.shape.ns == "shop.users")
+    assert lookups.bursts.open and lookups.plan_order.runs and len(lookups.plan_costs) == 2  # the parts pickled
+    for fingerprint, stats in digest.shapes.items():
+        copy = shipped.shapes[fingerprint]
+        for item in fields(ShapeStats):
+            if item.name != "_latest":
+                assert getattr(copy, item.name) == getattr(stats, item.name), item.name
+        assert copy.representative == stats.representative is not None
+        latest = copy._latest
+        command = "originating_command" if latest.op == "getMore" else "command"
+        assert {key for key, value in vars(latest).items() if value is not None} == {"ns", "op", "ts", command}
+    getmores = [stats for stats in shipped.shapes.values() if stats.representative.op == "getMore"]
+    assert [stats.representative.command for stats in getmores] == [origin]
+
+
+def test_the_parts_of_a_digest_pickle_whole() -> None:
+    """Every field of the parts pickled as their constructor's arguments comes back."""
+    parts = [TimeBucket(3, 12.5, 9.0, 40, 7, {3: 2, 9: 1}), PlanCost(2, 4.5, 10, 20, 3),
+             PlanRun(1.0, "COLLSCAN", 9.0, "IXSCAN { a: 1 }", 4), Burst(1.0, 2.0, 3, "conn9", "api"),
+             CappedSet({"a", "b"}, True, "b")]
+    assert pickle.loads(pickle.dumps(parts, protocol=pickle.HIGHEST_PROTOCOL)) == parts
