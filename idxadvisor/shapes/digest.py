@@ -50,8 +50,8 @@ _Packed = TypeVar("_Packed")
 
 def _pickled_as_arguments(cls: type[_Packed]) -> type[_Packed]:
     """Pickle a slots dataclass as the tuple of its constructor's arguments. A worker ships thousands of them back
-    with its digest, and the ``__getstate__`` slots give a dataclass looks its fields up again for every object: a
-    third of the cost of pickling a digest."""
+    with its digest, and the ``__getstate__`` that ``slots=True`` writes looks the fields up again for every object
+    (the time buckets alone were a quarter of the time a digest took to pickle)."""
     arguments = attrgetter(*(item.name for item in fields(cls)))  # type: ignore[arg-type]
 
     def __reduce__(self: _Packed) -> tuple[type[_Packed], tuple[Any, ...]]:
@@ -143,7 +143,6 @@ class TimeBucket:
     def percentile(self, p: float) -> float:
         """Nearest-rank percentile of the bucket's durations: within 12.5 % above the true value, never above max."""
         return coarse_percentile(self.bins, p, self.max_ms)
-
 
 
 @dataclass
@@ -608,7 +607,7 @@ class ShapeStats:
 
     def __getstate__(self) -> dict[str, Any]:
         """What a worker ships back: the representative execution reduced to what it is kept for (its namespace,
-        operation, time and command, as a workload file keeps it), a third of the bytes of a whole event."""
+        operation, time and command, as a workload file keeps it): a third fewer bytes than the whole event."""
         state = self.__dict__
         latest = state["_latest"]
         if latest is None:
