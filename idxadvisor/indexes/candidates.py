@@ -241,7 +241,8 @@ class KeyIndex:
         self._by_prefix_and_next: dict[tuple[frozenset[str], str], list[KeyPattern]] = {}
         self._position: dict[KeyPattern, int] = {}
         self._facts: dict[KeyPattern, _KeyFacts] = {}
-        self._containing: dict[frozenset[str], dict[str, set[KeyPattern]]] = {}  # by equality fields, built lazily
+        # by equality fields, built lazily: the keys led (after those fields) by one field that hold another
+        self._pairs: dict[frozenset[str], dict[tuple[str, str], list[KeyPattern]]] = {}
         for key in dict.fromkeys(keys):
             self._position[key] = len(self._position)
             fields = [name for name, _ in key]
@@ -259,32 +260,43 @@ class KeyIndex:
         if roles.sort:
             candidates = self._by_prefix_and_next.get((equality, roles.sort[0][0]), [])
             if leading and len(candidates) > _FEW_CANDIDATES:
-                candidates = self._containing_all(candidates, equality, leading)
+                candidates = self._led_and_holding([roles.sort[0][0]], equality, leading)
+        elif len(leading) > 1:
+            candidates = self._led_and_holding(leading, equality, leading)
         elif leading:
-            found = [key for name in leading for key in self._by_prefix_and_next.get((equality, name), [])]
-            candidates = self._containing_all(found, equality, leading) if len(leading) > 1 else found
+            candidates = self._by_prefix_and_next.get((equality, leading[0]), [])
         else:
             candidates = self._by_prefix.get(equality, []) if equality else []
         return self._serving_among(candidates, roles, equality, leading)
 
-    def _containing_all(self, candidates: list[KeyPattern], equality: frozenset[str],
-                        names: list[str]) -> list[KeyPattern]:
-        """The candidates that hold every one of ``names`` after their equality fields (as a key that serves a shape
-        holds its leading ranges), in the order the keys were given."""
-        containing = self._containing.get(equality)
-        if containing is None:
-            containing = self._containing[equality] = {}
-            start = len(equality)
-            for key in self._by_prefix.get(equality, []) if equality else self._position:
-                for name, _ in key[start:]:
-                    containing.setdefault(name, set()).add(key)
-        common = set(candidates)
-        for name in names:
-            holding = containing.get(name)
-            if holding is None:
-                return []
-            common &= holding
-        return sorted(common, key=self._position.__getitem__)
+    def _led_and_holding(self, leads: list[str], equality: frozenset[str], names: list[str]) -> list[KeyPattern]:
+        """The keys whose fields after ``equality`` start with one of ``leads`` and hold every one of ``names`` (as a
+        key that serves a shape holds its leading ranges), in the order the keys were given. Looked up by the lead and
+        one other name, so the cost is that of the few keys holding both, not of every key holding either."""
+        pairs = self._pairs.get(equality)
+        if pairs is None:
+            pairs = self._pairs[equality] = self._pairs_after(equality)
+        start = len(equality)
+        found: list[KeyPattern] = []
+        for lead in leads:
+            others = [name for name in names if name != lead]
+            if not others:
+                found += self._by_prefix_and_next.get((equality, lead), [])
+                continue
+            rest = set(others[1:])
+            found += [key for key in pairs.get((lead, others[0]), [])
+                      if not rest or rest <= {name for name, _ in key[start + 1:]}]
+        return sorted(dict.fromkeys(found), key=self._position.__getitem__)
+
+    def _pairs_after(self, equality: frozenset[str]) -> dict[tuple[str, str], list[KeyPattern]]:
+        start = len(equality)
+        pairs: dict[tuple[str, str], list[KeyPattern]] = {}
+        for key in dict.fromkeys(self._by_prefix.get(equality, [])) if equality else self._position:
+            if len(key) > start:
+                lead = key[start][0]
+                for name, _ in key[start + 1:]:
+                    pairs.setdefault((lead, name), []).append(key)
+        return pairs
 
     def _serving_among(self, candidates: list[KeyPattern], roles: Roles, equality: frozenset[str],
                        leading: list[str]) -> list[KeyPattern]:
