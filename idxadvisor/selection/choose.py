@@ -316,8 +316,7 @@ class _Reasons:
         self.costs, self.problem, self.candidates, self.settings, self.ns = costs, problem, candidates, settings, ns
         self.binding = binding  # the limits that set the budget
         self.none_chosen = not chosen
-        self.chosen = f"the {len(chosen)} new index{'es' if len(chosen) != 1 else ''} chosen for {ns} (" + (
-            ", ".join(render_key_pattern(candidate.key) for candidate in chosen) or "none") + ")"
+        self.chosen = _chosen_text(chosen, ns)
         self.offers: dict[int, list[tuple[float, int]]] = {}  # per shape: (cost, candidate) of every candidate
         for position, options in enumerate(costs.options):
             for shape, cost in options.items():
@@ -353,6 +352,18 @@ class _Reasons:
                     f"{human_count(gain)} keys and documents examined per hour")
         return (f"{rule}: index selection, budget ({self.binding}): {self.chosen} save more; {key} would save "
                 f"{human_count(gain)} keys and documents examined per hour")
+
+
+_KEYS_NAMED = 3  # a skipped shape's reason names this many of the chosen indexes; its index set lists them all
+
+
+def _chosen_text(chosen: list[Candidate], ns: str) -> str:
+    """The chosen indexes as a budget reason names them: every skipped shape's reason says it, so a set of 64 is
+    named by its first few (thousands of shapes once repeated the whole list, a kilobyte each)."""
+    keys = [render_key_pattern(candidate.key) for candidate in chosen[:_KEYS_NAMED]]
+    more = len(chosen) - len(keys)
+    listed = ", ".join(keys) + (f" and {more} more: see its index set" if more else "")
+    return f"the {len(chosen)} new index{'es' if len(chosen) != 1 else ''} chosen for {ns} ({listed or 'none'})"
 
 
 def build_set(plan: CollectionPlan, proposed: set[KeyPattern]) -> IndexSet:

@@ -120,6 +120,17 @@ def test_a_budget_of_one_keeps_the_index_that_saves_the_most(tmp_path: Path) -> 
     assert [finding.index.key for finding in report.findings if finding.index is not None] == [[("a", 1)]]
 
 
+def test_a_budget_reason_names_a_few_of_the_chosen_indexes_not_the_whole_set(tmp_path: Path) -> None:
+    operations = [scan({name: 1}, docs=90_000 - 1_000 * number, at=3600 * number)
+                  for number, name in enumerate("abcd")] + [scan({"y": 1}, docs=5_000, at=20_000)]
+    report, _ = run(tmp_path, operations, config={"max_new_indexes": 4})
+    assert len(new_keys(report)) == 4
+    (reason,) = [skip.reason for skip in report.skipped if skip.shape == "find shop.orders {y: eq}"]
+    named = reason.split("chosen for shop.orders (")[1].split(" and ")[0]
+    assert "the 4 new indexes chosen for shop.orders" in reason and named.count("{ ") == 3  # the rest: "1 more"
+    assert "and 1 more: see its index set) save more; { y: 1 } would save" in reason
+
+
 def write_heavy(config: dict[str, Any] | None = None) -> dict[str, Any]:
     inserts = {"ns": NS, "command": {"insert": "orders", "ordered": True, "$db": "shop"}, "ninserted": 100,
                "repeat": 600, "every": 10, "at": 0}
