@@ -18,6 +18,7 @@ from idxadvisor.shapes.digest import (
     CappedSet,
     Digest,
     DigestOptions,
+    KeptExecution,
     PlanCost,
     PlanRun,
     ShapeStats,
@@ -200,11 +201,35 @@ def test_a_digest_shipped_between_processes_keeps_every_statistic() -> None:
             if item.name != "_latest":
                 assert getattr(copy, item.name) == getattr(stats, item.name), item.name
         assert copy.representative == stats.representative is not None
-        latest = copy._latest
-        command = "originating_command" if latest.op == "getMore" else "command"
-        assert {key for key, value in vars(latest).items() if value is not None} == {"ns", "op", "ts", command}
+        latest, original = copy._latest, stats._latest
+        assert isinstance(latest, KeptExecution) and (latest.ns, latest.op, latest.ts) == (original.ns, original.op,
+                                                                                           original.ts)
+        assert (latest.command, latest.originating_command) == (original.command if latest.op != "getMore" else None,
+                                                                original.originating_command)
     getmores = [stats for stats in shipped.shapes.values() if stats.representative.op == "getMore"]
     assert [stats.representative.command for stats in getmores] == [origin]
+
+
+def test_a_sealed_digest_keeps_of_each_representative_only_what_it_is_kept_for() -> None:
+    origin = {"find": "orders", "filter": {"customer": "B"}, "batchSize": 2}
+    lines = [json_line(slow_attr({"find": "orders", "filter": {"status": "A"}}, planSummary="COLLSCAN",
+                                 keysExamined=0, appName="api"), ctx="conn3", ts="2025-01-01T10:00:00.000+00:00"),
+             json_line(slow_attr({"getMore": 5, "collection": "orders"}, originatingCommand=origin),
+                       ts="2025-01-01T12:00:00.000+00:00")]
+    _, digest = digest_block("\n".join(lines) + "\n", "json-log")
+    before = {fingerprint: stats.representative for fingerprint, stats in digest.shapes.items()}
+    assert not any(isinstance(stats._latest, KeptExecution) for stats in digest.shapes.values())  # until sealed
+    digest.seal()
+    kept = {fingerprint: stats._latest for fingerprint, stats in digest.shapes.items()}
+    assert all(isinstance(event, KeptExecution) for event in kept.values())
+    assert {fingerprint: stats.representative for fingerprint, stats in digest.shapes.items()} == before
+    assert sorted((event.op, event.command, event.originating_command) for event in kept.values()) == [
+        ("find", {"find": "orders", "filter": {"status": "A"}}, None), ("getMore", None, origin)]
+    (find,) = [stats for stats in digest.shapes.values() if stats.representative.op == "find"]
+    find.representative.command["filter"]["status"] = "changed"  # every reader gets a copy of its own
+    assert find.representative == before[find.shape.fingerprint]
+    digest.seal()  # an input ends again: what is kept stays as it is
+    assert all(stats._latest is kept[fingerprint] for fingerprint, stats in digest.shapes.items())
 
 
 def test_the_parts_of_a_digest_pickle_whole() -> None:
