@@ -441,6 +441,13 @@ class KeptExecution:
     def __reduce__(self) -> tuple[type[KeptExecution], tuple[Any, ...]]:
         return KeptExecution, (self.ns, self.op, self.ts, self.packed)
 
+    def __eq__(self, other: object) -> bool:  # equal executions, whatever order their commands' keys were pickled in
+        if not isinstance(other, KeptExecution):
+            return NotImplemented
+        return (self.ns, self.op, self.ts, self.kept_command) == (other.ns, other.op, other.ts, other.kept_command)
+
+    __hash__ = None  # type: ignore[assignment]
+
     @property
     def kept_command(self) -> dict[str, Any] | None:
         return pickle.loads(self.packed)  # type: ignore[no-any-return]

@@ -230,6 +230,9 @@ def test_a_sealed_digest_keeps_of_each_representative_only_what_it_is_kept_for()
     assert find.representative == before[find.shape.fingerprint]
     digest.seal()  # an input ends again: what is kept stays as it is
     assert all(stats._latest is kept[fingerprint] for fingerprint, stats in digest.shapes.items())
+    (event,) = [event for event in kept.values() if event.op == "find"]
+    reordered = KeptExecution(event.ns, event.op, event.ts, pickle.dumps({"filter": {"status": "A"}, "find": "orders"}))
+    assert reordered == event and KeptExecution(event.ns, event.op, None, event.packed) != event
 
 
 def test_the_parts_of_a_digest_pickle_whole() -> None:
