@@ -649,7 +649,7 @@ class ShapeStats:
         """What a worker ships back: its constructor's arguments, with the representative execution as it is kept
         once its input ends (``KeptExecution``): a third fewer bytes than the whole event."""
         arguments = _STATS_ARGUMENTS(self)
-        if self._latest is None:
+        if self._latest is None or isinstance(self._latest, KeptExecution):
             return ShapeStats, arguments
         return ShapeStats, (*arguments[:_LATEST_POSITION], _kept_of(self._latest), *arguments[_LATEST_POSITION + 1:])
 
@@ -749,9 +749,15 @@ _LATEST_POSITION = [item.name for item in fields(ShapeStats)].index("_latest")
 _SUMMED = attrgetter(*_SUMMED_COUNTERS)
 
 
-def _kept_of(event: Event | KeptExecution) -> KeptExecution:
-    """A representative execution as it is kept once its input ends (``KeptExecution``)."""
-    return event if isinstance(event, KeptExecution) else KeptExecution.of(event)
+def _kept_of(event: Event | KeptExecution) -> KeptExecution | None:
+    """A representative execution as it is kept once its input ends (``KeptExecution``); None for a command nested
+    deeper than pickle goes (a hostile line orjson still reads): the shape keeps its statistics, not that example."""
+    if isinstance(event, KeptExecution):
+        return event
+    try:
+        return KeptExecution.of(event)
+    except (RecursionError, pickle.PicklingError, TypeError):
+        return None
 
 
 @dataclass

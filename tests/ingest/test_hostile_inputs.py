@@ -14,7 +14,10 @@ import pytest
 
 from idxadvisor.api import analyze
 from idxadvisor.config import Settings
-from idxadvisor.ingest.sources import MAX_ARCHIVE_DEPTH, OverlongLine, iter_blocks, split_file
+from idxadvisor.ingest.sources import MAX_ARCHIVE_DEPTH, OverlongLine, expand_sources, iter_blocks, split_file
+from idxadvisor.parse.block import BlockOptions
+from idxadvisor.parse.run import RunOptions, Runner
+from idxadvisor.shapes.digest import Digest
 from tests.helpers import json_line, slow_attr
 
 GOOD = "".join(json_line(slow_attr({"find": "orders", "filter": {"sku": n}}), ts=f"2025-01-01T10:00:0{n}.000+00:00")
@@ -108,3 +111,22 @@ def test_archives_nested_too_deep_are_an_input_error_and_the_rest_is_read(tmp_pa
     errors = [item for item in report.inputs if item.error]
     assert len(errors) == 1 and f"more than {MAX_ARCHIVE_DEPTH} levels" in errors[0].error
     assert [item.entries for item in report.inputs if item.path.endswith("good.log")] == [5]
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_command_nested_deeper_than_pickle_goes_is_counted_without_its_example(tmp_path: Path, jobs: int) -> None:
+    """orjson reads 1,000 levels; pickle (a digest sent back by a worker, a representative kept once its input ends)
+    does not: the shape keeps its statistics, and only the example command of that shape is let go."""
+    deep = '{"a":' * 1_000 + "1" + "}" * 1_000  # too deep for json.dumps to write
+    lines = [json_line(slow_attr({"find": "orders", "filter": "FILTER"}),
+                       ts="2025-01-01T09:00:00.000+00:00").replace('"FILTER"', deep)]
+    path = tmp_path / "deep.log"
+    path.write_bytes(("\n".join(lines) + "\n").encode() + GOOD)
+    options = RunOptions(BlockOptions(2025), jobs=jobs, block_size=len(lines[0]) + 2, inline_threshold=0)
+    summaries, digest = Runner(options, Digest).run(expand_sources([str(path)]))
+    digest.seal()
+    assert (summaries[0].entries, summaries[0].problems) == (6, 0)
+    by_text = {stats.shape.text: stats for stats in digest.shapes.values()}
+    assert by_text["find shop.orders {sku: eq}"].count == 5 and by_text["find shop.orders {sku: eq}"].representative
+    (deep_stats,) = [stats for text, stats in by_text.items() if text != "find shop.orders {sku: eq}"]
+    assert deep_stats.count == 1 and deep_stats.representative is None
