@@ -8,7 +8,7 @@ the user asked for them (``--show-values``).
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -81,19 +81,26 @@ class TimelinePoint(_Model):
     @classmethod
     def of(cls, start: datetime, count: int, total_ms: float, max_ms: float, p95_ms: float, docs_examined: int,
            keys_examined: int) -> TimelinePoint:
-        """A point from a digest's own numbers, already of the right types: what ``model_construct`` builds with
-        every field given, in a quarter of its time (a report's timelines are tens of thousands of points)."""
-        point = _new_model(cls)
-        _set(point, "__dict__", {"start": start, "count": count, "total_ms": total_ms, "max_ms": max_ms,
-                                 "p95_ms": p95_ms, "docs_examined": docs_examined, "keys_examined": keys_examined})
-        _set(point, "__pydantic_fields_set__", _every_field(cls))
-        _set(point, "__pydantic_extra__", None)
-        _set(point, "__pydantic_private__", None)
-        return point
+        """A point from a digest's own numbers, already of the right types (a report's timelines are tens of
+        thousands of points)."""
+        return _built(cls, {"start": start, "count": count, "total_ms": total_ms, "max_ms": max_ms, "p95_ms": p95_ms,
+                            "docs_examined": docs_examined, "keys_examined": keys_examined})
 
 
 _new_model = BaseModel.__new__
 _set = object.__setattr__
+_Built = TypeVar("_Built", bound=BaseModel)
+
+
+def _built(model: type[_Built], values: dict[str, Any]) -> _Built:
+    """A model of ``values``, every field given and already of its type: what ``model_construct`` builds, in a quarter
+    of its time."""
+    built = _new_model(model)
+    _set(built, "__dict__", values)
+    _set(built, "__pydantic_fields_set__", _every_field(model))
+    _set(built, "__pydantic_extra__", None)
+    _set(built, "__pydantic_private__", None)
+    return built
 _EVERY_FIELD: dict[type[BaseModel], set[str]] = {}
 
 
@@ -110,6 +117,11 @@ class RunReport(_Model):
 
     start: datetime
     duration_ms: float
+
+    @classmethod
+    def of(cls, start: datetime, duration_ms: float) -> RunReport:
+        """A run from a digest's own numbers (an aggregation keeps up to 1,000)."""
+        return _built(cls, {"start": start, "duration_ms": duration_ms})
 
 
 class PlanCostReport(_Model):

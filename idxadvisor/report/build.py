@@ -109,8 +109,7 @@ def shape_report(stats: ShapeStats, show_values: bool) -> ShapeReport:
                          bucket.keys_examined)
         for start, bucket in sorted(stats.timeline.buckets.items())
     ]
-    runs = [RunReport.model_construct(start=datetime.fromtimestamp(start / 1000, tz=timezone.utc),
-                                      duration_ms=float(duration))
+    runs = [RunReport.of(datetime.fromtimestamp(start / 1000, tz=timezone.utc), float(duration))
             for start, duration in stats.runs.latest()]
     example = stats.representative.command if (show_values and stats.representative) else None
     return ShapeReport(
