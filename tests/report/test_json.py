@@ -1,4 +1,5 @@
-"""The JSON report is written a list item at a time, and its bytes are those of the whole report dumped at once."""
+"""The JSON report is written a list item at a time, and its bytes are those of the whole report dumped at once; the
+report's models with every field given share one set of field names (a report holds a few per shape)."""
 
 from __future__ import annotations
 
