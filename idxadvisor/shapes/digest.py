@@ -19,6 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from operator import attrgetter
+from sys import intern
 from typing import Any, TypeVar
 
 from idxadvisor.models.events import Event
@@ -593,7 +594,7 @@ class ShapeStats:
             apps[app] = apps.get(app, 0) + 1
         connection = get("connection")
         if connection and connection not in self.connections.members:
-            self.connections.add(connection)
+            self.connections.add(intern(connection))  # one string per connection, not one per shape it ran
         for name, report_name in _HASH_FIELDS:
             value = get(name)
             if value:
