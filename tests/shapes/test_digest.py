@@ -235,6 +235,13 @@ def test_a_sealed_digest_keeps_of_each_representative_only_what_it_is_kept_for()
     assert reordered == event and KeptExecution(event.ns, event.op, None, event.packed) != event
 
 
+def test_shapes_run_on_one_connection_share_its_name() -> None:
+    lines = [json_line(slow_attr({"find": "orders", "filter": {name: 1}}), ctx="conn42") for name in ("a", "b")]
+    _, digest = digest_block("\n".join(lines) + "\n", "json-log")
+    first, second = ([*stats.connections.members] for stats in digest.shapes.values())
+    assert first == second == ["conn42"] and first[0] is second[0]  # one string, however many shapes it ran
+
+
 def test_the_parts_of_a_digest_pickle_whole() -> None:
     """Every field of the parts pickled as their constructor's arguments comes back."""
     parts = [TimeBucket(3, 12.5, 9.0, 40, 7, {3: 2, 9: 1}), PlanCost(2, 4.5, 10, 20, 3),
