@@ -119,31 +119,47 @@ class TimeBucket:
     max_ms: float = 0.0
     docs_examined: int = 0
     keys_examined: int = 0
-    bins: dict[int, int] = field(default_factory=dict)  # coarse duration bins (sketch.coarse_bin) -> executions
+    # coarse duration bins (sketch.coarse_bin) -> executions; None while every execution is in the bin of max_ms (three
+    # buckets in four of real logs: a minute of one execution, or of alike ones), which spares a dict per bucket
+    bins: dict[int, int] | None = None
 
     def add(self, duration_ms: float, docs_examined: int, keys_examined: int) -> None:
+        index = coarse_bin(duration_ms)
+        bins = self.bins
+        if bins is not None:
+            bins[index] = bins.get(index, 0) + 1
+        elif self.count and index != coarse_bin(self.max_ms):
+            self.bins = {coarse_bin(self.max_ms): self.count, index: 1}
         self.count += 1
         self.total_ms += duration_ms
         if duration_ms > self.max_ms:
             self.max_ms = duration_ms
         self.docs_examined += docs_examined
         self.keys_examined += keys_examined
-        bins = self.bins
-        index = coarse_bin(duration_ms)
-        bins[index] = bins.get(index, 0) + 1
 
     def merge(self, other: TimeBucket) -> None:
+        if other.count and (self.bins is not None or other.bins is not None
+                            or (self.count and coarse_bin(self.max_ms) != coarse_bin(other.max_ms))):
+            bins = self.bin_counts()
+            for index, count in other.bin_counts().items():
+                bins[index] = bins.get(index, 0) + count
+            self.bins = bins
         self.count += other.count
         self.total_ms += other.total_ms
         self.max_ms = max(self.max_ms, other.max_ms)
         self.docs_examined += other.docs_examined
         self.keys_examined += other.keys_examined
-        bins = self.bins
-        for index, count in other.bins.items():
-            bins[index] = bins.get(index, 0) + count
+
+    def bin_counts(self) -> dict[int, int]:
+        """The bins, as a dict of the bucket's own (written when there was none)."""
+        if self.bins is None:
+            return {coarse_bin(self.max_ms): self.count} if self.count else {}
+        return self.bins
 
     def percentile(self, p: float) -> float:
         """Nearest-rank percentile of the bucket's durations: within 12.5 % above the true value, never above max."""
+        if self.bins is None:
+            return self.max_ms  # the top of the one bin, capped at the maximum: the maximum itself
         return coarse_percentile(self.bins, p, self.max_ms)
 
 

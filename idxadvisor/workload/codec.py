@@ -27,7 +27,7 @@ from idxadvisor.shapes.digest import (
     Timeline,
 )
 from idxadvisor.shapes.shape import Branches, ElemMatch, Filter, Node, QueryShape, finish
-from idxadvisor.shapes.sketch import DurationHistogram
+from idxadvisor.shapes.sketch import DurationHistogram, coarse_bin
 from idxadvisor.workload.redact import redact_command
 
 _SCALARS = (int, float, str, bool, type(None))
@@ -98,7 +98,7 @@ def _untime(value: str | None) -> datetime | None:
 # -- the classes a ShapeStats holds ---------------------------------------------------------------------------------
 
 _HISTOGRAM = {"counts": _Codec("counts", _pairs, _unpairs)}
-_BUCKET = {"bins": _Codec("bins", _pairs, _unpairs)}
+_BUCKET = {"bins": _Codec("bins", lambda bins: None, _unpairs)}  # written from bin_counts(): see _encode_buckets
 _CAPPED = {"members": _Codec("members", sorted, set)}
 
 
@@ -120,11 +120,16 @@ def decode_capped(document: dict[str, Any]) -> CappedSet:
 
 
 def _encode_buckets(buckets: dict[int, TimeBucket]) -> list[dict[str, Any]]:
-    return [{"start": start, **_encode_fields(bucket, _BUCKET)} for start, bucket in sorted(buckets.items())]
+    return [{"start": start, **_encode_fields(bucket, _BUCKET), "bins": _pairs(bucket.bin_counts())}
+            for start, bucket in sorted(buckets.items())]
 
 
 def _decode_buckets(documents: list[dict[str, Any]]) -> dict[int, TimeBucket]:
-    return {int(document["start"]): _decode_fields(TimeBucket(), document, _BUCKET) for document in documents}
+    buckets = {int(document["start"]): _decode_fields(TimeBucket(), document, _BUCKET) for document in documents}
+    for bucket in buckets.values():  # one bin, the maximum's: kept as a bucket built event by event keeps it
+        if bucket.bins is not None and bucket.bins == {coarse_bin(bucket.max_ms): bucket.count}:
+            bucket.bins = None
+    return buckets
 
 
 _TIMELINE = {"buckets": _Codec("buckets", _encode_buckets, _decode_buckets)}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import pickle
+from collections import Counter
 from dataclasses import fields
 from datetime import datetime, timezone
 
@@ -25,7 +26,7 @@ from idxadvisor.shapes.digest import (
     TimeBucket,
     Timeline,
 )
-from idxadvisor.shapes.sketch import EXACT_LIMIT, RELATIVE_ERROR, DurationHistogram
+from idxadvisor.shapes.sketch import EXACT_LIMIT, RELATIVE_ERROR, DurationHistogram, coarse_bin, coarse_percentile
 from tests.helpers import REFERENCE_YEAR, digest_block, json_line, slow_attr
 
 
@@ -127,7 +128,7 @@ def test_a_timeline_coarsens_itself_and_keeps_every_total() -> None:
     assert len(timeline.buckets) <= Timeline.MAX_BUCKETS and timeline.width_minutes == 4
     assert sum(bucket.count for bucket in timeline.buckets.values()) == Timeline.MAX_BUCKETS * 3
     assert sum(bucket.total_ms for bucket in timeline.buckets.values()) == Timeline.MAX_BUCKETS * 6
-    assert all(sum(bucket.bins.values()) == bucket.count for bucket in timeline.buckets.values())
+    assert all(sum(bucket.bin_counts().values()) == bucket.count for bucket in timeline.buckets.values())
 
 
 def test_capped_sets_stop_growing_and_say_so() -> None:
@@ -240,6 +241,26 @@ def test_shapes_run_on_one_connection_share_its_name() -> None:
     _, digest = digest_block("\n".join(lines) + "\n", "json-log")
     first, second = ([*stats.connections.members] for stats in digest.shapes.values())
     assert first == second == ["conn42"] and first[0] is second[0]  # one string, however many shapes it ran
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.floats(0, 1e7, allow_nan=False), st.sampled_from([0.0, 0.5, 1.0, 2.0, 2.1, 100.0])),
+                max_size=30), st.integers(0, 30))
+def test_a_bucket_keeps_its_bins_whichever_way_it_was_built(durations: list[float], cut: int) -> None:
+    """A bucket whose executions share one bin keeps no dict of bins; its bins and percentiles are those of every
+    execution counted, whether added one by one or merged from two parts."""
+    whole, left, right = TimeBucket(), TimeBucket(), TimeBucket()
+    for duration in durations:
+        whole.add(duration, 0, 0)
+    for part, chosen in ((left, durations[:cut]), (right, durations[cut:])):
+        for duration in chosen:
+            part.add(duration, 0, 0)
+    left.merge(right)
+    expected = dict(Counter(coarse_bin(duration) for duration in durations))
+    assert whole.bin_counts() == left.bin_counts() == expected
+    assert (whole.bins is None) == (left.bins is None) == (len(expected) <= 1)
+    for p in (50, 95, 99):
+        assert whole.percentile(p) == left.percentile(p) == coarse_percentile(expected, p, max(durations, default=0.0))
 
 
 def test_the_parts_of_a_digest_pickle_whole() -> None:

@@ -96,7 +96,7 @@ def test_every_field_of_every_class_a_shape_holds_is_saved_and_restored(demo_dig
     digest, inputs = demo_digest
     first = next(iter(digest.shapes.values()))
     first.connections.capped = True
-    first.timeline.buckets.setdefault(29_000_000, TimeBucket()).bins[3] = 2
+    first.timeline.buckets.setdefault(29_000_000, TimeBucket(bins={3: 2}))
     first.runs.runs.append((1.0, 2.0))
     first.server_hashes.setdefault("queryHash", CappedSet()).add("ABCD1234")
     perturb(first)
