@@ -54,7 +54,9 @@ def _pickled_as_arguments(cls: type[_Packed]) -> type[_Packed]:
     """Pickle a slots dataclass as the tuple of its constructor's arguments. A worker ships thousands of them back
     with its digest, and the ``__getstate__`` that ``slots=True`` writes looks the fields up again for every object
     (the time buckets alone were a quarter of the time a digest took to pickle)."""
-    arguments = attrgetter(*(item.name for item in fields(cls)))  # type: ignore[arg-type]
+    names = [item.name for item in fields(cls)]  # type: ignore[arg-type]
+    getter = attrgetter(*names)
+    arguments = getter if len(names) > 1 else lambda value: (getter(value),)  # one name: attrgetter gives no tuple
 
     def __reduce__(self: _Packed) -> tuple[type[_Packed], tuple[Any, ...]]:
         return cls, arguments(self)
@@ -163,7 +165,8 @@ class TimeBucket:
         return coarse_percentile(self.bins, p, self.max_ms)
 
 
-@dataclass
+@_pickled_as_arguments
+@dataclass(slots=True)
 class Timeline:
     """Per time bucket (one minute, doubled as often as needed to stay bounded): executions, durations and work."""
 
@@ -211,7 +214,8 @@ class Timeline:
             self._absorb(start - start % self.width_minutes, bucket)
 
 
-@dataclass
+@_pickled_as_arguments
+@dataclass(slots=True)
 class RunLog:
     """The latest ``MAX_RUNS`` runs of a shape, as (start, duration) in epoch milliseconds: enough to see a polled
     aggregation's period, its trend and its runs piling up. Merging keeps the latest runs, so any split of the input,
@@ -274,7 +278,8 @@ class PlanRun:
     switches: int = 0
 
 
-@dataclass
+@_pickled_as_arguments
+@dataclass(slots=True)
 class PlanOrder:
     """When a shape's plan changed: the runs of executions of each part of the input, joined when merged. A plan
     that changes once (an index was built) is not one that keeps changing (the planner hesitating)."""
@@ -343,7 +348,8 @@ class Burst:
         return mine > theirs or (mine == theirs and self.connection < other.connection)
 
 
-@dataclass
+@_pickled_as_arguments
+@dataclass(slots=True)
 class BurstLog:
     """The bursts of a point-lookup shape (``shapes.shape.point_lookup_field``): the worst one, how many bursts of each
     size, and per connection the bursts at the edges of each part of the input, which may continue into a neighbour.

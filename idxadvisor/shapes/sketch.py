@@ -38,7 +38,7 @@ def _bucket_value(bucket: int) -> float:
     return EXACT_LIMIT * _GAMMA ** (bucket - EXACT_LIMIT)
 
 
-@dataclass
+@dataclass(slots=True)
 class DurationHistogram:
     counts: dict[int, int] = field(default_factory=dict)
     n: int = 0

@@ -16,12 +16,15 @@ from idxadvisor.parse.block import BlockOptions, BlockParser
 from idxadvisor.shapes.digest import (
     SET_CAP,
     Burst,
+    BurstLog,
     CappedSet,
     Digest,
     DigestOptions,
     KeptExecution,
     PlanCost,
+    PlanOrder,
     PlanRun,
+    RunLog,
     ShapeStats,
     TimeBucket,
     Timeline,
@@ -265,7 +268,11 @@ def test_a_bucket_keeps_its_bins_whichever_way_it_was_built(durations: list[floa
 
 def test_the_parts_of_a_digest_pickle_whole() -> None:
     """Every field of the parts pickled as their constructor's arguments comes back."""
+    burst = Burst(1.0, 2.0, 3, "conn9", "api")
     parts = [TimeBucket(3, 12.5, 9.0, 40, 7, {3: 2, 9: 1}), PlanCost(2, 4.5, 10, 20, 3),
-             PlanRun(1.0, "COLLSCAN", 9.0, "IXSCAN { a: 1 }", 4), Burst(1.0, 2.0, 3, "conn9", "api"),
-             CappedSet({"a", "b"}, True, "b")]
+             PlanRun(1.0, "COLLSCAN", 9.0, "IXSCAN { a: 1 }", 4), burst, CappedSet({"a", "b"}, True, "b"),
+             Timeline(2, {100: TimeBucket(1, 2.0, 2.0, 3, 4, None)}), RunLog([(1.0, 2.0)]),
+             PlanOrder([PlanRun(1.0, "COLLSCAN", 2.0, "COLLSCAN", 0)], 5),
+             BurstLog({"conn9": [burst]}, Burst(5.0, 9.0, 4, "conn8", ""), {4: 1}, True),
+             DurationHistogram({3: 1, 1500: 2}, 3, 3003.0, 1500.0)]
     assert pickle.loads(pickle.dumps(parts, protocol=pickle.HIGHEST_PROTOCOL)) == parts
