@@ -495,7 +495,7 @@ _SUMMED_COUNTERS = ("count", "getmores", "keys_examined", "docs_examined", "nret
                     "skipped_executions", "skip_total")
 
 
-@dataclass(slots=True)  # a workload of 100,000 shapes holds 100,000 of these: 45 slots are a quarter of a dict
+@dataclass(slots=True)  # a workload of 100,000 shapes holds 100,000 of these: 40 slots are a quarter of a dict
 class ShapeStats:
     shape: QueryShape
     count: int = 0
