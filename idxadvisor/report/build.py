@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 from collections import Counter
 from dataclasses import dataclass
 from collections.abc import Callable, Iterable
@@ -99,14 +100,19 @@ def select_shapes(digest: Digest, settings: Settings) -> Selection:
     return Selection(selected, excluded, skips)
 
 
+@functools.lru_cache(maxsize=4096)
+def _minute(epoch_minute: int) -> datetime:
+    """The start of a timeline bucket: the shapes of a log share their minutes, and so their datetimes."""
+    return datetime.fromtimestamp(epoch_minute * 60, tz=timezone.utc)
+
+
 def shape_report(stats: ShapeStats, show_values: bool) -> ShapeReport:
     duration = stats.duration
     # the points of every shape's timeline are most of a report's models: built without validation (their fields
     # are this digest's own numbers, of the right types)
     timeline = [
-        TimelinePoint.of(datetime.fromtimestamp(start * 60, tz=timezone.utc), bucket.count, float(bucket.total_ms),
-                         float(bucket.max_ms), float(bucket.percentile(95)), bucket.docs_examined,
-                         bucket.keys_examined)
+        TimelinePoint.of(_minute(start), bucket.count, float(bucket.total_ms), float(bucket.max_ms),
+                         float(bucket.percentile(95)), bucket.docs_examined, bucket.keys_examined)
         for start, bucket in sorted(stats.timeline.buckets.items())
     ]
     runs = [RunReport.of(datetime.fromtimestamp(start / 1000, tz=timezone.utc), float(duration))
