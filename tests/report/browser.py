@@ -69,6 +69,18 @@ class Visit:
     def wait_for_charts(self, timeout_ms: int = 60_000) -> None:
         self.page.wait_for_function(CHARTS_SETTLED, timeout=timeout_ms)
 
+    def settled_box(self, locator: Any) -> dict[str, float]:
+        """Where ``locator`` is once the layout stops moving (the same box two frames apart): a forced click skips
+        Playwright's own wait for a stable element, and aims where the element was when it looked."""
+        previous = None
+        for _ in range(50):
+            self.page.evaluate("new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
+            box = locator.bounding_box()
+            if box is not None and box == previous:
+                return box
+            previous = box
+        raise AssertionError(f"{locator} kept moving")
+
     def complaints(self) -> list[str]:
         """Console errors and warnings, uncaught exceptions, CSP violations: all that a clean page never says."""
         violations = self.page.evaluate("window.__violations || []")
