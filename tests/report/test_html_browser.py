@@ -200,7 +200,10 @@ def test_hostile_names_and_values_stay_text(context: Any, tmp_path: Path) -> Non
     assert HOSTILE_VALUE in visit.page.text_content("details.shape")  # the example command (--show-values)
     assert visit.page.title().startswith("idxadvisor report: 1 shape, 1 finding")
 
-    visit.page.hover("#scatter g.scatter_shapes_marks > path", force=True)
+    point = visit.page.locator("#scatter g.scatter_shapes_marks > path").first
+    point.scroll_into_view_if_needed()
+    box = visit.settled_box(point)  # every shape was opened above: the page may still be laying out
+    visit.page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     tooltip = visit.page.wait_for_selector("#vg-tooltip-element", state="visible")
     assert HOSTILE_NS in tooltip.text_content()
     assert tooltip.evaluate("element => element.querySelectorAll('img, script, svg, b').length") == 0
