@@ -101,6 +101,8 @@ def _built(model: type[_Built], values: dict[str, Any]) -> _Built:
     _set(built, "__pydantic_extra__", None)
     _set(built, "__pydantic_private__", None)
     return built
+
+
 _EVERY_FIELD: dict[type[BaseModel], set[str]] = {}
 
 
