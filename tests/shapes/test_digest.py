@@ -267,7 +267,8 @@ def test_a_bucket_keeps_its_bins_whichever_way_it_was_built(durations: list[floa
 
 
 def test_the_parts_of_a_digest_pickle_whole() -> None:
-    """Every field of the parts pickled as their constructor's arguments comes back."""
+    """Every field of every part of a shape's statistics comes back from a pickle (most pickle as their constructor's
+    arguments, the histogram as its slots)."""
     burst = Burst(1.0, 2.0, 3, "conn9", "api")
     parts = [TimeBucket(3, 12.5, 9.0, 40, 7, {3: 2, 9: 1}), PlanCost(2, 4.5, 10, 20, 3),
              PlanRun(1.0, "COLLSCAN", 9.0, "IXSCAN { a: 1 }", 4), burst, CappedSet({"a", "b"}, True, "b"),
