@@ -795,6 +795,15 @@ class Digest:
         options = self.options
         self._filtering = bool(options.since or options.until)
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """A digest travelling between processes (a worker's, a Dask task's) goes as pickles of ``SHIPPED_SHAPES``
+        shapes each: the pickler remembers every object it wrote until its pickle is done, and for a worker's tens of
+        thousands of shapes that memory was as large as the digest itself."""
+        shapes = list(self.shapes.items())
+        parts = [pickle.dumps(shapes[start:start + SHIPPED_SHAPES], protocol=pickle.HIGHEST_PROTOCOL)
+                 for start in range(0, len(shapes), SHIPPED_SHAPES)]
+        return _shipped_digest, (self.options, self.skipped, parts)
+
     def add(self, event: Event) -> None:
         if self._filtering:
             reason = self._excluded(event)
@@ -839,3 +848,14 @@ class Digest:
     @property
     def operations(self) -> int:
         return sum(stats.count for stats in self.shapes.values())
+
+
+#: Shapes per pickle when a digest travels (``Digest.__reduce__``).
+SHIPPED_SHAPES = 2_000
+
+
+def _shipped_digest(options: DigestOptions, skipped: Counter[str], parts: list[bytes]) -> Digest:
+    digest = Digest(options, skipped=skipped)
+    for part in parts:
+        digest.shapes.update(pickle.loads(part))
+    return digest

@@ -8,11 +8,13 @@ from collections import Counter
 from dataclasses import fields
 from datetime import datetime, timezone
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from idxadvisor.models.events import Event
 from idxadvisor.parse.block import BlockOptions, BlockParser
+from idxadvisor.shapes import digest as digest_module
 from idxadvisor.shapes.digest import (
     SET_CAP,
     Burst,
@@ -264,6 +266,24 @@ def test_a_bucket_keeps_its_bins_whichever_way_it_was_built(durations: list[floa
     assert (whole.bins is None) == (left.bins is None) == (len(expected) <= 1)
     for p in (50, 95, 99):
         assert whole.percentile(p) == left.percentile(p) == coarse_percentile(expected, p, max(durations, default=0.0))
+
+
+def test_a_digest_travels_in_parts_and_comes_back_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(digest_module, "SHIPPED_SHAPES", 2)
+    lines = [json_line(slow_attr({"find": "orders", "filter": {name: 1}}), ts=f"2025-01-01T10:00:0{n}.000+00:00")
+             for n, name in enumerate("abcde")]
+    digest = Digest(DigestOptions(min_ms=0.0, since=datetime(2025, 1, 1, 10, 0, 1, tzinfo=timezone.utc)))
+    parser = BlockParser("json-log", BlockOptions(REFERENCE_YEAR), digest)
+    parser.feed(("\n".join(lines) + "\n").encode())
+    parser.finish()
+    assert len(digest.shapes) == 4 and digest.skipped == {"before --since": 1}
+    _, (_, _, parts) = digest.__reduce__()
+    assert len(parts) == 2  # four shapes, two to a pickle
+    shipped = pickle.loads(pickle.dumps(digest, protocol=pickle.HIGHEST_PROTOCOL))
+    assert (shipped.options, shipped.skipped, list(shipped.shapes)) == (digest.options, digest.skipped,
+                                                                          list(digest.shapes))
+    assert all(shipped.shapes[key].count == stats.count == 1 for key, stats in digest.shapes.items())
+    assert shipped._filtering  # rebuilt from its options, as a new digest's is
 
 
 def test_the_parts_of_a_digest_pickle_whole() -> None:
