@@ -73,10 +73,28 @@ def _decode_fields(target: Any, document: dict[str, Any], codecs: dict[str, _Cod
         value = document[key]
         if codec is not None:
             value = codec.decode(value)
-        elif not isinstance(value, _SCALARS):
-            raise ValueError(f"{key} must be a number, a string or null")
+        else:
+            _check_scalar(value, getattr(target, item.name), key)
         setattr(target, item.name, value)
     return target
+
+
+_COUNTER_LIMIT = 2**63  # a server's counters are 64-bit: anything larger is damage, and would overflow a division
+
+
+def _check_scalar(value: Any, default: Any, key: str) -> None:
+    """A saved scalar of the kind its field holds (the field's default says which): a number where arithmetic
+    follows, so that a hand-edited or damaged file is refused as it is read, not half-way through the analysis."""
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise ValueError(f"{key} must be true or false")
+    elif isinstance(default, (int, float)):  # a count may have been logged as a double: either kind is a number
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"{key} must be a number")
+        if not -_COUNTER_LIMIT < value < _COUNTER_LIMIT:
+            raise ValueError(f"{key} is out of range")
+    elif not isinstance(value, _SCALARS):
+        raise ValueError(f"{key} must be a number, a string or null")
 
 
 def _pairs(counts: dict[int, int]) -> list[list[int]]:

@@ -254,6 +254,41 @@ def test_a_bad_workload_file_is_an_input_error(tmp_path: Path, content: bytes, m
         load_workload(path)
 
 
+@pytest.mark.parametrize(("where", "value", "message"), [
+    (("count",), "12", "count must be a number"),
+    (("docs_examined",), None, "docs_examined must be a number"),
+    (("timeline", "buckets", 0, "total_ms"), "abc", "total_ms must be a number"),
+    (("timeline", "buckets", 0, "max_ms"), [1], "max_ms must be a number"),
+    (("connections", "capped"), 1, "capped must be true or false"),
+    (("keys_examined",), 2**63, "keys_examined is out of range"),  # past any 64-bit counter
+    (("duration", "n"), True, "n must be a number"),
+])
+def test_a_workload_file_with_a_number_of_the_wrong_kind_is_damaged(tmp_path: Path, demo_digest: tuple,
+                                                                     where: tuple, value: Any, message: str) -> None:
+    """A hand-edited or damaged number is refused as the file is read, not met half-way through the analysis as an
+    internal error (a string count once ended a run in a division)."""
+    path = tmp_path / "w.json"
+    save_workload(path, *demo_digest)
+    document = json.loads(path.read_text())
+    target = document["shapes"][0]
+    for step in where[:-1]:
+        target = target[step]
+    target[where[-1]] = value
+    path.write_text(json.dumps(document))
+    with pytest.raises(InputError, match=f"damaged workload file .*{message}"):
+        load_workload(path)
+
+
+def test_counts_saved_as_doubles_are_read_back(tmp_path: Path, demo_digest: tuple) -> None:
+    path = tmp_path / "w.json"
+    save_workload(path, *demo_digest)
+    document = json.loads(path.read_text())
+    document["shapes"][0]["skip_total"] = 10.0  # a $skip the log wrote as a double
+    path.write_text(json.dumps(document))
+    loaded = load_workload(path).digest.shapes.values()
+    assert 10.0 in {stats.skip_total for stats in loaded} and len(loaded) == len(demo_digest[0].shapes)
+
+
 def test_a_workload_on_stdin_is_refused_with_its_reason(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                         monkeypatch: pytest.MonkeyPatch, demo_digest: tuple) -> None:
     import io
