@@ -63,6 +63,8 @@ def _encode_fields(value: Any, codecs: dict[str, _Codec]) -> dict[str, Any]:
 
 
 def _decode_fields(target: Any, document: dict[str, Any], codecs: dict[str, _Codec], skip: tuple[str, ...] = ()) -> Any:
+    if not isinstance(document, dict):
+        raise ValueError(f"{type(target).__name__} must be an object")
     for item in fields(target):
         if item.name in skip or (type(target), item.name) in NOT_SAVED:
             continue
@@ -74,7 +76,7 @@ def _decode_fields(target: Any, document: dict[str, Any], codecs: dict[str, _Cod
         if codec is not None:
             value = codec.decode(value)
         else:
-            _check_scalar(value, getattr(target, item.name), key)
+            check_scalar(value, str(item.type), key)
         setattr(target, item.name, value)
     return target
 
@@ -82,27 +84,49 @@ def _decode_fields(target: Any, document: dict[str, Any], codecs: dict[str, _Cod
 _COUNTER_LIMIT = 2**63  # a server's counters are 64-bit: anything larger is damage, and would overflow a division
 
 
-def _check_scalar(value: Any, default: Any, key: str) -> None:
-    """A saved scalar of the kind its field holds (the field's default says which): a number where arithmetic
-    follows, so that a hand-edited or damaged file is refused as it is read, not half-way through the analysis."""
-    if isinstance(default, bool):
-        if not isinstance(value, bool):
-            raise ValueError(f"{key} must be true or false")
-    elif isinstance(default, (int, float)):  # a count may have been logged as a double: either kind is a number
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"{key} must be a number")
-        if not -_COUNTER_LIMIT < value < _COUNTER_LIMIT:
+def check_scalar(value: Any, annotation: str, key: str) -> None:
+    """A saved scalar of the kind its field's annotation names, so that a hand-edited or damaged file is refused as
+    it is read rather than met half-way through the analysis: a whole number where the field is an ``int`` (a
+    count logged as a double, 10.0, is one), any number for a ``float``, true or false for a ``bool``, text for a
+    ``str``, null only where the field may be None."""
+    kinds = {kind.strip() for kind in annotation.split("|")}
+    if value is None:
+        fits = "None" in kinds
+    elif isinstance(value, bool):
+        fits = "bool" in kinds
+    elif isinstance(value, (int, float)):
+        if kinds & {"int", "float"} and not -_COUNTER_LIMIT < value < _COUNTER_LIMIT:
             raise ValueError(f"{key} is out of range")
-    elif not isinstance(value, _SCALARS):
-        raise ValueError(f"{key} must be a number, a string or null")
+        fits = "float" in kinds or ("int" in kinds and (isinstance(value, int) or value.is_integer()))
+    else:
+        fits = isinstance(value, str) and "str" in kinds
+    if not fits:
+        expected = [name for kind, name in _KIND_NAMES if kind in kinds]
+        raise ValueError(f"{key} must be {' or '.join(expected) or 'a number, a string or null'}")
+
+
+_KIND_NAMES = (("int", "a whole number"), ("float", "a number"), ("bool", "true or false"), ("str", "text"),
+               ("None", "null"))
+
+
+def strings(values: list[Any]) -> set[str]:
+    if not all(isinstance(value, str) for value in values):
+        raise ValueError("a set of names holds something other than text")
+    return set(values)
 
 
 def _pairs(counts: dict[int, int]) -> list[list[int]]:
     return [[bucket, count] for bucket, count in sorted(counts.items())]
 
 
+_MAX_BIN = 100_000  # histogram and coarse bins of any duration a server can log stay in the thousands
+
+
 def _unpairs(pairs: list[list[int]]) -> dict[int, int]:
-    return {int(bucket): int(count) for bucket, count in pairs}
+    counts = {int(bucket): int(count) for bucket, count in pairs}
+    if any(not 0 <= bucket < _MAX_BIN or not 0 <= count < _COUNTER_LIMIT for bucket, count in counts.items()):
+        raise ValueError("a histogram bin or its count is out of range")
+    return counts
 
 
 def _time(value: datetime | None) -> str | None:
@@ -117,7 +141,7 @@ def _untime(value: str | None) -> datetime | None:
 
 _HISTOGRAM = {"counts": _Codec("counts", _pairs, _unpairs)}
 _BUCKET = {"bins": _Codec("bins", lambda bins: None, _unpairs)}  # written from bin_counts(): see _encode_buckets
-_CAPPED = {"members": _Codec("members", sorted, set)}
+_CAPPED = {"members": _Codec("members", sorted, strings)}
 
 
 def encode_histogram(histogram: DurationHistogram) -> dict[str, Any]:
@@ -142,8 +166,19 @@ def _encode_buckets(buckets: dict[int, TimeBucket]) -> list[dict[str, Any]]:
             for start, bucket in sorted(buckets.items())]
 
 
+#: The minutes (since the epoch) a report can print: years 1 to 9999.
+_MINUTES = range(-1_035_593_280, 4_223_371_680)
+
+
+def _minute(value: Any) -> int:
+    minute = int(value)
+    if minute not in _MINUTES:
+        raise ValueError(f"timeline minute {minute} is out of range")
+    return minute
+
+
 def _decode_buckets(documents: list[dict[str, Any]]) -> dict[int, TimeBucket]:
-    buckets = {int(document["start"]): _decode_fields(TimeBucket(), document, _BUCKET) for document in documents}
+    buckets = {_minute(document["start"]): _decode_fields(TimeBucket(), document, _BUCKET) for document in documents}
     for bucket in buckets.values():  # one bin, the maximum's: kept as a bucket built event by event keeps it
         if bucket.bins is not None and bucket.bins == {coarse_bin(bucket.max_ms): bucket.count}:
             bucket.bins = None
@@ -151,8 +186,14 @@ def _decode_buckets(documents: list[dict[str, Any]]) -> dict[int, TimeBucket]:
 
 
 _TIMELINE = {"buckets": _Codec("buckets", _encode_buckets, _decode_buckets)}
+def _decode_run(start: Any, duration: Any) -> tuple[float, float]:
+    if not (_MINUTES.start * 60_000 <= float(start) < _MINUTES.stop * 60_000 and 0 <= float(duration) < _COUNTER_LIMIT):
+        raise ValueError("an aggregation run's start or duration is out of range")
+    return float(start), float(duration)
+
+
 _RUNS = {"runs": _Codec("runs", lambda runs: [list(run) for run in sorted(runs)],
-                        lambda runs: [(float(start), float(duration)) for start, duration in runs])}
+                        lambda runs: [_decode_run(start, duration) for start, duration in runs])}
 
 
 def encode_timeline(timeline: Timeline) -> dict[str, Any]:
@@ -177,7 +218,10 @@ def _encode_plan_costs(costs: dict[str, PlanCost]) -> dict[str, Any]:
 
 
 def _decode_plan_costs(documents: dict[str, Any]) -> dict[str, PlanCost]:
-    return {str(plan): _decode_fields(PlanCost(), document, {}) for plan, document in documents.items()}
+    costs = {str(plan): _decode_fields(PlanCost(), document, {}) for plan, document in documents.items()}
+    if any(cost.count < 1 for cost in costs.values()):
+        raise ValueError("a plan's cost counts no execution")
+    return costs
 
 
 def _encode_plan_runs(runs: list[PlanRun]) -> list[dict[str, Any]]:

@@ -29,7 +29,7 @@ from idxadvisor.ingest.sources import READ_ERRORS, Source, read_decompressed
 from idxadvisor.models.events import Problem
 from idxadvisor.models.inputs import InputSummary
 from idxadvisor.shapes.digest import Digest, DigestOptions
-from idxadvisor.workload.codec import decode_stats, encode_stats
+from idxadvisor.workload.codec import check_scalar, decode_stats, encode_stats, strings
 
 SCHEMA_VERSION = 1
 _HEAD = 512
@@ -186,15 +186,22 @@ def _decode_input(document: dict[str, Any], origin: str | None) -> InputSummary:
     summary = InputSummary(f"{origin}:{path}" if origin is not None else path, str(document["format"]))
     for item in fields(summary):
         if item.name in document and item.name not in _INPUT_SPECIAL and item.name != "path":
-            setattr(summary, item.name, document[item.name])
-    summary.versions = set(document.get("versions", ()))
+            value = document[item.name]
+            check_scalar(value, str(item.type), item.name)
+            setattr(summary, item.name, value)
+    summary.versions = strings(document.get("versions", []))
     summary.first_ts, summary.last_ts = _parse_iso(document.get("first_ts")), _parse_iso(document.get("last_ts"))
-    summary.problem_examples = [Problem(str(problem["reason"]), problem.get("line"))
-                                for problem in document.get("problem_examples", ())]
+    summary.problem_examples = [_decode_problem(problem) for problem in document.get("problem_examples", ())]
     if summary.error and origin is not None:  # reported when the workload was recorded: not an error of this run
         summary.problem_examples.append(Problem(f"when the workload was recorded: {summary.error}"))
         summary.error = None
     return summary
+
+
+def _decode_problem(document: dict[str, Any]) -> Problem:
+    line = document.get("line")
+    check_scalar(line, "int | None", "line")
+    return Problem(str(document["reason"]), line)
 
 
 def _iso(value: Any) -> str | None:

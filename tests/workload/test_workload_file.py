@@ -6,13 +6,16 @@ import dataclasses
 import gzip
 import hashlib
 import json
+import tempfile
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from idxadvisor.api import read_inputs
+from idxadvisor.api import analyze, read_inputs
 from idxadvisor.cli import run
 from idxadvisor.config import Settings
 from idxadvisor.errors import InputError, UsageError
@@ -255,13 +258,18 @@ def test_a_bad_workload_file_is_an_input_error(tmp_path: Path, content: bytes, m
 
 
 @pytest.mark.parametrize(("where", "value", "message"), [
-    (("count",), "12", "count must be a number"),
-    (("docs_examined",), None, "docs_examined must be a number"),
+    (("count",), "12", "count must be a whole number"),
+    (("count",), 1.5, "count must be a whole number"),
+    (("docs_examined",), None, "docs_examined must be a whole number"),
     (("timeline", "buckets", 0, "total_ms"), "abc", "total_ms must be a number"),
     (("timeline", "buckets", 0, "max_ms"), [1], "max_ms must be a number"),
     (("connections", "capped"), 1, "capped must be true or false"),
     (("keys_examined",), 2**63, "keys_examined is out of range"),  # past any 64-bit counter
-    (("duration", "n"), True, "n must be a number"),
+    (("duration", "n"), True, "n must be a whole number"),
+    (("internal_reason",), 3, "internal_reason must be text or null"),
+    (("connections", "members"), ["conn1", 7], "a set of names holds something other than text"),
+    (("timeline", "buckets", 0, "start"), 2**40, "timeline minute .* is out of range"),
+    (("plan_costs",), {"COLLSCAN": {}}, "a plan's cost counts no execution"),
 ])
 def test_a_workload_file_with_a_number_of_the_wrong_kind_is_damaged(tmp_path: Path, demo_digest: tuple,
                                                                      where: tuple, value: Any, message: str) -> None:
@@ -277,6 +285,40 @@ def test_a_workload_file_with_a_number_of_the_wrong_kind_is_damaged(tmp_path: Pa
     path.write_text(json.dumps(document))
     with pytest.raises(InputError, match=f"damaged workload file .*{message}"):
         load_workload(path)
+
+
+def _leaves(value: Any, where: tuple = ()) -> list[tuple]:
+    """Every place in a JSON document (the first item of each list stands for the rest)."""
+    found = [where] if where else []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += _leaves(item, (*where, key))
+    elif isinstance(value, list) and value:
+        found += _leaves(value[0], (*where, 0))
+    return found
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_a_damaged_workload_file_is_an_input_error_or_a_report_never_an_internal_error(
+        demo_digest: tuple, data: st.DataObject) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "w.json"
+        save_workload(path, *demo_digest)
+        document = json.loads(path.read_text())
+        document["shapes"] = document["shapes"][:3]
+        where = data.draw(st.sampled_from(_leaves(document)))
+        target = document
+        for step in where[:-1]:
+            target = target[step]
+        target[where[-1]] = data.draw(st.sampled_from(["x", None, -1, 1.5, True, [], {}, 2**63, 10**30, -2**63]))
+        path.write_text(json.dumps(document))
+        try:
+            report = analyze([str(path)], Settings(format="json", jobs=1, fail_on="never"))
+        except (InputError, UsageError) as exc:
+            assert str(path) in str(exc) and "\n" not in str(exc)
+        else:  # a value of the right kind after all (-1 where a number may be negative, [] for the list of inputs)
+            assert report.summary.shapes == len(report.shapes) <= 3
 
 
 def test_counts_saved_as_doubles_are_read_back(tmp_path: Path, demo_digest: tuple) -> None:
