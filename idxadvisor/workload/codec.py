@@ -186,10 +186,13 @@ def _decode_buckets(documents: list[dict[str, Any]]) -> dict[int, TimeBucket]:
 
 
 _TIMELINE = {"buckets": _Codec("buckets", _encode_buckets, _decode_buckets)}
+
+
 def _decode_run(start: Any, duration: Any) -> tuple[float, float]:
-    if not (_MINUTES.start * 60_000 <= float(start) < _MINUTES.stop * 60_000 and 0 <= float(duration) < _COUNTER_LIMIT):
+    start_ms, duration_ms = float(start), float(duration)
+    if not (_MINUTES.start * 60_000 <= start_ms < _MINUTES.stop * 60_000 and 0 <= duration_ms < _COUNTER_LIMIT):
         raise ValueError("an aggregation run's start or duration is out of range")
-    return float(start), float(duration)
+    return start_ms, duration_ms
 
 
 _RUNS = {"runs": _Codec("runs", lambda runs: [list(run) for run in sorted(runs)],
