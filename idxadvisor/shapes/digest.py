@@ -152,6 +152,12 @@ class TimeBucket:
         self.docs_examined += other.docs_examined
         self.keys_examined += other.keys_examined
 
+    def compact(self) -> None:
+        """Drop a dict of bins that says only what ``bins=None`` says (one bin, the maximum's): how a bucket read back
+        from a workload file, which writes the bins out, is kept as one built event by event."""
+        if self.bins is not None and self.bins == {coarse_bin(self.max_ms): self.count}:
+            self.bins = None
+
     def bin_counts(self) -> dict[int, int]:
         """The bins, as a dict of the bucket's own (written when there was none)."""
         if self.bins is None:

@@ -27,7 +27,7 @@ from idxadvisor.shapes.digest import (
     Timeline,
 )
 from idxadvisor.shapes.shape import Branches, ElemMatch, Filter, Node, QueryShape, finish
-from idxadvisor.shapes.sketch import DurationHistogram, coarse_bin
+from idxadvisor.shapes.sketch import DurationHistogram
 from idxadvisor.workload.redact import redact_command
 
 _SCALARS = (int, float, str, bool, type(None))
@@ -179,9 +179,8 @@ def _minute(value: Any) -> int:
 
 def _decode_buckets(documents: list[dict[str, Any]]) -> dict[int, TimeBucket]:
     buckets = {_minute(document["start"]): _decode_fields(TimeBucket(), document, _BUCKET) for document in documents}
-    for bucket in buckets.values():  # one bin, the maximum's: kept as a bucket built event by event keeps it
-        if bucket.bins is not None and bucket.bins == {coarse_bin(bucket.max_ms): bucket.count}:
-            bucket.bins = None
+    for bucket in buckets.values():
+        bucket.compact()
     return buckets
 
 
