@@ -6,6 +6,31 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+_paused_for_start_up = False
+
+
+def pause_collector_for_start_up() -> None:
+    """No cyclic garbage collection while the command line starts (imports, building and parsing the command).
+
+    Start-up builds only objects that live as long as the process (modules, classes, functions, pydantic schemas), yet
+    the collector, triggered about 80 times by as many allocations, walked them again and again: 8 to 10 ms of a
+    small log's start-up. ``end_start_up`` turns it back on."""
+    global _paused_for_start_up
+    if gc.isenabled():
+        gc.disable()
+        _paused_for_start_up = True
+
+
+def end_start_up() -> None:
+    """The collector back on, if ``pause_collector_for_start_up`` turned it off; what start-up built is moved out of
+    its way for good (``gc.freeze``: only cyclic garbage among those objects would stay, and start-up makes none to
+    speak of). Without a pause before (the library or the tests calling the command line), nothing changes."""
+    global _paused_for_start_up
+    if _paused_for_start_up:
+        _paused_for_start_up = False
+        gc.freeze()
+        gc.enable()
+
 
 @contextmanager
 def collector_paused() -> Iterator[None]:

@@ -8,6 +8,7 @@ import pytest
 import typer.main
 
 from idxadvisor.cli import app, run
+from idxadvisor.cli.app import _command_line
 
 PLACEHOLDER = re.compile(r"<(?:bool|str|int|float|path|list\[[^\]]*\])>")
 
@@ -55,3 +56,24 @@ def test_the_top_level_page_lists_every_command(capsys: pytest.CaptureFixture[st
     for name in command_names():
         assert re.search(rf"│ {re.escape(name)}\s", page), name
     assert "Exit codes: 0 ok" in page
+
+
+@pytest.mark.parametrize("command", command_names())
+def test_a_command_run_alone_has_the_help_page_it_has_among_all(capsys: pytest.CaptureFixture[str],
+                                                                  command: str) -> None:
+    alone = _command_line([command, "--help"])
+    assert sorted(alone.commands) == [command]  # only the command named is built
+    assert alone([command, "--help"], prog_name="idxadvisor", standalone_mode=False) == 0
+    page_alone = capsys.readouterr().out
+    typer.main.get_command(app)([command, "--help"], prog_name="idxadvisor", standalone_mode=False)
+    assert page_alone == capsys.readouterr().out
+
+
+@pytest.mark.parametrize("arguments", [[], ["--help"], ["analyse", "x.log"], ["--debug", "analyze"]])
+def test_arguments_that_name_no_command_first_get_every_command(arguments: list[str]) -> None:
+    assert sorted(_command_line(arguments).commands) == command_names()
+
+
+def test_a_misspelt_command_is_still_told_the_closest_name(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["analyse", "x.log"]) == 2
+    assert "Did you mean 'analyze'?" in capsys.readouterr().err

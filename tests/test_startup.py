@@ -1,13 +1,19 @@
 """Start-up stays small: the command line loads the library only for the command that runs, and an analysis loads
-no optional engine it does not use (the server client, the estimator, the charting library)."""
+no optional engine it does not use (the server client, the estimator, the charting library); the collector rests
+while it starts, and no pydantic plugin is looked for."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
 import sys
 
+import pytest
+
+from idxadvisor.cli import run
+from idxadvisor.runtime import end_start_up, pause_collector_for_start_up
 from tests.conftest import FIXTURES_DIR
 
 
@@ -35,7 +41,7 @@ def test_a_log_analysis_loads_no_optional_engine() -> None:
 
 def _main_with(prelude: str, *arguments: str) -> subprocess.CompletedProcess[str]:
     """``idxadvisor ARGUMENTS`` through the console script's ``main``, after ``prelude`` ran in the same process."""
-    script = f"import sys\n{prelude}\nsys.argv = ['idxadvisor', *sys.argv[1:]]\nfrom idxadvisor.cli import main\nmain()"
+    script = f"import sys\n{prelude}\nsys.argv = ['idxadvisor', *sys.argv[1:]]\nfrom idxadvisor.__main__ import main\nmain()"
     buffered = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
     return subprocess.run([sys.executable, "-c", script, *arguments], capture_output=True, text=True, timeout=60,
                           env=buffered)
@@ -58,3 +64,39 @@ def test_a_thread_still_running_gets_a_normal_exit_that_waits_for_it(tmp_path) -
     completed = _main_with(prelude, "rules")
     assert completed.returncode == 0 and "IX001" in completed.stdout
     assert marker.exists()
+
+
+def test_the_collector_is_paused_for_start_up_and_back_on_when_the_command_runs(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    pause_collector_for_start_up()
+    try:
+        assert not gc.isenabled()
+        assert run(["rules"]) == 0  # the command's invocation ends the start-up
+        assert gc.isenabled()
+        assert gc.get_freeze_count() > 1000  # what start-up built is out of the collector's way
+        assert "IX001" in capsys.readouterr().out
+    finally:
+        end_start_up()
+        gc.enable()
+        gc.unfreeze()
+
+
+def test_without_a_start_up_pause_running_a_command_leaves_the_collector_as_it_was(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    gc.disable()
+    try:
+        assert run(["rules"]) == 0
+        assert not gc.isenabled() and gc.get_freeze_count() == 0
+    finally:
+        gc.enable()
+
+
+def test_the_console_script_leaves_the_users_choice_of_pydantic_plugins_alone() -> None:
+    completed = _main_with("import os\nos.environ['PYDANTIC_DISABLE_PLUGINS'] = 'logfire'\n"
+                           "import atexit\natexit.register(lambda: print(os.environ['PYDANTIC_DISABLE_PLUGINS']))",
+                           "rules")
+    assert completed.returncode == 0 and completed.stdout.rstrip().endswith("logfire")
+    completed = _main_with("import os, atexit\natexit.register(lambda: print(os.environ['PYDANTIC_DISABLE_PLUGINS']))",
+                           "rules")
+    assert completed.stdout.rstrip().endswith("__all__")
