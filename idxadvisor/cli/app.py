@@ -131,9 +131,9 @@ def _command_line(arguments: list[str]) -> Any:
     """The click group that runs these arguments. When they start with a command's name, the group holds that command
     alone: Typer turns every command it holds into a click command (its signature, help and options) before parsing,
     and the ten others took 7 ms of each start-up. Anything else (no command, --help, a misspelt name) gets them all."""
+    named = arguments[0] if arguments else None
     for info in app.registered_commands:
-        name = info.name or typer.main.get_command_name(getattr(info.callback, "__name__", ""))
-        if arguments and name == arguments[0]:
+        if (info.name or typer.main.get_command_name(getattr(info.callback, "__name__", ""))) == named:
             alone = typer.Typer(**_SETTINGS)
             alone.registered_commands = [info]
             return typer.main.get_group(alone)
