@@ -464,7 +464,10 @@ def _unescape_one(m: re.Match[str]) -> str:
     if simple is not None:
         return _SIMPLE_ESCAPES[simple]
     if code is not None:
-        return chr(int(code, 16))
+        value = int(code, 16)
+        # half of a surrogate pair alone is no character: as a decoder replaces a byte that is none, or the text
+        # could not be written out (a report of it ended in an internal error)
+        return "\ufffd" if 0xD800 <= value <= 0xDFFF else chr(value)
     return chr(0x10000 + ((int(high, 16) - 0xD800) << 10) + (int(low, 16) - 0xDC00))
 
 

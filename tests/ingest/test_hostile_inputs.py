@@ -1,11 +1,13 @@
 """Inputs made to break the reader: a line longer than memory should hold (a gzip or xz bomb without newlines), a
-400-digit counter, archives nested hundreds of levels deep. Each ends as a counted problem or an input error, the
-good input beside it is analysed, and nothing raises."""
+400-digit counter, archives nested hundreds of levels deep, half a surrogate pair escaped in a document. Each ends as
+a counted problem, an input error or a replaced character, the good input beside it is analysed, and nothing
+raises."""
 
 from __future__ import annotations
 
 import gzip
 import io
+import json
 import lzma
 import tarfile
 from pathlib import Path
@@ -13,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from idxadvisor.api import analyze
+from idxadvisor.cli import run
 from idxadvisor.config import Settings
 from idxadvisor.ingest.sources import MAX_ARCHIVE_DEPTH, OverlongLine, expand_sources, iter_blocks, split_file
 from idxadvisor.parse.block import BlockOptions
@@ -130,3 +133,22 @@ def test_a_command_nested_deeper_than_pickle_goes_is_counted_without_its_example
     assert by_text["find shop.orders {sku: eq}"].count == 5 and by_text["find shop.orders {sku: eq}"].representative
     (deep_stats,) = [stats for text, stats in by_text.items() if text != "find shop.orders {sku: eq}"]
     assert deep_stats.count == 1 and deep_stats.representative is None
+
+
+@pytest.mark.parametrize("output_format", ["json", "text", "markdown", "sarif", "html"])
+def test_half_a_surrogate_pair_escaped_in_a_document_is_replaced_not_a_report_that_cannot_be_written(
+        tmp_path: Path, output_format: str) -> None:
+    """orjson refuses ``\\ud800`` alone, so the document is read as mongo-shell text, whose escapes gave a string
+    that no report could encode: every format ended in an internal error."""
+    profiled = ('{"op": "query", "ns": "shop.ord\\ud800ers", "command": {"find": "ord\\udc00ers", "filter": '
+                '{"sku\\ud83d": "x"}}, "keysExamined": 0, "docsExamined": 5000, "nreturned": 1, "millis": 50, '
+                '"planSummary": "COLLSCAN", "ts": {"$date": "2025-01-01T10:00:0%dZ"}}')
+    path = tmp_path / "profile.json"
+    path.write_text("[" + ", ".join(profiled % second for second in range(4)) + "]")
+    output = tmp_path / f"report.{output_format}"
+    assert run(["analyze", str(path), "--format", output_format, "-o", str(output), "--fail-on", "never"]) == 0
+    text = output.read_text(encoding="utf-8")  # strict: every character of the report is one UTF-8 can hold
+    if output_format == "json":
+        [shape] = json.loads(text)["shapes"]
+        assert (shape["ns"], shape["count"]) == ("shop.ord\ufffders", 4)
+        assert "sku\ufffd" in shape["shape"]

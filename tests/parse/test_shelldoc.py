@@ -137,6 +137,10 @@ def test_number_decimal_keeps_the_text_as_written(text: str, expected: str) -> N
         (r'"line\nnext\ttab"', "line\nnext\ttab"),
         (r'"\u00e9\u20ac"', "é€"),
         (r'"\ud83d\ude00"', "\U0001f600"),
+        (r'"a\ud800b"', "a\ufffdb"),  # half a surrogate pair alone: the replacement character
+        (r'"\udc00"', "\ufffd"),
+        (r'"\ud83d\u0041"', "\ufffdA"),
+        (r'"\ude00\ud83d"', "\ufffd\ufffd"),
         ('"héllo wörld 日本"', "héllo wörld 日本"),
         (r"'it\'s'", "it's"),
         (r'"keep \. and \d"', r"keep \. and \d"),
