@@ -11,7 +11,7 @@ its ``DISTINCT_SCAN``; anything else could be a find, a distinct or a findAndMod
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from idxadvisor.models.events import EXPLAIN, UNKNOWN, Event
@@ -138,7 +138,7 @@ def iter_stages(plan: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
     """Every stage of a plan tree, root first: a ``winningPlan`` (through mongos' ``shards`` and SBE's ``queryPlan``)
     or an ``executionStages`` tree (``thenStage``/``elseStage`` of a cached plan, ``outerStage``/``innerStage`` of a
     join, each shard's ``executionStages``)."""
-    stack = [plan]
+    stack = [plan] if isinstance(plan, Mapping) else []
     while stack:
         stage = stack.pop()
         yield stage
@@ -156,12 +156,17 @@ def iter_stages(plan: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
                 stack.append(inner)
 
 
+def stage_names(stages: Iterable[Mapping[str, Any]]) -> set[str]:
+    """The names of these stages (a ``stage`` that is not text names none)."""
+    return {name for stage in stages if isinstance(name := stage.get("stage"), str)}
+
+
 def plan_summary(plan: dict[str, Any]) -> str | None:
     """The log's planSummary for a winning plan: its leaf stages, index scans with their key patterns."""
     parts = []
     for stage in iter_stages(plan):
         name = stage.get("stage")
-        if name not in _LEAF_STAGES:
+        if not isinstance(name, str) or name not in _LEAF_STAGES:
             continue
         key = stage.get("keyPattern")
         if type(key) is dict:
@@ -185,7 +190,7 @@ _COUNT_STAGES = frozenset({"COUNT", "COUNT_SCAN", "RECORD_STORE_FAST_COUNT"})
 
 def _op_from_plan(plan: dict[str, Any]) -> str:
     """What the winning plan proves about the command explained: ``count``, ``distinct``, or ``unknown``."""
-    names = {stage.get("stage") for stage in iter_stages(plan)}
+    names = stage_names(iter_stages(plan))
     if names & _COUNT_STAGES:
         return "count"
     if "DISTINCT_SCAN" in names:

@@ -14,7 +14,7 @@ import secrets
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from idxadvisor.errors import UsageError
+from idxadvisor.errors import ServerError, UsageError
 from idxadvisor.indexes.model import IndexSpec
 from idxadvisor.models.report import ScratchReport
 from idxadvisor.server.connection import MAX_TIME_MS, connect, describe_failure, host_label
@@ -51,8 +51,13 @@ class ScratchDatabase:
         self._client = connect(self.uri, tz_aware=True)
         listing = {"listDatabases": 1, "nameOnly": True, "maxTimeMS": MAX_TIME_MS}
         reply = self._call(lambda: self._client.admin.command(listing), "listDatabases")
-        existing = {database["name"] for database in reply.get("databases", [])}
-        if self.name in existing:
+        databases = reply.get("databases")
+        if not isinstance(databases, list):  # nothing is written where the name cannot be shown to be new
+            self._client.close()
+            raise ServerError(f"cannot tell whether --scratch-db {self.name} exists on {self.report.server}: its "
+                              "listDatabases reply holds no list of databases")
+        if self.name in {database.get("name") for database in databases
+                         if isinstance(database, dict) and isinstance(database.get("name"), str)}:
             self._client.close()
             raise UsageError(f"--scratch-db {self.name} already exists on {self.report.server}: replay writes only "
                              "to a database it creates (and drops); name a new one")

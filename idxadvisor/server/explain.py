@@ -12,8 +12,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from idxadvisor.indexes.model import KeyPattern
-from idxadvisor.parse.explain import iter_stages, plan_summary
+from idxadvisor.parse.explain import iter_stages, plan_summary, stage_names
 from idxadvisor.server.connection import MAX_TIME_MS
+from idxadvisor.server.source import counter_of
 from idxadvisor.whatif.estimator import WhatIfQuery
 
 
@@ -58,17 +59,22 @@ def execution_counters(reply: Mapping[str, Any]) -> dict[str, Any]:
     plan = planner.get("winningPlan") if isinstance(planner.get("winningPlan"), Mapping) else {}
     plan = plan.get("queryPlan", plan) if isinstance(plan.get("queryPlan"), Mapping) else plan  # 7.0+ SBE wrapper
     stages = list(iter_stages(stats.get("executionStages") or {}))
-    names = {stage.get("stage") for stage in stages}
-    counters: dict[str, Any] = {
-        "planSummary": plan_summary(dict(plan)) or "?",
-        "nReturned": int(stats.get("nReturned") or 0),
-        "totalKeysExamined": int(stats.get("totalKeysExamined") or 0),
-        "totalDocsExamined": int(stats.get("totalDocsExamined") or 0),
-        "executionTimeMillis": int(stats.get("executionTimeMillis") or 0),
-        "blockingSort": bool(names & {"SORT", "sort"}),
-    }
+    names = stage_names(stages)
     counted = next((stage.get("nCounted") for stage in stages if "nCounted" in stage), None)
+    read = {name: stats.get(name) or 0 for name in _COUNTERS}
     if counted is not None:
-        counters["nCounted"] = int(counted)
+        read["nCounted"] = counted
+    numbers = {name: counter_of(value) for name, value in read.items()}
+    unreadable = next((name for name, number in numbers.items() if number is None), None)
+    if unreadable is not None:  # measured evidence that cannot be read is no evidence, never a zero
+        return {"unsupported": f"the explain reply's {unreadable} is not a count ({read[unreadable]!r:.40})"}
+    counters: dict[str, Any] = {"planSummary": plan_summary(dict(plan)) or "?",
+                                **{name: int(numbers[name]) for name in _COUNTERS},  # type: ignore[arg-type]
+                                "blockingSort": bool(names & {"SORT", "sort"})}
+    if counted is not None:
+        counters["nCounted"] = int(numbers["nCounted"])  # type: ignore[arg-type]
     return counters
+
+
+_COUNTERS = ("nReturned", "totalKeysExamined", "totalDocsExamined", "executionTimeMillis")
 

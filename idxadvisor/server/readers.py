@@ -21,14 +21,15 @@ from typing import Any
 
 from bson import json_util
 
-from idxadvisor.indexes.catalog import IndexCatalog, parse_index_catalog
+from idxadvisor.errors import InputError
+from idxadvisor.indexes.catalog import IndexCatalog, parse_index_entry, with_id_index
 from idxadvisor.ingest.datasets import write_counts
 from idxadvisor.indexes.sampling import SampleStatistics
 from idxadvisor.models.events import PROFILE, Event
 from idxadvisor.models.inputs import InputSummary
 from idxadvisor.parse.block import BlockOptions, BlockParser, EventSink
 from idxadvisor.server.connection import CommandRefused
-from idxadvisor.server.source import ReadOnlySource
+from idxadvisor.server.source import ReadOnlySource, counter_of, document_of
 from idxadvisor.shapes.digest import Digest, DigestOptions, ShapeStats
 from idxadvisor.shapes.shape import shape_of
 
@@ -116,36 +117,34 @@ def query_stats_shape(entry: dict[str, Any]) -> ShapeStats | None:
 
     The server aggregates, so the duration histogram holds the mean for every execution but one, which holds the
     maximum: totals and maxima are exact, percentiles are not known."""
-    key = entry.get("key") or {}
-    shape_document = key.get("queryShape") or {}
-    namespace = shape_document.get("cmdNs") or {}
-    op = shape_document.get("command")
-    if not isinstance(namespace, dict) or op not in ("find", "aggregate", "distinct") or "db" not in namespace:
+    shape_document = document_of(document_of(entry.get("key")).get("queryShape"))
+    namespace = document_of(shape_document.get("cmdNs"))
+    op, database, collection = shape_document.get("command"), namespace.get("db"), namespace.get("coll", "")
+    if op not in ("find", "aggregate", "distinct") or not isinstance(database, str) or not isinstance(collection, str):
         return None
-    collection = namespace.get("coll", "")
     command = {name: value for name, value in shape_document.items() if name not in ("cmdNs", "command")}
     command = {op: collection, **command}
     if op == "aggregate":
         command.setdefault("pipeline", [])
-    event = Event(ns=f"{namespace['db']}.{collection}", op=op, command=command, source_format="query-stats")
+    event = Event(ns=f"{database}.{collection}", op=op, command=command, source_format="query-stats")
     shape, _ = shape_of(event)
-    metrics = entry.get("metrics") or {}
+    metrics = document_of(entry.get("metrics"))
     count = _number(metrics.get("execCount"))
     if not count:
         return None
     stats = ShapeStats(shape)
-    micros = metrics.get("totalExecMicros") or {}
+    micros = document_of(metrics.get("totalExecMicros"))
     total_ms, max_ms = _number(micros.get("sum")) / 1000, _number(micros.get("max")) / 1000
     if count > 1:
-        stats.duration.add_repeated((total_ms - max_ms) / (count - 1), count - 1)
+        stats.duration.add_repeated(max(total_ms - max_ms, 0.0) / (count - 1), count - 1)
     stats.duration.add_repeated(max_ms, 1)
     stats.count = count
-    stats.keys_examined = int(_number((metrics.get("keysExamined") or {}).get("sum")))
-    stats.docs_examined = int(_number((metrics.get("docsExamined") or {}).get("sum")))
-    stats.nreturned = int(_number((metrics.get("docsReturned") or {}).get("sum")))
+    stats.keys_examined = _number(document_of(metrics.get("keysExamined")).get("sum"))
+    stats.docs_examined = _number(document_of(metrics.get("docsExamined")).get("sum"))
+    stats.nreturned = _number(document_of(metrics.get("docsReturned")).get("sum"))
     stats.measured = count if "docsExamined" in metrics else 0
-    stats.blocking_sorts = int(_number(metrics.get("hasSortStage")))
-    stats.used_disk = int(_number(metrics.get("usedDisk")))
+    stats.blocking_sorts = _number(metrics.get("hasSortStage"))
+    stats.used_disk = _number(metrics.get("usedDisk"))
     stats.first_seen = _timestamp(metrics.get("firstSeenTimestamp"))
     stats.last_seen = _timestamp(metrics.get("latestSeenTimestamp"))
     for name in ("queryShapeHash",):
@@ -154,13 +153,10 @@ def query_stats_shape(entry: dict[str, Any]) -> ShapeStats | None:
     return stats
 
 
-def _number(value: Any) -> float:
-    if isinstance(value, dict):  # {"$numberLong": "…"} survives relaxed JSON only beyond 2^53
-        value = next(iter(value.values()), 0)
-    try:
-        return float(value) if value is not None and not isinstance(value, bool) else 0.0
-    except (TypeError, ValueError):
-        return 0.0
+def _number(value: Any) -> int:
+    """A metric as a whole count (0 where the entry holds no usable one); ``{"$numberLong": "…"}`` survives relaxed
+    JSON beyond 2^53."""
+    return int(counter_of(value) or 0)
 
 
 def _timestamp(value: Any) -> datetime | None:
@@ -185,21 +181,34 @@ def index_documents(source: ReadOnlySource, namespaces: Iterable[str], read: Ser
         indexes = source.list_indexes(ns)
         if not usage_refused:
             try:
-                accesses = {item.get("name"): item.get("accesses") for item in source.index_stats(ns)}
+                accesses = {item["name"]: item.get("accesses") for item in source.index_stats(ns)
+                            if isinstance(item.get("name"), str)}
             except CommandRefused as exc:
                 read.missing.append(f"index usage: {exc} ($indexStats needs the indexStats privilege, in "
                                     "clusterMonitor)")
                 usage_refused = True
                 accesses = {}
             for index in indexes:
-                if accesses.get(index.get("name")) is not None:
-                    index["accesses"] = accesses[index["name"]]
+                name = index.get("name")
+                if isinstance(name, str) and accesses.get(name) is not None:
+                    index["accesses"] = accesses[name]
         documents[ns] = [relaxed(index) for index in indexes]
     return documents
 
 
 def read_catalog(source: ReadOnlySource, namespaces: Iterable[str], read: ServerRead) -> IndexCatalog:
-    return parse_index_catalog(index_documents(source, namespaces, read), source.label)
+    """The server's indexes as the index catalog. One this version cannot read (a type it does not know, a document
+    of another shape) is left out with a line in ``missing``: the rest of the run still has every other index."""
+    catalog: IndexCatalog = {}
+    for ns, indexes in index_documents(source, namespaces, read).items():
+        specs = []
+        for position, index in enumerate(indexes):
+            try:
+                specs.append(parse_index_entry(index, source.label, ns, position))
+            except InputError as exc:
+                read.missing.append(f"{exc} (left out)")
+        catalog[ns] = with_id_index(specs)
+    return catalog
 
 
 def collection_namespaces(source: ReadOnlySource, databases: Iterable[str]) -> list[str]:
@@ -219,6 +228,6 @@ def read_sample(source: ReadOnlySource, ns: str, size: int) -> SampleStatistics:
         count = source.count(ns)
     documents = source.sample(ns, size) if count else []
     average = stats.get("avgObjSize")
-    return SampleStatistics(documents, float(average) if average else None, max(int(count or 0), len(documents)),
+    return SampleStatistics(documents, average or None, max(int(count or 0), len(documents)),
                             origin="the collection", **write_counts(stats))
 

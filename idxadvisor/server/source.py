@@ -6,14 +6,20 @@ on ``system.profile``, ``$queryStats`` and ``queryPlanner`` explains. The client
 through ``_send``, which refuses anything outside that list (a write cannot be sent from here by construction, not by
 care), sets ``maxTimeMS``, and uses the read preference the URI names (pymongo's ``Database.command`` would use the
 primary otherwise). A refused command is a ``CommandRefused`` naming the command and the reason.
+
+A reply is input like any log: a cursor hands on only its documents, a reply the driver cannot read as a cursor is a
+``ServerError`` naming the command, and the fields read from a reply are read through ``document_of`` and
+``counter_of`` (what a server, or a server-compatible service, answers in another shape is left out, never a crash).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from idxadvisor.errors import ServerError
 from idxadvisor.server.connection import MAX_TIME_MS, CommandRefused, connect, describe_failure, host_label
 
 _READ_COMMANDS = frozenset({"hello", "buildInfo", "listDatabases", "listCollections", "listIndexes", "aggregate",
@@ -72,14 +78,19 @@ class ReadOnlySource:
             command = {**command, "maxTimeMS": MAX_TIME_MS}
         from pymongo.errors import PyMongoError
 
-        db = self.__client.get_database(database)
         preference = self.__client.read_preference
         try:
+            db = self.__client.get_database(database)  # InvalidName for a name no database can have
             if cursor:
-                return list(db.cursor_command(command, read_preference=preference))
+                return [document for document in db.cursor_command(command, read_preference=preference)
+                        if isinstance(document, dict)]
             return db.command(command, read_preference=preference)
         except PyMongoError as exc:
             raise describe_failure(exc, what, self.uri) from None
+        except (TypeError, KeyError, ValueError, AttributeError) as exc:  # the driver's, reading a reply that is
+            # not a cursor
+            raise ServerError(f"{what} on {self.label}: the reply is not a cursor ({type(exc).__name__}: {exc})") \
+                from None
 
     # -- server --------------------------------------------------------------------------------------------------
 
@@ -90,21 +101,25 @@ class ReadOnlySource:
         """The server's version (``buildInfo.versionArray``), asked once."""
         if self._version is None:
             info = self._send("admin", {"buildInfo": 1}, "buildInfo")
-            array = info.get("versionArray") or [int(part) for part in str(info.get("version", "0.0")).split(".")[:3]
-                                                 if part.isdigit()]
-            self._version = tuple(int(part) for part in array[:3])
+            array = info.get("versionArray")
+            if not isinstance(array, list) or not all(type(part) is int for part in array[:3]):
+                array = [int(part) for part in str(info.get("version", "0.0")).split(".")[:3] if part.isdigit()]
+            self._version = tuple(array[:3])
         return self._version
 
     def database_names(self) -> list[str]:
         reply = self._send("admin", {"listDatabases": 1, "nameOnly": True}, "listDatabases")
-        return [item["name"] for item in reply.get("databases", [])]
+        databases = reply.get("databases")
+        return [item["name"] for item in databases if isinstance(item, dict) and isinstance(item.get("name"), str)] \
+            if isinstance(databases, list) else []
 
     def collection_names(self, database: str) -> list[str]:
         """The collections of a database (not views, not ``system.*``)."""
         command = {"listCollections": 1, "nameOnly": True, "authorizedCollections": True,
                    "filter": {"type": "collection"}}
         documents = self._send(database, command, f"listCollections on {database}", cursor=True)
-        return sorted(doc["name"] for doc in documents if not doc["name"].startswith("system."))
+        names = [doc.get("name") for doc in documents]
+        return sorted(name for name in names if isinstance(name, str) and not name.startswith("system."))
 
     # -- collections ---------------------------------------------------------------------------------------------
 
@@ -124,18 +139,20 @@ class ReadOnlySource:
         try:
             documents = self._aggregate(ns, [{"$collStats": {"storageStats": {}, "latencyStats": {}}}],
                                         f"$collStats on {ns}")
-            stats = documents[0].get("storageStats", {}) if documents else {}
-            latency = {"writes": (documents[0].get("latencyStats", {}).get("writes") or {}).get("ops"),
-                       "localTime": documents[0].get("localTime")} if documents else {}
+            first = documents[0] if documents else {}
+            stats = document_of(first.get("storageStats"))
+            latency = {"writes": document_of(document_of(first.get("latencyStats")).get("writes")).get("ops"),
+                       "localTime": first.get("localTime")}
         except CommandRefused:
             database, collection = _split(ns)
             stats = self._send(database, {"collStats": collection}, f"collStats on {ns}")
-        return {"count": stats.get("count"), "size": stats.get("size"), "avgObjSize": stats.get("avgObjSize"),
-                "writes": latency.get("writes"), "localTime": latency.get("localTime")}
+        return {"count": counter_of(stats.get("count")), "size": counter_of(stats.get("size")),
+                "avgObjSize": counter_of(stats.get("avgObjSize")), "writes": latency.get("writes"),
+                "localTime": latency.get("localTime")}
 
     def count(self, ns: str) -> int:
         database, collection = _split(ns)
-        return int(self._send(database, {"count": collection}, f"count on {ns}").get("n", 0))
+        return int(counter_of(self._send(database, {"count": collection}, f"count on {ns}").get("n")) or 0)
 
     def sample(self, ns: str, size: int) -> list[dict[str, Any]]:
         """``$sample`` of ``size`` documents (a random sample of the collection, as the server draws it)."""
@@ -160,6 +177,26 @@ class ReadOnlySource:
         return self._send(database, {"aggregate": collection, "pipeline": pipeline, "cursor": {}}, what, cursor=True)
 
 
+def document_of(value: Any) -> dict[str, Any]:
+    """``value`` where a reply should hold a document; an empty one where it holds something else."""
+    return value if isinstance(value, dict) else {}
+
+
+def counter_of(value: Any) -> float | None:
+    """A counter a reply holds (an int, a double, an ``Int64``, a ``{"$numberLong": …}`` of relaxed JSON), or None
+    where it holds no usable one: not a number, not finite, negative, or beyond 64 bits."""
+    if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in ("$numberLong", "$numberInt",
+                                                                              "$numberDouble"):
+        value = next(iter(value.values()))
+    if value is None or isinstance(value, (bool, dict)):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) and 0 <= number < 2.0 ** 63 else None
+
+
 def _split(ns: str) -> tuple[str, str]:
     database, _, collection = ns.partition(".")
     return database, collection
@@ -169,4 +206,4 @@ def user_databases(names: list[str]) -> list[str]:
     return [name for name in names if name not in INTERNAL_DATABASES]
 
 
-__all__ = ["ReadOnlySource", "ReadOnlyViolation", "check_read_only", "user_databases"]
+__all__ = ["ReadOnlySource", "ReadOnlyViolation", "check_read_only", "counter_of", "document_of", "user_databases"]
