@@ -127,6 +127,9 @@ class IndexSpec:
         """From a ``listIndexes`` entry or a what-if ``--index`` document: ``{"key": {...}, "sparse": true, ...}``."""
         if "key" not in document or not isinstance(document["key"], (Mapping, list)):
             raise IndexSpecError("an index document needs a 'key' object")
+        for option in ("partialFilterExpression", "collation", "wildcardProjection"):
+            if document.get(option) is not None and not isinstance(document[option], Mapping):
+                raise IndexSpecError(f"an index's {option} must be a document")
         collation = document.get("collation")
         if isinstance(collation, Mapping) and collation.get("locale") == "simple":
             collation = None

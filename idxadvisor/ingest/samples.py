@@ -44,7 +44,9 @@ _JSON_OPTIONS: JSONOptions = json_util.RELAXED_JSON_OPTIONS
 _CHUNK = 1 << 16
 _MAX_DOCUMENT_TEXT = 64 << 20   # a single document larger than this is not a sample
 #: What decoding one document may raise: it is then a bad document, counted, and the others are read.
-_BAD_DOCUMENT = (ValueError, TypeError, OverflowError, BSONError, RecursionError, UnicodeDecodeError)
+# what decoding text that is not an Extended JSON document raises: bson's wrappers also raise KeyError ({"$regex"}
+# without its options) and decimal.InvalidOperation, an ArithmeticError ({"$numberDecimal": "abc"})
+BAD_DOCUMENT = (ValueError, TypeError, KeyError, ArithmeticError, BSONError, RecursionError, UnicodeDecodeError)
 MAX_NESTING = 100               # BSON documents may nest at most 100 levels (the manual's "Nested Depth" limit)
 
 
@@ -93,7 +95,7 @@ class _TooDeep(ValueError):
 def decode_document(text: str | bytes) -> Any:
     """One Extended JSON document, fast: orjson, then one walk converting the wrappers (see the module's doc).
 
-    Raises one of ``_BAD_DOCUMENT`` for text that is not a document (or is nested deeper than ``MAX_NESTING``)."""
+    Raises one of ``BAD_DOCUMENT`` for text that is not a document (or is nested deeper than ``MAX_NESTING``)."""
     try:
         value = orjson.loads(text)
     except orjson.JSONDecodeError:
@@ -147,7 +149,7 @@ class _Wrappers:
                 if inner.__class__ is str:
                     try:
                         converted = converter(inner)
-                    except _BAD_DOCUMENT:
+                    except BAD_DOCUMENT:
                         converted = None  # the walk raises it again, in its order
                     if converted is not None:
                         value[key] = converted
@@ -566,7 +568,7 @@ def _read_lines(block: str, wrappers: _Wrappers, documents: list[Any]) -> int:
             continue
         try:
             document = converted(value, line, marks) if type(value) is dict else None
-        except _BAD_DOCUMENT:
+        except BAD_DOCUMENT:
             document = None
         if type(document) is dict:
             keep(document)
@@ -583,7 +585,7 @@ def _read_line_slowly(line: str, documents: list[Any]) -> int:
         return 0
     try:
         document = decode_document(stripped)
-    except _BAD_DOCUMENT:
+    except BAD_DOCUMENT:
         return 1
     if type(document) is not dict:
         return 1
@@ -663,14 +665,14 @@ def _read_json_array(text: IO[str], reservoir: _Reservoir, path: Path) -> int:
                 raise InputError(f"{path}: not a data sample (malformed JSON array)") from None
             window.more()
             continue
-        except _BAD_DOCUMENT:
+        except BAD_DOCUMENT:
             value, end = None, _skip_value(window.buffer, window.position)  # a bad element, or one too deep
         if end >= len(window.buffer) and not window.eof:
             window.more()  # the value may go on in the next chunk (a number, or an element skipped unread)
             continue
         try:
             value = _converted(value, 1) if type(value) is dict else None
-        except _BAD_DOCUMENT:
+        except BAD_DOCUMENT:
             value = None
         if value is not None:
             reservoir.offer(value)
@@ -772,7 +774,7 @@ class _Runs:
                 return problems, documents, start + sum(map(len, pieces[:done])) + done
             try:
                 value = converted(value, piece, mark) if type(value) is dict else None
-            except _BAD_DOCUMENT:
+            except BAD_DOCUMENT:
                 value = None
             if value is not None:
                 keep(value)

@@ -16,7 +16,7 @@ from typing import Any
 
 from idxadvisor.errors import UsageError
 from idxadvisor.indexes.model import IndexSpec, IndexSpecError, key_pattern
-from idxadvisor.ingest.samples import MAX_NESTING, decode_extended_json, load_sample, too_deep
+from idxadvisor.ingest.samples import BAD_DOCUMENT, MAX_NESTING, decode_extended_json, load_sample, too_deep
 from idxadvisor.runtime import collector_paused
 from idxadvisor.whatif.estimator import Estimator, WhatIfQuery, json_safe
 
@@ -39,7 +39,7 @@ def _decode_option(option: str, text: str) -> Any:
         return decode_extended_json(text)
     except RecursionError:
         raise OptionTooDeep(f"{option} is nested deeper than BSON's {MAX_NESTING} levels") from None
-    except (ValueError, TypeError) as exc:
+    except BAD_DOCUMENT as exc:
         first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise UsageError(f"{option} is not valid (Extended) JSON: {first_line}") from None
 

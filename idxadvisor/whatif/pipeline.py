@@ -57,6 +57,8 @@ def push_down(pipeline: Sequence[Mapping[str, Any]]) -> PushedDown:
     if matches:
         out.filter = matches[0] if len(matches) == 1 else {"$and": matches}
     if position < len(stages) and stages[position][0] == "$sort":
+        if not isinstance(stages[position][1], Mapping):
+            raise Unsupported("$sort needs a document")
         out.sort = dict(stages[position][1])
         position += 1
         if position < len(stages) and stages[position][0] == "$limit":

@@ -9,6 +9,7 @@ whose known fields have the wrong type, is a usage error; a field or command the
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -77,9 +78,9 @@ class WhatIfQuery:
         if command == "distinct" and not isinstance(key, str):
             raise UsageError("a distinct query needs a \"key\": the field name")
         pipeline = decoded.get("pipeline")
-        if command == "aggregate":
-            if not isinstance(pipeline, list) or not all(isinstance(stage, Mapping) for stage in pipeline):
-                raise UsageError("an aggregate query needs a \"pipeline\": an array of stage objects")
+        if (command == "aggregate" or pipeline is not None) and (
+                not isinstance(pipeline, list) or not all(isinstance(stage, Mapping) for stage in pipeline)):
+            raise UsageError("an aggregate query needs a \"pipeline\": an array of stage objects")
         limit = _integer(decoded.get("limit"), "limit")
         skip = _integer(decoded.get("skip"), "skip")
         if skip is not None and skip < 0:
@@ -110,7 +111,8 @@ class WhatIfQuery:
 def _integer(value: Any, name: str) -> int | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or int(value) != value:
         raise UsageError(f"query {name} must be an integer")
     return int(value)
 

@@ -69,6 +69,14 @@ def test_extended_json_in_the_query_and_hint(sample: Path) -> None:
     ({"query": '{"command": "aggregate"}'}, "--query"),
     ({"query": '{"command": "distinct", "filter": {}}'}, "--query"),
     ({"query": '{"filter": {}, "limit": "five"}'}, "--query"),
+    ({"query": '{"filter": {}, "limit": Infinity}'}, "--query"),
+    ({"query": '{"filter": {}, "skip": NaN}'}, "--query"),
+    ({"query": '{"filter": {"a": {"$numberDecimal": "abc"}}}'}, "--query"),  # bson's wrappers raise more than
+    ({"query": '{"filter": {"a": {"$oid": "zz"}}}'}, "--query"),  # ValueError: each was an internal error
+    ({"query": '{"filter": {"a": {"$date": {"$numberLong": "-99999999999999"}}}}'}, "--query"),
+    ({"query": '{"filter": {}, "pipeline": [1, 2]}'}, "--query"),
+    ({"indexes": ['{"key": {"a": 1}, "wildcardProjection": [1]}']}, "--index"),
+    ({"indexes": ['{"key": {"a": 1}, "partialFilterExpression": 5}']}, "--index"),
     ({"indexes": ["{bad"]}, "--index"),
     ({"indexes": ['{"a": 0}']}, "--index"),
     ({"hint": "{oops"}, "--hint"),
@@ -138,7 +146,14 @@ def test_a_hint_works_across_calls_with_equal_but_distinct_index_specs() -> None
 
 def test_unreadable_sample_documents_are_counted_and_shown(tmp_path: Path) -> None:
     path = tmp_path / "orders.json"
-    path.write_text('{"_id": 1, "a": 1}\n{"_id": 2, "a": {"$date": 1e400}}\nnot json\n{"_id": 3, "a": 2}\n')
+    path.write_text('{"_id": 1, "a": 1}\n{"_id": 2, "a": {"$date": 1e400}}\nnot json\n{"_id": 3, "a": 2}\n'
+                    '{"_id": 4, "a": {"$numberDecimal": "abc"}}\n')  # decimal.InvalidOperation: an internal error
     result = run_whatif(data=path, query='{"filter": {"a": 1}}', indexes=[], hint=None)
-    assert (result["sample"]["documents"], result["sample"]["problems"]) == (2, 2)
-    assert render_text(result).splitlines()[0].endswith(", 2 unreadable skipped")
+    assert (result["sample"]["documents"], result["sample"]["problems"]) == (2, 3)
+    assert render_text(result).splitlines()[0].endswith(", 3 unreadable skipped")
+
+
+def test_a_sort_stage_that_is_not_a_document_is_not_estimated(sample: Path) -> None:
+    result = run_whatif(data=sample, query='{"command": "aggregate", "pipeline": [{"$sort": 1}]}', indexes=[],
+                        hint=None)
+    assert result["unsupported"] == "$sort needs a document"
