@@ -29,7 +29,7 @@ DEFAULT_WRITE_COST_FACTOR = 10.0
 class Settings(BaseModel):
     """Everything ``analyze`` can be told, whichever way it was told."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
 
     format: OutputFormat = "text"
     output: Path | None = None

@@ -41,6 +41,9 @@ def test_no_config_file_gives_the_defaults(tmp_path: Path) -> None:
                           "'docs-examined' or 'ratio'"),
     ("colour = true", "setting 'colour' (from {path}): unknown setting"),
     ("top = [", "config file {path} is not valid TOML: "),
+    ("write-cost-factor = inf", "setting 'write-cost-factor' (from {path}): Input should be a finite number"),
+    ("min-ms = 1e400", "setting 'min-ms' (from {path}): Input should be a finite number"),
+    ("min-savings-pct = nan", "setting 'min-savings-pct' (from {path}): Input should be a finite number"),
 ])
 def test_bad_settings_name_the_setting(tmp_path: Path, content: str, message: str) -> None:
     path = tmp_path / ".idxadvisor.toml"
