@@ -7,7 +7,7 @@ through ``_send``, which refuses anything outside that list (a write cannot be s
 care), sets ``maxTimeMS``, and uses the read preference the URI names (pymongo's ``Database.command`` would use the
 primary otherwise). A refused command is a ``CommandRefused`` naming the command and the reason.
 
-A reply is input like any log: a cursor hands on only its documents, a reply the driver cannot read as a cursor is a
+A reply is input like any log: a cursor hands on only its documents, a reply the driver cannot read is a
 ``ServerError`` naming the command, and the fields read from a reply are read through ``document_of`` and
 ``counter_of`` (what a server, or a server-compatible service, answers in another shape is left out, never a crash).
 """
@@ -87,9 +87,8 @@ class ReadOnlySource:
             return db.command(command, read_preference=preference)
         except PyMongoError as exc:
             raise describe_failure(exc, what, self.uri) from None
-        except (TypeError, KeyError, ValueError, AttributeError) as exc:  # the driver's, reading a reply that is
-            # not a cursor
-            raise ServerError(f"{what} on {self.label}: the reply is not a cursor ({type(exc).__name__}: {exc})") \
+        except (TypeError, KeyError, ValueError, AttributeError) as exc:  # raised by the driver reading the reply
+            raise ServerError(f"{what} on {self.label}: a reply the driver cannot read ({type(exc).__name__}: {exc})") \
                 from None
 
     # -- server --------------------------------------------------------------------------------------------------

@@ -93,15 +93,14 @@ def test_query_stats_entries_of_other_shapes_are_problems_or_read_as_far_as_they
     assert stats["duration_ms"]["total"] == 0.0
 
 
-def test_a_cursor_reply_that_is_not_a_cursor_is_one_line_and_exit_3(capsys: pytest.CaptureFixture[str],
+def test_a_reply_the_driver_cannot_read_is_one_line_and_exit_3(capsys: pytest.CaptureFixture[str],
                                                                    fake: FakeServer,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     answering(monkeypatch, "_find", lambda reply, command: {"cursor": {**reply["cursor"], "firstBatch": 5}})
     code, report, err = analyze(capsys, fake)
     assert (code, report) == (3, {})
-    assert err == (f"idxadvisor: error: find on shop.system.profile on mongodb://localhost:{fake.server.port}: the "
-                   "reply is not "
-                   "a cursor (TypeError: 'int' object is not iterable)\n")
+    assert err == (f"idxadvisor: error: find on shop.system.profile on mongodb://localhost:{fake.server.port}: a "
+                   "reply the driver cannot read (TypeError: 'int' object is not iterable)\n")
 
 
 def test_a_database_name_no_database_can_have_is_one_line_and_exit_3(capsys: pytest.CaptureFixture[str],
