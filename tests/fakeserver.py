@@ -81,6 +81,8 @@ class FakeServer:
             reply = handler(database, document)
         except _Fail as failure:
             return _error(request, failure.message, failure.code, failure.code_name)
+        except Exception as exc:  # noqa: BLE001 - the fake's own trouble: an error reply, not a client left waiting
+            return _error(request, f"fake server: {type(exc).__name__}: {exc}", 1, "InternalError")
         return request.reply({"ok": 1, **reply})
 
     def _hello(self, database: str, command: dict[str, Any]) -> dict[str, Any]:
