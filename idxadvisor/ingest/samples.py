@@ -43,9 +43,9 @@ from idxadvisor.runtime import collector_paused
 _JSON_OPTIONS: JSONOptions = json_util.RELAXED_JSON_OPTIONS
 _CHUNK = 1 << 16
 _MAX_DOCUMENT_TEXT = 64 << 20   # a single document larger than this is not a sample
-#: What decoding one document may raise: it is then a bad document, counted, and the others are read.
-# what decoding text that is not an Extended JSON document raises: bson's wrappers also raise KeyError ({"$regex"}
-# without its options) and decimal.InvalidOperation, an ArithmeticError ({"$numberDecimal": "abc"})
+#: What decoding one document may raise: it is then a bad document, counted, and the others are read. bson's
+#: wrappers raise KeyError too (a ``$binary`` without its ``subType``) and decimal.InvalidOperation, an
+#: ArithmeticError (``{"$numberDecimal": "abc"}``).
 BAD_DOCUMENT = (ValueError, TypeError, KeyError, ArithmeticError, BSONError, RecursionError, UnicodeDecodeError)
 MAX_NESTING = 100               # BSON documents may nest at most 100 levels (the manual's "Nested Depth" limit)
 

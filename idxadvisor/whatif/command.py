@@ -41,6 +41,8 @@ def _decode_option(option: str, text: str) -> Any:
         raise OptionTooDeep(f"{option} is nested deeper than BSON's {MAX_NESTING} levels") from None
     except BAD_DOCUMENT as exc:
         first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if isinstance(exc, KeyError):  # a wrapper without one of its members: str() gives the bare name
+            first_line = f"a wrapper without its {first_line}"
         raise UsageError(f"{option} is not valid (Extended) JSON: {first_line}") from None
 
 

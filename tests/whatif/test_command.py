@@ -75,6 +75,7 @@ def test_extended_json_in_the_query_and_hint(sample: Path) -> None:
     ({"query": '{"filter": {"a": {"$oid": "zz"}}}'}, "--query"),  # ValueError: each was an internal error
     ({"query": '{"filter": {"a": {"$date": {"$numberLong": "-99999999999999"}}}}'}, "--query"),
     ({"query": '{"filter": {}, "pipeline": [1, 2]}'}, "--query"),
+    ({"query": '{"filter": {"a": {"$binary": {"base64": ""}}}}'}, "a wrapper without its 'subType'"),
     ({"indexes": ['{"key": {"a": 1}, "wildcardProjection": [1]}']}, "--index"),
     ({"indexes": ['{"key": {"a": 1}, "partialFilterExpression": 5}']}, "--index"),
     ({"indexes": ["{bad"]}, "--index"),
