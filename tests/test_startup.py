@@ -41,7 +41,8 @@ def test_a_log_analysis_loads_no_optional_engine() -> None:
 
 def _main_with(prelude: str, *arguments: str) -> subprocess.CompletedProcess[str]:
     """``idxadvisor ARGUMENTS`` through the console script's ``main``, after ``prelude`` ran in the same process."""
-    script = f"import sys\n{prelude}\nsys.argv = ['idxadvisor', *sys.argv[1:]]\nfrom idxadvisor.__main__ import main\nmain()"
+    script = (f"import sys\n{prelude}\nsys.argv = ['idxadvisor', *sys.argv[1:]]\n"
+              "from idxadvisor.__main__ import main\nmain()")
     buffered = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
     return subprocess.run([sys.executable, "-c", script, *arguments], capture_output=True, text=True, timeout=60,
                           env=buffered)
