@@ -1,5 +1,6 @@
-"""Numbers and arguments as people read them: durations, counts, sizes (used by rule messages and every report), and
-user-given paths or URIs with their passwords masked (used wherever an argument is echoed back)."""
+"""Numbers and arguments as people read them: durations, counts, sizes (used by rule messages and every report),
+user-given paths or URIs with their passwords masked (used wherever an argument is echoed back), and text from logs
+with its control characters shown rather than obeyed (wherever it reaches a terminal)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,17 @@ import re
 # host, since people paste unencoded @ into passwords.
 _USERINFO = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.\-]*:/{1,2}[^/:@\s]*):(?P<password>[^/\s]*)@")
 MASK = "****"
+
+
+# the control characters a terminal obeys rather than shows (C0 but tab and newline, DEL, C1): ESC starts sequences
+# that set the window title, move the cursor or hide what follows
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` with each control character shown as its escape (``\\x1b``): a namespace, field name or log excerpt
+    printed to a terminal is read, never obeyed. The same object when there is none."""
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text) if _CONTROL.search(text) else text
 
 
 def mask_secrets(text: str) -> str:

@@ -191,3 +191,11 @@ def test_whatif_answers_unknown_request_fields_and_errors_only_on_malformed_json
     assert "plan: DISTINCT_SCAN { status: 1 }" in capsys.readouterr().out
     assert run(["whatif", "--data", sample, "--query", '{"filter": {"status": "paid"']) == 2
     assert capsys.readouterr().err.startswith("idxadvisor: error: --query is not valid (Extended) JSON")
+
+
+def test_an_error_line_shows_control_characters_rather_than_sending_them(capsys: pytest.CaptureFixture[str],
+                                                                        tmp_path: Path) -> None:
+    missing = tmp_path / "a\x1b]0;pwned\x07.log"
+    assert run(["analyze", str(missing), "--format", "json"]) == 2
+    err = capsys.readouterr().err
+    assert "a\\x1b]0;pwned\\x07.log" in err and "\x1b" not in err and "\x07" not in err

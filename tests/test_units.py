@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from idxadvisor.units import human_bytes, human_count, human_impact, human_ms, mask_secrets
+from idxadvisor.units import human_bytes, human_count, human_impact, human_ms, mask_secrets, printable
 
 
 @pytest.mark.parametrize(("value", "text"), [
@@ -72,3 +72,10 @@ def test_bytes_round_before_choosing_the_unit(value: float, text: str) -> None:
 def test_passwords_in_uris_are_masked(text: str, masked: str) -> None:
     assert mask_secrets(text) == masked
     assert mask_secrets(masked) == masked
+
+
+def test_control_characters_are_shown_as_escapes_and_clean_text_is_left_alone() -> None:
+    assert printable("a\x1b]0;t\x07b\x00c\x7fd\x9be\r") == "a\\x1b]0;t\\x07b\\x00c\\x7fd\\x9be\\x0d"
+    assert printable("tab\tand\nnewline, é, 日本") == "tab\tand\nnewline, é, 日本"
+    clean = "find shop.orders {status: eq}"
+    assert printable(clean) is clean

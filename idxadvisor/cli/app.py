@@ -20,7 +20,7 @@ from idxadvisor.errors import IdxAdvisorError
 from idxadvisor.exitcodes import ExitCode
 from idxadvisor.report import wants_colour
 from idxadvisor.runtime import end_start_up
-from idxadvisor.units import mask_secrets
+from idxadvisor.units import mask_secrets, printable
 
 
 class _NoPlaceholderForHelp:
@@ -74,7 +74,7 @@ def command(name: str | None = None, **options: Any) -> Any:
 
 def error_line(message: str) -> None:
     """One line on stderr (red on a terminal); never Rich markup, since messages quote queries; passwords masked."""
-    line = f"idxadvisor: error: {mask_secrets(message)}"
+    line = f"idxadvisor: error: {printable(mask_secrets(message))}"
     if wants_colour(sys.stderr):
         line = f"\x1b[31m{line}\x1b[0m"
     sys.stderr.write(line + "\n")
@@ -82,7 +82,7 @@ def error_line(message: str) -> None:
 
 def warning_line(message: str) -> None:
     """One line on stderr about something left out (yellow on a terminal); passwords masked."""
-    line = f"idxadvisor: warning: {mask_secrets(message)}"
+    line = f"idxadvisor: warning: {printable(mask_secrets(message))}"
     if wants_colour(sys.stderr):
         line = f"\x1b[33m{line}\x1b[0m"
     sys.stderr.write(line + "\n")

@@ -46,8 +46,9 @@ def render(report: Report, out: TextIO, *, format: str = "text", verbose: bool =
         json_report.render(report, out)
     elif format == "markdown":
         from idxadvisor.report import markdown as markdown_report
+        from idxadvisor.report.readable import readable
 
-        markdown_report.render(report, out, verbose=verbose, limit=limit)
+        markdown_report.render(readable(report), out, verbose=verbose, limit=limit)
     elif format == "sarif":
         from idxadvisor.report import sarif as sarif_report
 
@@ -58,8 +59,9 @@ def render(report: Report, out: TextIO, *, format: str = "text", verbose: bool =
         html_report.render(report, out, verbose=verbose)
     elif format == "text":
         from idxadvisor.report import terminal as terminal_report
+        from idxadvisor.report.readable import readable
 
-        terminal_report.render(report, terminal_console(out), verbose=verbose, limit=limit)
+        terminal_report.render(readable(report), terminal_console(out), verbose=verbose, limit=limit)
     else:
         raise ValueError(f"unknown report format {format!r}")
 

@@ -10,6 +10,7 @@ from typing import Any, TextIO
 from idxadvisor.errors import UsageError
 from idxadvisor.models.compare import Comparison, ShapeChange, SideSummary
 from idxadvisor.report import DEFAULT_TOP_FOR_PEOPLE, terminal_console
+from idxadvisor.report.readable import readable
 from idxadvisor.report.sarif import SCHEMA, artifact_uri
 from idxadvisor.units import human_count, human_ms, mask_secrets
 
@@ -26,13 +27,13 @@ def render_comparison(comparison: Comparison, out: TextIO, *, format: str = "tex
         json.dump(sarif_document(comparison), out, indent=2)
         out.write("\n")
     elif format == "markdown":
-        out.write("\n".join(_markdown(comparison, limit)) + "\n")
+        out.write("\n".join(_markdown(readable(comparison), limit)) + "\n")
     elif format == "html":
         from idxadvisor.report import html_compare
 
         html_compare.render(comparison, out, top=top)
     elif format == "text":
-        _terminal(comparison, out, limit)
+        _terminal(readable(comparison), out, limit)
     else:
         raise UsageError(f"--format {format}: compare writes text, json, markdown, sarif or html")
 

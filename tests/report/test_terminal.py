@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import pytest
@@ -78,3 +79,38 @@ def test_shapes_without_a_query_are_counted_on_one_line_under_verbose(tmp_path: 
     assert "insert (3 shapes), createIndexes (1 shape): no query an index could serve" in text
     assert "find shop.orders {a: eq} too few executions (1 < --min-count 3)" in text
     assert "insert shop.orders0" not in text.split("No suggestion for these shapes:")[1]
+
+
+ESCAPES = "\x1b]0;pwned\x07\x1b[31mRED\x1b[0m\r\x9bX"  # a window title, a colour, a carriage return, a C1 CSI
+
+
+@pytest.fixture
+def escaping_log(tmp_path: Path) -> Path:
+    """A collection, a field and an application whose names hold terminal control sequences."""
+    lines = [json_line(slow_attr({"find": f"c{ESCAPES}", "filter": {f"a{ESCAPES}": "x", "b": {"$gt": 1}}},
+                                 ns=f"shop.c{ESCAPES}", docsExamined=50000, nreturned=1, appName=ESCAPES),
+                       ts=f"2025-08-18T19:33:1{second}.772+00:00") for second in range(5)]
+    lines.append("not a log line \x1b]0;pwned\x07")  # a damaged line: the report keeps its excerpt
+    path = tmp_path / "escaping.log"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("output_format", ["text", "markdown"])
+def test_control_characters_from_the_log_are_shown_not_obeyed(escaping_log: Path, output_format: str) -> None:
+    out = FakeTerminal()
+    render_report(analyze([str(escaping_log)], Settings(verbose=True, min_count=1)), out, format=output_format,
+                  verbose=True)
+    printed = out.getvalue()
+    shown = "shop.c\\x1b]0;pwned\\x07\\x1b[31mRED\\x1b[0m\\x0d\\x9bX"
+    assert shown in (printed if output_format == "text" else printed.replace("\\\\", "\\"))  # Markdown doubles \\
+    obeyed = {character for character in printed if ord(character) < 32 or 0x7f <= ord(character) <= 0x9f}
+    assert obeyed <= {"\n", "\x1b"}  # Rich's own colour codes (on a terminal) and nothing else
+    assert "\x1b]" not in printed and "\x1b[31mRED" not in printed
+
+
+def test_the_json_report_keeps_the_names_as_they_were(escaping_log: Path) -> None:
+    out = io.StringIO()
+    render_report(analyze([str(escaping_log)], Settings(min_count=1)), out, format="json")
+    report = json.loads(out.getvalue())
+    assert report["shapes"][0]["ns"] == f"shop.c{ESCAPES}"
