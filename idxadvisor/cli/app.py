@@ -73,7 +73,8 @@ def command(name: str | None = None, **options: Any) -> Any:
 
 
 def error_line(message: str) -> None:
-    """One line on stderr (red on a terminal); never Rich markup, since messages quote queries; passwords masked."""
+    """One line on stderr (red on a terminal); never Rich markup, since messages quote queries; passwords masked and
+    control characters shown as escapes (``units.printable``)."""
     line = f"idxadvisor: error: {printable(mask_secrets(message))}"
     if wants_colour(sys.stderr):
         line = f"\x1b[31m{line}\x1b[0m"
@@ -81,7 +82,8 @@ def error_line(message: str) -> None:
 
 
 def warning_line(message: str) -> None:
-    """One line on stderr about something left out (yellow on a terminal); passwords masked."""
+    """One line on stderr about something left out (yellow on a terminal); passwords masked, control characters
+    shown as escapes."""
     line = f"idxadvisor: warning: {printable(mask_secrets(message))}"
     if wants_colour(sys.stderr):
         line = f"\x1b[33m{line}\x1b[0m"
