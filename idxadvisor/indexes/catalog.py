@@ -117,11 +117,13 @@ def _with_usage(collections: dict[str, Any], usage: Any) -> dict[str, Any]:
     merged: dict[str, Any] = {}
     for ns, indexes in collections.items():
         ops: dict[str, dict[str, Any]] = {}
-        for item in usage.get(ns) or []:
+        items = usage.get(ns)
+        for item in items if type(items) is list else ():  # usage of another shape is no usage
             if type(item) is dict and type(item.get("name")) is str and isinstance(item.get("ops"), int):
                 seen = ops.setdefault(item["name"], {"ops": 0, "since": item.get("since")})
                 seen["ops"] += item["ops"]
-        merged[ns] = [{**index, "accesses": ops[index["name"]]} if type(index) is dict and index.get("name") in ops
+        merged[ns] = [{**index, "accesses": ops[index["name"]]}
+                      if type(index) is dict and type(index.get("name")) is str and index["name"] in ops
                       else index for index in indexes] if type(indexes) is list else indexes
     return merged
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
@@ -111,6 +112,21 @@ def test_an_mdbkit_export_is_read_with_its_usage(tmp_path: Path) -> None:
     assert specs[2].hidden
     assert specs[1].accesses == {"ops": 42, "since": {"$date": "2026-10-02T18:36:41.101Z"}}  # summed over members
     assert specs[0].accesses is None
+
+
+@pytest.mark.parametrize("usage", [1.5, True, "status_1", {"name": "status_1", "ops": 3}])
+def test_mdbkit_usage_of_another_shape_is_no_usage(tmp_path: Path, usage: object) -> None:
+    export = {**MDBKIT_EXPORT, "usage": {"shop.orders": usage}}
+    catalog = load_index_file(write(tmp_path, json.dumps(export)))
+    assert all(spec.accesses is None for spec in catalog["shop.orders"])
+
+
+def test_an_index_named_with_something_else_than_text_gets_no_usage_and_no_crash(tmp_path: Path) -> None:
+    collections = copy.deepcopy(MDBKIT_EXPORT["collections"])
+    collections["shop.orders"][1]["name"] = {"$numberLong": "5"}  # was: unhashable, an internal error
+    catalog = load_index_file(write(tmp_path, json.dumps({**MDBKIT_EXPORT, "collections": collections})))
+    assert catalog["shop.orders"][1].key == (("status", 1), ("createdAt", -1))
+    assert catalog["shop.orders"][1].accesses is None
 
 
 def test_mongosh_get_indexes_output_needs_its_namespace(tmp_path: Path) -> None:
