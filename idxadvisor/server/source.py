@@ -20,6 +20,8 @@ from datetime import datetime
 from typing import Any
 
 from idxadvisor.errors import ServerError
+from idxadvisor.models.values import as_float
+from idxadvisor.parse.fields import MAX_COUNTER
 from idxadvisor.server.connection import MAX_TIME_MS, CommandRefused, connect, describe_failure, host_label
 
 _READ_COMMANDS = frozenset({"hello", "buildInfo", "listDatabases", "listCollections", "listIndexes", "aggregate",
@@ -182,18 +184,10 @@ def document_of(value: Any) -> dict[str, Any]:
 
 
 def counter_of(value: Any) -> float | None:
-    """A counter a reply holds (an int, a double, an ``Int64``, a ``{"$numberLong": …}`` of relaxed JSON), or None
-    where it holds no usable one: not a number, not finite, negative, or beyond 64 bits."""
-    if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in ("$numberLong", "$numberInt",
-                                                                              "$numberDouble"):
-        value = next(iter(value.values()))
-    if value is None or isinstance(value, (bool, dict)):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError, OverflowError):
-        return None
-    return number if math.isfinite(number) and 0 <= number < 2.0 ** 63 else None
+    """A counter a reply holds (any spelling ``as_float`` reads: an int, a double, an ``Int64``, ``{"$numberLong":
+    …}``), or None where it holds no usable one: a flag, not finite, negative, or beyond ``MAX_COUNTER``."""
+    number = None if isinstance(value, bool) else as_float(value)
+    return number if number is not None and math.isfinite(number) and 0 <= number <= MAX_COUNTER else None
 
 
 def _split(ns: str) -> tuple[str, str]:
