@@ -128,7 +128,9 @@ def _with_usage(collections: dict[str, Any], usage: Any) -> dict[str, Any]:
     return merged
 
 
-def parse_index_catalog(document: Any, origin: str = "--indexes") -> IndexCatalog:
+def parse_index_catalog(document: Any, origin: str = "--indexes", left_out: list[str] | None = None) -> IndexCatalog:
+    """The catalog of an index file (or a server's ``listIndexes``). An index that cannot be read is an InputError,
+    or, given ``left_out``, is left out and its reason appended there."""
     if type(document) is not dict:
         raise InputError(f"{origin}: expected an object mapping each namespace to its list of indexes")
     catalog: IndexCatalog = {}
@@ -136,8 +138,15 @@ def parse_index_catalog(document: Any, origin: str = "--indexes") -> IndexCatalo
         check_namespace(ns, origin)
         if type(indexes) is not list:
             raise InputError(f"{origin}: {ns}: expected a list of indexes as listIndexes returns it")
-        catalog[ns] = with_id_index([parse_index_entry(index, origin, ns, position)
-                                     for position, index in enumerate(indexes)])
+        specs = []
+        for position, index in enumerate(indexes):
+            try:
+                specs.append(parse_index_entry(index, origin, ns, position))
+            except InputError as exc:
+                if left_out is None:
+                    raise
+                left_out.append(f"{exc} (left out)")
+        catalog[ns] = with_id_index(specs)
     return catalog
 
 

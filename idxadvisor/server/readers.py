@@ -21,8 +21,7 @@ from typing import Any
 
 from bson import json_util
 
-from idxadvisor.errors import InputError
-from idxadvisor.indexes.catalog import IndexCatalog, parse_index_entry, with_id_index
+from idxadvisor.indexes.catalog import IndexCatalog, parse_index_catalog
 from idxadvisor.ingest.datasets import write_counts
 from idxadvisor.indexes.sampling import SampleStatistics
 from idxadvisor.models.events import PROFILE, Event
@@ -199,16 +198,7 @@ def index_documents(source: ReadOnlySource, namespaces: Iterable[str], read: Ser
 def read_catalog(source: ReadOnlySource, namespaces: Iterable[str], read: ServerRead) -> IndexCatalog:
     """The server's indexes as the index catalog. One this version cannot read (a type it does not know, a document
     of another shape) is left out with a line in ``missing``: the rest of the run still has every other index."""
-    catalog: IndexCatalog = {}
-    for ns, indexes in index_documents(source, namespaces, read).items():
-        specs = []
-        for position, index in enumerate(indexes):
-            try:
-                specs.append(parse_index_entry(index, source.label, ns, position))
-            except InputError as exc:
-                read.missing.append(f"{exc} (left out)")
-        catalog[ns] = with_id_index(specs)
-    return catalog
+    return parse_index_catalog(index_documents(source, namespaces, read), source.label, left_out=read.missing)
 
 
 def collection_namespaces(source: ReadOnlySource, databases: Iterable[str]) -> list[str]:
