@@ -81,12 +81,16 @@ def test_settings_change_the_report(capsys: pytest.CaptureFixture[str], tmp_path
 
 @pytest.mark.parametrize(("table", "message"), [
     ('[rules.IX001]\nmin_docs_per_returned = "abc"\n',
-     "settings for IX001: option 'min_docs_per_returned' must be a number, not 'abc'"),
+     "settings for IX001: option 'min_docs_per_returned' must be a finite number, not 'abc'"),
     ("[rules.IX001]\nmin-docs-per-returned = true\n",
-     "settings for IX001: option 'min-docs-per-returned' must be a number, not true"),
+     "settings for IX001: option 'min-docs-per-returned' must be a finite number, not true"),
     ("[rules.AG001]\nmin_runs = -5\n", "settings for AG001: option 'min_runs' must not be negative, not -5"),
     ("[rules.AG001]\nmin_runs = 2.5\n", "settings for AG001: option 'min_runs' must be a whole number, not 2.5"),
-    ("[rules.QY001]\nmin-ratio = nan\n", "settings for QY001: option 'min-ratio' must be a number, not nan"),
+    ("[rules.QY001]\nmin-ratio = nan\n", "settings for QY001: option 'min-ratio' must be a finite number, not nan"),
+    # infinity would turn the rule off without a word; a number beyond a float's range was an internal error
+    ("[rules.QY001]\nmin-ratio = inf\n", "settings for QY001: option 'min-ratio' must be a finite number, not inf"),
+    (f"[rules.QY001]\nmin-ratio = 1{'0' * 400}\n",
+     "settings for QY001: option 'min-ratio' must be a finite number, not 1000000000000000000000000000000000000..."),
     ("[rules.QY001]\nmin-ratio = 2\nmin_ratio = 3\n",
      "settings for QY001: option 'min_ratio' is given twice, as 'min-ratio' and 'min_ratio'"),
     ("[rules.IX001]\nmin_wasted_per_execution = 1\n[rules.missing-compound-index]\nmin_docs_per_returned = 2\n",

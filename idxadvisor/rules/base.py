@@ -10,6 +10,7 @@ None (the shape is not its kind). Rules never print, never do I/O, and never tou
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -198,6 +199,15 @@ class RuleContext:
 _T = TypeVar("_T")
 
 
+def _finite(value: float) -> bool:
+    """A number a threshold can be: not NaN, not infinite, and an int no larger than a float holds (it is compared
+    with and multiplied by floats)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 def _by_ns(shapes: list[ShapeStats]) -> dict[str, list[ShapeStats]]:
     grouped: dict[str, list[ShapeStats]] = {}
     for stats in shapes:
@@ -222,7 +232,7 @@ class Rule:
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         """Options as a config file gives them: ``min-runs`` or ``min_runs``, each checked against its default.
 
-        A number must be a number (an int where the default is an int; never a bool) and must not be negative; other
+        A number must be a finite number (an int where the default is an int; never a bool) and must not be negative; other
         options must have their default's type. A ValueError names the option as the user spelled it.
         """
         spelled: dict[str, str] = {}  # option name -> the user's spelling
@@ -238,9 +248,10 @@ class Rule:
         for name, value in given.items():
             default, label = self.defaults[name], f"option '{spelled[name]}'"
             shown = str(value).lower() if isinstance(value, bool) else repr(value)
+            shown = shown if len(shown) <= 40 else f"{shown[:37]}..."
             if isinstance(default, (int, float)) and not isinstance(default, bool):
-                if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:  # NaN
-                    raise ValueError(f"{label} must be a number, not {shown}")
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not _finite(value):
+                    raise ValueError(f"{label} must be a finite number, not {shown}")
                 if isinstance(default, int) and not isinstance(value, int):
                     if not float(value).is_integer():
                         raise ValueError(f"{label} must be a whole number, not {shown}")
