@@ -24,6 +24,8 @@ FailOn = Literal["info", "warning", "error", "never"]
 IndexSelection = Literal["workload", "per-finding"]
 #: What one index key written costs, in keys or documents examined: the default of --write-cost-factor.
 DEFAULT_WRITE_COST_FACTOR = 10.0
+#: Its largest value: beyond it any index write outweighs every read of a real workload, and costs stay finite.
+MAX_WRITE_COST_FACTOR = 1_000_000.0
 
 
 class Settings(BaseModel):
@@ -67,7 +69,7 @@ class Settings(BaseModel):
     dask_block_size: int = Field(default=32 * 1024 * 1024, ge=4096)  # bytes of a plain log per Dask task
     index_selection: IndexSelection = "workload"  # the best set per collection, or today's one index per finding
     max_new_indexes: int | None = Field(default=None, ge=0)  # per collection; None: no limit but the server's 64
-    write_cost_factor: float = Field(default=DEFAULT_WRITE_COST_FACTOR, ge=0)
+    write_cost_factor: float = Field(default=DEFAULT_WRITE_COST_FACTOR, ge=0, le=MAX_WRITE_COST_FACTOR)
 
     @field_validator("indexes", mode="before")
     @classmethod

@@ -4,6 +4,7 @@ with its control characters shown rather than obeyed (wherever it reaches a term
 
 from __future__ import annotations
 
+import math
 import re
 
 # scheme://user:password@ (or scheme:/user:password@, as a Path folds it); the password runs to the last @ before the
@@ -30,6 +31,8 @@ def mask_secrets(text: str) -> str:
 
 def human_ms(value: float) -> str:
     """412 ms, 2.1 s, 3m 12s, 1h 02m: rounded first, so 59,999 ms is 1m 00s rather than 60.0 s."""
+    if not math.isfinite(value):
+        return _not_finite(value)
     if round(value) < 1000:
         return f"{value:.0f} ms"
     seconds = value / 1000
@@ -47,6 +50,8 @@ def human_count(value: float) -> str:
 
     The unit is chosen after rounding, so 999,999 is 1.0M rather than 1,000k.
     """
+    if not math.isfinite(value):
+        return _not_finite(value)
     if round(value) < 100_000:
         return f"{value:,.0f}"
     for divisor, suffix in ((1e3, "k"), (1e6, "M"), (1e9, "B")):
@@ -55,6 +60,11 @@ def human_count(value: float) -> str:
         if round(scaled, decimals) < 1000 or suffix == "B":
             return f"{scaled:,.{decimals}f}{suffix}"
     raise AssertionError("unreachable")
+
+
+def _not_finite(value: float) -> str:
+    """A number past a float's range (an estimate's product of large counts): shown, never an internal error."""
+    return "∞" if value > 0 else "-∞" if value < 0 else "?"
 
 
 def human_bytes(value: float) -> str:

@@ -15,6 +15,11 @@ def test_counts(value: float, text: str) -> None:
     assert human_count(value) == text
 
 
+def test_a_count_past_a_floats_range_is_shown() -> None:
+    assert (human_count(float("inf")), human_count(float("-inf")), human_count(float("nan"))) == ("∞", "-∞", "?")
+    assert human_ms(float("inf")) == "∞"
+
+
 @pytest.mark.parametrize(("value", "text"), [
     (412, "412 ms"), (2_140, "2.1 s"), (192_000, "3m 12s"), (3_720_000, "1h 02m"),
 ])

@@ -112,7 +112,7 @@ MaxNewIndexesOption = Annotated[Optional[int], typer.Option(
     "count and the server's 64 indexes]", rich_help_panel=SELECTION)]
 WriteCostFactorOption = Annotated[Optional[float], typer.Option(
     metavar="F", help="What one index key written costs, in keys or documents examined, when the set weighs an "
-    "index's saving against its writes. \\[default: 10]", rich_help_panel=SELECTION)]
+    "index's saving against its writes (at most 1,000,000). \\[default: 10]", rich_help_panel=SELECTION)]
 
 
 def shared_overrides(*, format: str | None, output: Path | None, top: int | None, show_values: bool | None,

@@ -141,6 +141,11 @@ def test_the_options_and_settings_of_the_index_set(capsys: pytest.CaptureFixture
     assert report["index_selection"] == "workload"
     assert all(sum(index["status"] == "new" for index in index_set["indexes"]) <= 1
                for index_set in report["index_sets"])
+    # the largest factor: what a new index saves is weighed against its writes, and the reasons say so
+    assert run(["analyze", *INPUTS, "-f", "json", "--fail-on", "never", "--jobs", "1", "--index-selection",
+                "workload", "--write-cost-factor", "1e6"]) == 0
+    reasons = [skip["reason"] for skip in json.loads(capsys.readouterr().out)["skipped"]]
+    assert sum("times --write-cost-factor 1e+06" in reason for reason in reasons) >= 3
 
 
 def test_check_shows_the_set_the_proposed_indexes_still_need(capsys: pytest.CaptureFixture[str]) -> None:
