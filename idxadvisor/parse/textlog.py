@@ -24,7 +24,7 @@ from typing import Any
 
 from idxadvisor.models.events import TEXT_LOG, Event
 from idxadvisor.parse.classify import canonical_op, command_name, internal_reason, resolve_namespace
-from idxadvisor.parse.fields import MAX_DURATION_MS, apply_fields, checked_timestamp, unusable_duration
+from idxadvisor.parse.fields import MAX_DURATION_MS, checked_timestamp, read_fields, unusable_duration
 from idxadvisor.models.values import as_int
 from idxadvisor.parse.shelldoc import ShellSyntaxError, parse_shell_value
 
@@ -59,6 +59,8 @@ _DOCUMENTS_END = re.compile(r"\}(?= (?!(?:command|query|update|updateobj|origina
 #: Parsed documents by their text: real text logs repeat the same command text over and over (92 % of the slow lines
 #: of the corpus's real 2.x–4.0 logs repeat one seen before), and parsing shell syntax is the costliest step of a line.
 _DOCUMENTS_MEMO: dict[str, tuple[dict[str, tuple[str | None, Any]], bool]] = {}
+#: Counters (the ``name:value`` pairs after the documents) by their text: the event attributes they hold, and ntoskip.
+_COUNTERS_MEMO: dict[str, tuple[dict[str, Any], int]] = {}
 MEMO_ENTRIES = 1024
 MEMO_TEXT_LIMIT = 4096
 _FIELD = re.compile(r" ([A-Za-z]+):\s?(-?\d+(?:\.\d+)?(?![\w.])|[\w.]+)")
@@ -189,8 +191,9 @@ def event_from_line(line: TextLine, operation: SlowOperation) -> tuple[Event, st
     documents, position, elided, failure = _read_documents(head, position)
     # A cut line keeps its counters in the tail; otherwise they follow the documents (the last value of a name wins,
     # so a document that could not be read does not shadow them).
-    counters = _read_counters(event, tail if truncated else head[position:])
-    _shape_from_documents(event, op_word, documents, as_int(counters.get("ntoskip")) or 0)
+    counters, skip = _read_counters(tail if truncated else head[position:])
+    event.__dict__.update(counters)
+    _shape_from_documents(event, op_word, documents, skip)
     event.truncated = truncated or elided
     problem = None
     if failure and not truncated:
@@ -241,19 +244,37 @@ def _parse_documents(body: str, position: int) -> tuple[dict[str, tuple[str | No
         position = parsed.end
 
 
-def _read_counters(event: Event, text: str) -> dict[str, Any]:
-    """``name:value`` pairs after the documents, applied to the event and returned; the last of a name wins. The plan
-    summary's key pattern is cut out first, since its field names could be taken for counters."""
+def _read_counters(text: str) -> tuple[dict[str, Any], int]:
+    """The event attributes that the ``name:value`` pairs after the documents hold, and the ``ntoskip`` among them.
+
+    Memoized by their text, like the documents: most lines of a log repeat the counters of another line exactly, and
+    reading them is the costliest step once the documents are remembered. The attributes are copied onto each event.
+    """
+    known = _COUNTERS_MEMO.get(text)
+    if known is not None:
+        return known
+    counters = _parse_counters(text)
+    if len(text) <= MEMO_TEXT_LIMIT:
+        if len(_COUNTERS_MEMO) >= MEMO_ENTRIES:
+            _COUNTERS_MEMO.clear()
+        _COUNTERS_MEMO[text] = counters
+    return counters
+
+
+def _parse_counters(text: str) -> tuple[dict[str, Any], int]:
+    """The last of a name wins. The plan summary's key pattern is cut out first, since its field names could be taken
+    for counters."""
+    attributes: dict[str, Any] = {}
     plan = _PLAN_SUMMARY.search(text)
     if plan is not None:
-        event.plan_summary = plan[1]
+        attributes["plan_summary"] = plan[1]
         text = text[: plan.start()] + text[plan.end():]
     values: dict[str, Any] = dict(_FIELD.findall(text))
     exception = _EXCEPTION.search(text) if " exception: " in text else None
     if exception is not None:
         values["exception"] = exception[1]
-    apply_fields(event, values)
-    return values
+    attributes.update(read_fields(values))
+    return attributes, as_int(values.get("ntoskip")) or 0
 
 
 def _shape_from_documents(event: Event, op_word: str, documents: dict[str, tuple[str | None, Any]],

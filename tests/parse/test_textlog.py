@@ -211,10 +211,41 @@ def test_repeated_documents_parse_once_and_read_the_same_as_a_fresh_parse(monkey
     assert fresh[5]["command"]["filter"] == {"note": "x} keysExamined:9"} and fresh[5]["keys_examined"] == 3
 
 
+def test_repeated_counters_read_the_same_as_a_fresh_read() -> None:
+    """The memo of counters by their text: a line that repeats the counters of another reads exactly as if read
+    afresh, whatever else differs (connection, duration, a damaged duration, the op), and a remembered reading is
+    copied onto each event, never shared with it."""
+    counters = ('planSummary: IXSCAN { nscanned: 1 } ntoskip:5 nscanned:{n} nreturned:2 numYield:1 scanAndOrder:1 '
+                'docsExamined:99999999999999999999999 exception: boom code:11000')
+    lines = [
+        f'Wed Jun 23 10:21:2{n}.019 [conn{n}] query shop.orders query: {{ status: "A" }} {counters.replace("{n}", str(n % 2))} '
+        f'{duration}ms' for n, duration in enumerate(["5", "6", "9" * 40, "7"])
+    ]
+    fresh = []
+    for line in lines:
+        textlog._COUNTERS_MEMO.clear()
+        fresh.append(_event_fields(one(line)[1]))
+    textlog._COUNTERS_MEMO.clear()
+    remembered = [_event_fields(one(line)[1]) for line in lines]
+    remembered_again = [_event_fields(one(line)[1]) for line in lines]
+    assert remembered == fresh and remembered_again == fresh
+    assert len(textlog._COUNTERS_MEMO) == 2
+    assert all(set(attributes) <= set(fresh[0]) - {"ts", "connection", "duration_ms"}
+               for attributes, _ in textlog._COUNTERS_MEMO.values())
+    first, second, damaged = fresh[0], fresh[1], fresh[2]
+    assert first["plan_summary"] == "IXSCAN { nscanned: 1 }" and first["command"]["skip"] == 5
+    assert (first["keys_examined"], second["keys_examined"], first["nreturned"], first["num_yields"]) == (0, 1, 2, 1)
+    assert first["has_sort_stage"] and first["error"] == "boom"
+    assert first["problem"].startswith("counter is not a usable number") and damaged["problem"] == first["problem"]
+    assert "duration_ms" not in damaged and first["duration_ms"] == 5 and "docs_examined" not in first
+
+
 def test_the_documents_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(textlog, "MEMO_ENTRIES", 3)
     textlog._DOCUMENTS_MEMO.clear()
+    textlog._COUNTERS_MEMO.clear()
     for n in range(10):
         one(f'2020-06-23T10:21:26.019+0000 I  COMMAND  [conn1] command shop.orders command: find {{ find: "orders", '
             f'filter: {{ n: {n} }} }} keysExamined:{n} 5ms')
     assert 0 < len(textlog._DOCUMENTS_MEMO) <= 3
+    assert 0 < len(textlog._COUNTERS_MEMO) <= 3
