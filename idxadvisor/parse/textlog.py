@@ -24,7 +24,7 @@ from typing import Any
 
 from idxadvisor.models.events import TEXT_LOG, Event
 from idxadvisor.parse.classify import canonical_op, command_name, internal_reason, resolve_namespace
-from idxadvisor.parse.fields import MAX_DURATION_MS, checked_timestamp, read_fields, unusable_duration
+from idxadvisor.parse.fields import EARLIEST, LATEST, MAX_DURATION_MS, checked_timestamp, read_fields, unusable_duration
 from idxadvisor.models.values import as_int
 from idxadvisor.parse.shelldoc import ShellSyntaxError, parse_shell_value
 
@@ -48,6 +48,7 @@ TRUNCATION_WARNING = re.compile(
 )
 ELISION_MARKER = " .......... "
 _DURATION_DIGITS = len(str(int(MAX_DURATION_MS)))
+_YEARS_IN_BOUNDS = range(EARLIEST.year + 1, LATEST.year - 1)
 SERVER_VERSION = re.compile(r"(?:db version|MongoS version|mongos version) v?(\d+\.\d+(?:\.\d+)?(?:-[\w.]+)?)")
 
 _APP_NAME = re.compile(r' appName: "((?:[^"\\]|\\.)*)"')
@@ -105,7 +106,7 @@ def _timestamp(match: re.Match[str], reference_year: int) -> datetime | None:
     iso = match["iso"]
     if iso is not None:
         try:
-            return checked_timestamp(datetime.fromisoformat(iso))
+            return _in_bounds(datetime.fromisoformat(iso))
         except ValueError:
             return None
     fraction = match["fraction"]
@@ -118,6 +119,15 @@ def _timestamp(match: re.Match[str], reference_year: int) -> datetime | None:
                          micros, tzinfo=timezone.utc)
     except ValueError:  # 25:61:61
         return None
+    return _in_bounds(stamp)
+
+
+def _in_bounds(stamp: datetime) -> datetime | None:
+    """``checked_timestamp(stamp)``, which compares aware datetimes (slow when their offsets differ), answered from the
+    year where that is enough: a UTC offset is under a day, so a stamp of a year strictly between the bounds' years
+    (but the last, which a negative offset can push to the upper bound) is inside them whatever its offset."""
+    if stamp.year in _YEARS_IN_BOUNDS and stamp.tzinfo is not None:
+        return stamp
     return checked_timestamp(stamp)
 
 
@@ -175,8 +185,8 @@ def slow_operation_match(message: str) -> SlowOperation | None:
 def event_from_line(line: TextLine, operation: SlowOperation) -> tuple[Event, str | None]:
     """The event for one slow-operation line, and a problem reason when its documents could not be read."""
     body, op_word, truncated = operation.body, operation.op, operation.truncated
-    event = Event(ns=operation.ns, op=canonical_op(op_word), ts=line.ts, connection=line.context,
-                  source_format=TEXT_LOG)
+    event = Event.from_fields({"ns": operation.ns, "op": canonical_op(op_word), "ts": line.ts,
+                               "connection": line.context, "source_format": TEXT_LOG})
     if operation.duration is not None and operation.duration <= MAX_DURATION_MS:
         event.duration_ms = operation.duration
     else:

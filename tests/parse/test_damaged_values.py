@@ -70,6 +70,18 @@ def test_a_text_timestamp_outside_1970_to_9999_is_missing(line: str) -> None:
     assert event.ts is None
 
 
+@pytest.mark.parametrize("stamp", [
+    "1970-01-01T00:30:00.000+0100", "1970-01-01T01:30:00.000+0100", "1971-01-01T00:00:00.000+2359",
+    "9997-12-31T23:59:59.999-2359", "9998-12-31T18:00:00.000-0500", "9998-12-31T23:00:00.000-0500",
+    "2018-12-01T20:06:04.172-0500", "2018-12-01T20:06:04.172Z", "2018-12-01T20:06:04.172",
+])
+def test_a_text_timestamp_near_the_bounds_is_checked_whatever_its_offset(stamp: str) -> None:
+    """Text timestamps skip the comparison with the bounds when their year alone settles it: never wrongly."""
+    _, event = only_event(f"{stamp} I COMMAND  [conn1] command a.b command: find {{ find: \"b\" }} 150ms", "text-log")
+    expected = checked_timestamp(datetime.fromisoformat(stamp))
+    assert event.ts == expected and (event.ts is None or event.ts.utcoffset() == expected.utcoffset())
+
+
 def test_profile_timestamps_are_checked_too() -> None:
     assert profile_timestamp({"$date": "2024-01-01T00:00:00"}) == datetime(2024, 1, 1, tzinfo=timezone.utc)
     assert profile_timestamp({"$date": "0001-01-01T00:00:00Z"}) is None
