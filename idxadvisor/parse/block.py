@@ -307,11 +307,14 @@ class BlockParser:
         if event.truncated:
             stats.truncated += 1
         ts = event.ts
-        if ts is not None:
-            if stats.first_ts is None or ts < stats.first_ts:
-                stats.first_ts = ts
-            if stats.last_ts is None or ts > stats.last_ts:
+        if ts is not None:  # one comparison in the usual case, a log in time order (first_ts <= last_ts always)
+            first, last = stats.first_ts, stats.last_ts
+            if first is None or last is None:
+                stats.first_ts = stats.last_ts = ts
+            elif ts > last:
                 stats.last_ts = ts
+            elif ts < first:
+                stats.first_ts = ts
         if self.pairing.admit(event):
             self._count(event)
 

@@ -119,14 +119,16 @@ def _encoded(query: Any) -> bytes | None:
         return None
 
 
-def statement_mark(event: Event) -> StatementMark:
+def statement_mark(event: Event, ts_ms: float | None = None) -> StatementMark:
+    """``ts_ms``: the event's time in epoch milliseconds when the caller has it already (else worked out here)."""
     command = event.command
-    return StatementMark(_key(event), _ts_ms(event), _encoded(command.get("q")) if command else None,
-                         _coarse(event))
+    return StatementMark(_key(event), _ts_ms(event) if ts_ms is None else ts_ms,
+                         _encoded(command.get("q")) if command else None, _coarse(event))
 
 
-def wrapper_mark(event: Event) -> WrapperMark:
-    end = _ts_ms(event)
+def wrapper_mark(event: Event, ts_ms: float | None = None) -> WrapperMark:
+    """``ts_ms``: the event's time in epoch milliseconds when the caller has it already (else worked out here)."""
+    end = _ts_ms(event) if ts_ms is None else ts_ms
     # A damaged duration is dropped from the event: without it, any statement before the wrapper's end may be its own.
     logged = "duration_ms" in event.__dict__
     start = None if end is None else (end - event.duration_ms if logged else float("-inf"))
@@ -162,6 +164,7 @@ class StatementPairing:
         Called for every event of the block: it works out times only for writes, and while a wrapper waits."""
         ts = event.ts
         write = event.op in WRAPPED_OPS
+        now = None  # the event's time in epoch milliseconds, worked out once (always for a write with a time)
         if ts is not None:
             if self.first_ms is None:
                 self.first_ms = ts.timestamp() * 1000
@@ -173,10 +176,10 @@ class StatementPairing:
         if not write:
             return True
         if event.statement:
-            self._statement(statement_mark(event))
+            self._statement(statement_mark(event, now))
             return True
         if event.connection is not None:
-            self._wrapper(wrapper_mark(event))
+            self._wrapper(wrapper_mark(event, now))
             return False
         return True
 

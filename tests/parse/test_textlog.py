@@ -249,3 +249,14 @@ def test_the_documents_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
             f'filter: {{ n: {n} }} }} keysExamined:{n} 5ms')
     assert 0 < len(textlog._DOCUMENTS_MEMO) <= 3
     assert 0 < len(textlog._COUNTERS_MEMO) <= 3
+
+
+def test_a_block_spans_its_earliest_to_its_latest_time_whatever_the_order_of_its_lines() -> None:
+    stamps = ["2020-06-23T10:21:26.019+0000", "2020-06-23T05:21:25.000-0500", "2020-06-23T12:21:27.000+0200",
+              "2020-06-23T10:21:30.500+0000", "2020-06-23T10:21:20.000+0000", "2020-06-23T10:21:29.000+0000"]
+    text = "".join(f'{stamp} I  COMMAND  [conn1] command shop.orders command: find {{ find: "orders" }} 5ms\n'
+                   for stamp in stamps)
+    stats, events = parse_block(text, "text-log")
+    assert len(events) == len(stamps)
+    assert stats.first_ts == datetime(2020, 6, 23, 10, 21, 20, tzinfo=timezone.utc)
+    assert stats.last_ts == datetime(2020, 6, 23, 10, 21, 30, 500000, tzinfo=timezone.utc)
