@@ -171,10 +171,8 @@ class BlockParser:
             start = text.rfind("\n", 0, candidate.start()) + 1
             line = text[start:candidate.end()].rstrip("\r")
             self._text_line(line, lambda start=start: numbers.at(start), counted_if_unreadable=True)
-        if any(hint in text for hint in _VERSION_HINTS):
-            for line in text.split("\n"):
-                if any(hint in line for hint in _VERSION_HINTS):
-                    self._text_version(line)
+        for line in _lines_holding(text, _VERSION_HINTS):
+            self._text_version(line)
 
     # -- the general line-by-line path --------------------------------------------------------------------------
 
@@ -379,6 +377,21 @@ class _LineNumbers:
         self._number += self.text.count(newline, self._offset, offset)  # type: ignore[arg-type]
         self._offset = offset
         return self._number
+
+
+def _lines_holding(text: str, needles: tuple[str, ...]) -> list[str]:
+    """The lines of ``text`` that hold any of ``needles`` (as ``text.split("\\n")`` gives them), in order, each once.
+    Searched for with ``str.find``: splitting a whole block into lines to look at each costs more than the search."""
+    ends: dict[int, int] = {}  # line start -> line end
+    for needle in needles:
+        position = text.find(needle)
+        while position >= 0:
+            start = text.rfind("\n", 0, position) + 1
+            end = text.find("\n", position)
+            end = len(text) if end < 0 else end
+            ends[start] = end
+            position = text.find(needle, end)
+    return [text[start:ends[start]] for start in sorted(ends)]
 
 
 def _line_at(text: str, start: int) -> str:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from idxadvisor.parse.block import _VERSION_HINTS, _lines_holding
 from tests.helpers import json_line, parse_block, slow_attr
 
 SLOW = json_line(slow_attr({"find": "orders", "filter": {"a": 1}}))
@@ -114,3 +117,20 @@ class _Events:
 
     def add(self, event: object) -> None:
         self.events.append(event)
+
+
+@pytest.mark.parametrize("text", [
+    "", "no hint here\n", "db version v3.6.0", "a\r\nb db version v2.6.0\r\nc\r\n",
+    "x MongoS version 3.6.0 and db version v3.6.1\nmongos version 2.4.7\n\ndb version\nend",
+    "db version v4.0.3\nsomething\nlast db version v4.0.4 mongos version 1\n",
+])
+def test_lines_holding_finds_each_line_of_a_hint_once_and_in_order(text: str) -> None:
+    expected = [line for line in text.split("\n") if any(hint in line for hint in _VERSION_HINTS)]
+    assert _lines_holding(text, _VERSION_HINTS) == expected
+
+
+@given(st.lists(st.sampled_from(["\n", "\r", " ", "x", "db version", "mongos version", "MongoS version", "db "])))
+def test_lines_holding_is_a_filter_of_the_lines(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    expected = [line for line in text.split("\n") if any(hint in line for hint in _VERSION_HINTS)]
+    assert _lines_holding(text, _VERSION_HINTS) == expected
