@@ -62,6 +62,8 @@ _DOCUMENTS_END = re.compile(r"\}(?= (?!(?:command|query|update|updateobj|origina
 _DOCUMENTS_MEMO: dict[str, tuple[dict[str, tuple[str | None, Any]], bool]] = {}
 #: Counters (the ``name:value`` pairs after the documents) by their text: the event attributes they hold, and ntoskip.
 _COUNTERS_MEMO: dict[str, tuple[dict[str, Any], int]] = {}
+#: What a slow line's body sets on its event, by the body (with its op word, namespace and whether it was cut).
+_BODY_MEMO: dict[tuple[str, str, str, bool], tuple[dict[str, Any], str | None]] = {}
 MEMO_ENTRIES = 1024
 MEMO_TEXT_LIMIT = 4096
 _FIELD = re.compile(r" ([A-Za-z]+):\s?(-?\d+(?:\.\d+)?(?![\w.])|[\w.]+)")
@@ -184,14 +186,43 @@ def slow_operation_match(message: str) -> SlowOperation | None:
 
 def event_from_line(line: TextLine, operation: SlowOperation) -> tuple[Event, str | None]:
     """The event for one slow-operation line, and a problem reason when its documents could not be read."""
-    body, op_word, truncated = operation.body, operation.op, operation.truncated
-    event = Event.from_fields({"ns": operation.ns, "op": canonical_op(op_word), "ts": line.ts,
-                               "connection": line.context, "source_format": TEXT_LOG})
-    if operation.duration is not None and operation.duration <= MAX_DURATION_MS:
-        event.duration_ms = operation.duration
+    fields: dict[str, Any] = {"ns": operation.ns, "op": canonical_op(operation.op), "ts": line.ts,
+                              "connection": line.context, "source_format": TEXT_LOG}
+    duration = operation.duration
+    if duration is not None and duration <= MAX_DURATION_MS:
+        fields["duration_ms"] = duration
     else:
-        event.problem = unusable_duration(
-            f"{_DURATION_DIGITS}+ digits" if operation.duration is None else operation.duration)
+        fields["problem"] = unusable_duration(f"{_DURATION_DIGITS}+ digits" if duration is None else duration)
+    attributes, problem = _read_body(operation.op, operation.ns, operation.body, operation.truncated)
+    fields.update(attributes)
+    event = Event.from_fields(fields)
+    event.internal = internal_reason(event.ns, event.connection, event.app_name)
+    return event, problem
+
+
+def _read_body(op_word: str, ns: str, body: str, truncated: bool) -> tuple[dict[str, Any], str | None]:
+    """What a line's body (between its namespace and its duration) sets on its event, and the problem reason when its
+    documents could not be read.
+
+    Memoized by the body, with the op and namespace it depends on: most slow lines of a real log repeat the whole body
+    of an earlier one (only the time, thread and duration differ), so a repeated line costs one look-up. The
+    attributes are copied onto each event; the documents in them are shared, as in ``_read_documents``.
+    """
+    if len(body) > MEMO_TEXT_LIMIT:
+        return _parse_body(op_word, ns, body, truncated)
+    key = (op_word, ns, body, truncated)
+    known = _BODY_MEMO.get(key)
+    if known is not None:
+        return known
+    reading = _parse_body(op_word, ns, body, truncated)
+    if len(_BODY_MEMO) >= MEMO_ENTRIES:
+        _BODY_MEMO.clear()
+    _BODY_MEMO[key] = reading
+    return reading
+
+
+def _parse_body(op_word: str, ns: str, body: str, truncated: bool) -> tuple[dict[str, Any], str | None]:
+    event = Event.from_fields({"ns": ns, "op": canonical_op(op_word)})
     app = _APP_NAME.match(body)
     position = 0
     if app is not None:
@@ -209,8 +240,7 @@ def event_from_line(line: TextLine, operation: SlowOperation) -> tuple[Event, st
     if failure and not truncated:
         event.unparsed = True
         problem = f"{op_word} document could not be read: {failure}"
-    event.internal = internal_reason(event.ns, event.connection, event.app_name)
-    return event, problem
+    return event.__dict__, problem
 
 
 def _read_documents(body: str, position: int) -> tuple[dict[str, tuple[str | None, Any]], int, bool, str | None]:

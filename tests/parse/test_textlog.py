@@ -175,6 +175,11 @@ def _event_fields(event) -> dict:
     return {key: value for key, value in vars(event).items()}
 
 
+def _forget_memos() -> None:
+    for memo in (textlog._BODY_MEMO, textlog._DOCUMENTS_MEMO, textlog._COUNTERS_MEMO):
+        memo.clear()
+
+
 def test_repeated_documents_parse_once_and_read_the_same_as_a_fresh_parse(monkeypatch: pytest.MonkeyPatch) -> None:
     """The memo of documents by their text: a line that repeats a command reads exactly as if parsed afresh, whatever
     follows the documents (a plan summary with braces, counters, another document), and a string holding what looks
@@ -194,13 +199,14 @@ def test_repeated_documents_parse_once_and_read_the_same_as_a_fresh_parse(monkey
     ]
     fresh = []
     for line in lines:
-        textlog._DOCUMENTS_MEMO.clear()
+        _forget_memos()
         fresh.append(_event_fields(one(line)[1]))
-    textlog._DOCUMENTS_MEMO.clear()
+    _forget_memos()
     remembered = [_event_fields(one(line)[1]) for line in lines]
     parses = []
     parse = textlog._parse_documents
     monkeypatch.setattr(textlog, "_parse_documents", lambda *args: parses.append(1) or parse(*args))
+    textlog._BODY_MEMO.clear()  # each body is read again, from the documents' memo
     remembered_again = [_event_fields(one(line)[1]) for line in lines]
     assert remembered == fresh and remembered_again == fresh
     assert len(parses) == 1, "only the line whose string looks like the end of its documents is parsed again"
@@ -217,16 +223,17 @@ def test_repeated_counters_read_the_same_as_a_fresh_read() -> None:
     copied onto each event, never shared with it."""
     counters = ('planSummary: IXSCAN { nscanned: 1 } ntoskip:5 nscanned:{n} nreturned:2 numYield:1 scanAndOrder:1 '
                 'docsExamined:99999999999999999999999 exception: boom code:11000')
-    lines = [
-        f'Wed Jun 23 10:21:2{n}.019 [conn{n}] query shop.orders query: {{ status: "A" }} {counters.replace("{n}", str(n % 2))} '
-        f'{duration}ms' for n, duration in enumerate(["5", "6", "9" * 40, "7"])
+    lines = [  # each body differs (its query does), so only the counters' memo can remember their reading
+        f'Wed Jun 23 10:21:2{n}.019 [conn{n}] query shop.orders query: {{ status: "{n}" }} '
+        f'{counters.replace("{n}", str(n % 2))} {duration}ms' for n, duration in enumerate(["5", "6", "9" * 40, "7"])
     ]
     fresh = []
     for line in lines:
-        textlog._COUNTERS_MEMO.clear()
+        _forget_memos()
         fresh.append(_event_fields(one(line)[1]))
-    textlog._COUNTERS_MEMO.clear()
+    _forget_memos()
     remembered = [_event_fields(one(line)[1]) for line in lines]
+    textlog._BODY_MEMO.clear()
     remembered_again = [_event_fields(one(line)[1]) for line in lines]
     assert remembered == fresh and remembered_again == fresh
     assert len(textlog._COUNTERS_MEMO) == 2
@@ -240,15 +247,43 @@ def test_repeated_counters_read_the_same_as_a_fresh_read() -> None:
     assert "duration_ms" not in damaged and first["duration_ms"] == 5 and "docs_examined" not in first
 
 
+def test_a_repeated_body_reads_the_same_as_a_fresh_read() -> None:
+    """The memo of whole bodies: lines that differ only in their time, thread and duration (a damaged one too) read
+    exactly as if read afresh; what depends on the thread (internal traffic) is worked out for each line; each event
+    has attributes of its own; a body longer than the memo's limit is read every time."""
+    body = ('command shop.$cmd appName: "shop" command: count { count: "orders", query: { status: "A" } } '
+            'planSummary: COLLSCAN keysExamined:0 docsExamined:90 numYields:0 reslen:45')
+    lines = [f'2020-06-23T10:21:2{n}.019+0000 I  COMMAND  [{thread}] {body} {duration}ms'
+             for n, (thread, duration) in enumerate([("conn1", "5"), ("conn2", "9" * 40), ("rsSync", "7"),
+                                                     ("conn1", "8")])]
+    fresh = []
+    for line in lines:
+        _forget_memos()
+        fresh.append(_event_fields(one(line)[1]))
+    _forget_memos()
+    events = [one(line)[1] for line in lines]
+    assert [_event_fields(event) for event in events] == fresh and len(textlog._BODY_MEMO) == 1
+    assert [event.internal for event in events] == [None, None, "internal thread 'rsSync'", None]
+    assert events[1].problem.startswith("duration is not a usable") and "duration_ms" not in fresh[1]
+    assert (events[0].ns, events[0].op, events[0].docs_examined, events[0].app_name) == ("shop.orders", "count", 90,
+                                                                                           "shop")
+    events[0].plan_summary = "IXSCAN"
+    assert one(lines[3])[1].plan_summary == "COLLSCAN"
+    assert all(key not in attributes for attributes, _ in textlog._BODY_MEMO.values()
+               for key in ("ts", "connection", "duration_ms", "internal", "source_format"))
+    long_line = lines[0].replace("numYields:0", "numYields:0" + " x:1" * textlog.MEMO_TEXT_LIMIT)
+    assert _event_fields(one(long_line)[1]) == fresh[0] and len(textlog._BODY_MEMO) == 1
+
+
 def test_the_documents_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(textlog, "MEMO_ENTRIES", 3)
-    textlog._DOCUMENTS_MEMO.clear()
-    textlog._COUNTERS_MEMO.clear()
+    _forget_memos()
     for n in range(10):
         one(f'2020-06-23T10:21:26.019+0000 I  COMMAND  [conn1] command shop.orders command: find {{ find: "orders", '
             f'filter: {{ n: {n} }} }} keysExamined:{n} 5ms')
     assert 0 < len(textlog._DOCUMENTS_MEMO) <= 3
     assert 0 < len(textlog._COUNTERS_MEMO) <= 3
+    assert 0 < len(textlog._BODY_MEMO) <= 3
 
 
 def test_a_block_spans_its_earliest_to_its_latest_time_whatever_the_order_of_its_lines() -> None:
