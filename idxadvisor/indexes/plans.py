@@ -7,6 +7,7 @@ with unquoted field names (log-formats.md §2).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -28,6 +29,7 @@ class PlanSummary:
         return "COLLSCAN" in self.stages and not self.indexes
 
 
+@functools.lru_cache(maxsize=16_384)  # a workload's few plan texts are read again by each rule and the selection
 def parse_plan_summary(text: str) -> PlanSummary:
     """Stages and index key patterns of a plan summary; anything unreadable is simply left out."""
     stages: list[str] = []

@@ -118,6 +118,7 @@ def shape_report(stats: ShapeStats, show_values: bool) -> ShapeReport:
     runs = [RunReport.of(datetime.fromtimestamp(start / 1000, tz=timezone.utc), float(duration))
             for start, duration in stats.runs.latest()]
     example = stats.representative.command if (show_values and stats.representative) else None
+    p50, p95, p99 = duration.percentiles((50, 95, 99))
     return ShapeReport(
         fingerprint=stats.shape.fingerprint,
         ns=stats.shape.ns,
@@ -126,8 +127,7 @@ def shape_report(stats: ShapeStats, show_values: bool) -> ShapeReport:
         count=stats.count,
         getmores=stats.getmores,
         duration_ms=DurationReport(
-            total=duration.total, mean=round(duration.mean, 3), p50=duration.percentile(50),
-            p95=duration.percentile(95), p99=duration.percentile(99), max=duration.maximum,
+            total=duration.total, mean=round(duration.mean, 3), p50=p50, p95=p95, p99=p99, max=duration.maximum,
         ),
         duration_histogram=duration.bins(),
         keys_examined=stats.keys_examined,

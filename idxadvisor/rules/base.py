@@ -65,6 +65,7 @@ class ShapeAnalysis:
     plan_share: float
     existing: list[IndexSpec] | None  # None: no --indexes file names this namespace
     sample: SampleStatistics | None
+    _field_classes: dict[str, set[str]] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def shape(self) -> QueryShape:
@@ -119,6 +120,12 @@ class ShapeAnalysis:
             ratio, what = self.keys_per_returned, "documents or keys (nscanned)"
         return (f"examines {ratio or 0:,.0f} {what} per document returned "
                 f"({self.wasted_per_execution:,.0f} wasted per execution)")
+
+    def fields_with(self, *classes: str) -> list[str]:
+        """``fields_with`` of the shape, its filter read once for all the rules that ask."""
+        if self._field_classes is None:
+            self._field_classes = field_classes(self.shape.filter)
+        return _fields_in(self._field_classes, classes)
 
     @property
     def collection_scan(self) -> bool:
@@ -182,6 +189,15 @@ class RuleContext:
     change: IndexChange | None = None  # check: the index change being judged (indexes is then the proposed set)
     _derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     _derived_from: list[ShapeStats] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def roles(self, stats: ShapeStats) -> Roles:
+        """``roles_of`` the shape, worked out once for the rules and the index selection."""
+        known: dict[tuple[str, int], Roles] = self.derived("roles", lambda shapes: {})
+        key = (stats.shape.fingerprint, stats.max_in_length)
+        roles = known.get(key)
+        if roles is None:
+            roles = known[key] = roles_of(stats.shape, stats.max_in_length)
+        return roles
 
     def shapes_of(self, ns: str) -> list[ShapeStats]:
         return list(self.derived("by_ns", _by_ns).get(ns, ()))
@@ -286,7 +302,7 @@ class Rule:
 
 
 def analyze_shape(stats: ShapeStats, context: RuleContext, equality_order: Any = None) -> ShapeAnalysis:
-    roles = roles_of(stats.shape, stats.max_in_length)
+    roles = context.roles(stats)
     plan_text = stats.main_plan
     return ShapeAnalysis(
         stats=stats,
@@ -328,7 +344,12 @@ def field_classes(shaped: Filter, prefix: str = "") -> dict[str, set[str]]:
 
 def fields_with(shape: QueryShape, *classes: str) -> list[str]:
     """The fields of a shape's filter with any of these operator classes, sorted."""
-    return sorted(path for path, found in field_classes(shape.filter).items() if found & set(classes))
+    return _fields_in(field_classes(shape.filter), classes)
+
+
+def _fields_in(classes_by_field: dict[str, set[str]], classes: tuple[str, ...]) -> list[str]:
+    wanted = set(classes)
+    return sorted(path for path, found in classes_by_field.items() if found & wanted)
 
 
 def query_filter(op: str, command: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from idxadvisor.indexes.candidates import KeyIndex, replaceable, roles_of, serves, serving_signature
+from idxadvisor.indexes.candidates import KeyIndex, replaceable, serves, serving_signature
 from idxadvisor.indexes.model import IndexSpec, KeyPattern
 from idxadvisor.models.report import Finding, IndexProposal, Skip
 from idxadvisor.rules.base import (
@@ -212,7 +212,7 @@ def equality_orders(shapes: list[ShapeStats], context: RuleContext) -> dict:
     popularity: dict[str, Counter[str]] = defaultdict(Counter)
     for stats in shapes:
         if stats.shape.known:
-            for name in roles_of(stats.shape, stats.max_in_length).equality:
+            for name in context.roles(stats).equality:
                 popularity[stats.shape.ns][name] += stats.count
     orders = {}
     for ns, counts in popularity.items():
@@ -266,8 +266,10 @@ def _shared_keys(group: list[_Proposal]) -> list[tuple[KeyPattern | None, int]]:
     index = KeyIndex(keys)
     signatures = [serving_signature(proposal.analysis.roles) for proposal in group]
     alike = Counter(signatures)
-    serving = {signature: index.serving(proposal.analysis.roles)
-               for signature, proposal in zip(signatures, group)}  # shapes alike share one look-up
+    serving: dict[tuple, list[KeyPattern]] = {}
+    for signature, proposal in zip(signatures, group):
+        if signature not in serving:  # shapes alike share one look-up
+            serving[signature] = index.serving(proposal.analysis.roles)
     served: Counter[KeyPattern] = Counter()
     for signature, keys_serving in serving.items():
         for key in keys_serving:

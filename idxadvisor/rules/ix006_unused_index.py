@@ -104,7 +104,7 @@ def unused_indexes(ns: str, context: RuleContext, min_span_hours: float,
     used |= {longer.key for shorter, longer in redundant_prefixes(catalog, catalog, ns, context) if shorter.key in used}
     hinted = {option[5:] for stats in context.shapes_of(ns) for option in stats.shape.options
               if option.startswith("hint:")}
-    joined = context.derived(f"joined_fields {ns}", lambda every: _joined_fields(ns, every))
+    joined = _joined_fields(ns, context.derived("lookups", _lookups))
     operations = sum(stats.count for stats in context.shapes_of(ns))
     evidence = (f"{human_count(operations)} operations on {ns} ({len(shapes)} shape{'s' if len(shapes) != 1 else ''} "
                 f"with a plan) over {human_ms(span)}")
@@ -162,25 +162,36 @@ def _hint_text(index: IndexSpec) -> str:
     return ",".join(f"{name}:{direction}" for name, direction in index.key)
 
 
-def _joined_fields(ns: str, shapes: list[ShapeStats]) -> set[str]:
+_Lookups = tuple[dict[tuple[str, str], set[str]], set[str]]
+
+
+def _joined_fields(ns: str, lookups: _Lookups) -> set[str]:
     """Fields of ``ns`` that a $lookup of the same database joins on (an index starting with one may serve the join,
     whose plan the log does not show); every field (``*``) for a $lookup with a pipeline, or a $graphLookup."""
     database, _, collection = ns.partition(".")
-    fields: set[str] = set()
+    by_target, any_of_database = lookups
+    return by_target.get((database, collection), set()) | ({"*"} if database in any_of_database else set())
+
+
+def _lookups(shapes: list[ShapeStats]) -> _Lookups:
+    """The fields each $lookup joins on, by database and joined collection; and the databases with a $graphLookup
+    (its collection is not in the shape: any may be joined)."""
+    by_target: dict[tuple[str, str], set[str]] = {}
+    any_of_database: set[str] = set()
     for stats in shapes:
-        if stats.shape.ns.partition(".")[0] != database:
-            continue
+        database = stats.shape.ns.partition(".")[0]
         for stage in stats.shape.stages:
-            if stage == "$graphLookup":  # its collection is not in the shape: any may be joined
-                fields.add("*")
+            if stage == "$graphLookup":
+                any_of_database.add(database)
             match = _LOOKUP.match(stage)
             if match is None:
                 continue
             parts = dict(part.split("=", 1) for part in match[1].split(", ") if "=" in part)
-            if parts.get("from") != collection:
+            if "from" not in parts:
                 continue
+            fields = by_target.setdefault((database, parts["from"]), set())
             if "foreignField" in parts:
                 fields.add(parts["foreignField"])
             if "pipeline" in match[1].split(", ") or "foreignField" not in parts:
                 fields.add("*")
-    return fields
+    return by_target, any_of_database

@@ -3,7 +3,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict, fields_with, query_filter
+from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict, query_filter
 from idxadvisor.rules.ix001_missing_compound_index import efficiency_reason, wasteful
 from idxadvisor.shapes.shape import REGEX_UNANCHORED, regex_prefix
 
@@ -51,7 +51,7 @@ class UnanchoredRegex(Rule):
     defaults = {"min_docs_per_returned": 10.0, "min_wasted_per_execution": 500.0}
 
     def check(self, analysis: ShapeAnalysis, context: RuleContext) -> Verdict | Quiet | None:
-        fields = fields_with(analysis.shape, REGEX_UNANCHORED)
+        fields = analysis.fields_with(REGEX_UNANCHORED)
         if not fields:
             return None
         if analysis.executions < context.settings.min_count:

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict, fields_with
+from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict
 from idxadvisor.shapes.shape import NE, NIN, NOT
 
 
@@ -46,9 +46,11 @@ class NegationOnly(Rule):
 
     def check(self, analysis: ShapeAnalysis, context: RuleContext) -> Verdict | Quiet | None:
         roles = analysis.roles
-        negated = fields_with(analysis.shape, NE, NIN, NOT)
         leading = roles.equality + tuple(name for name in roles.range if name not in roles.never_leading)
-        if not negated or leading or roles.has_or:
+        if leading or roles.has_or:
+            return None
+        negated = analysis.fields_with(NE, NIN, NOT)
+        if not negated:
             return None
         if analysis.executions < context.settings.min_count:
             return Quiet(f"too few executions ({analysis.executions} < --min-count {context.settings.min_count})")

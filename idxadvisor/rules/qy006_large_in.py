@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from idxadvisor.indexes.candidates import IN_EQUALITY_LIMIT
-from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict, fields_with
+from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict
 from idxadvisor.shapes.shape import IN
 
 
@@ -46,12 +46,12 @@ class LargeIn(Rule):
     defaults = {"max_in_values": IN_EQUALITY_LIMIT}
 
     def check(self, analysis: ShapeAnalysis, context: RuleContext) -> Verdict | Quiet | None:
-        fields = fields_with(analysis.shape, IN)
-        if not fields:
-            return None
         longest, limit = analysis.stats.max_in_length, self.options["max_in_values"]
         if longest <= limit:
-            return None  # a list this short is fine
+            return None  # a list this short is fine (or no $in at all)
+        fields = analysis.fields_with(IN)
+        if not fields:
+            return None
         if analysis.executions < context.settings.min_count:
             return Quiet(f"too few executions ({analysis.executions} < --min-count {context.settings.min_count})")
         message = (f"{analysis.shape.op} sends $in lists of up to {longest:,} values (on {', '.join(fields)}), "

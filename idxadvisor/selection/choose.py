@@ -117,7 +117,7 @@ def select(ns: str, requests: list[IndexRequest], context: RuleContext,
     settings = context.settings
     known = context.indexes.get(ns)
     shapes = context.shapes_of(ns)
-    demands = demands_of(shapes, requests)
+    demands = demands_of(shapes, requests, context.roles)
     existing = list(known) if known is not None else _logged_indexes(demands)
     orders = context.derived("equality_orders", lambda every: equality_orders(every, context))
     candidates = generate(demands, existing, orders.get(ns, _by_name))

@@ -31,6 +31,7 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 EXACT_CANDIDATES = 20
 EXACT_NODES = 100_000
@@ -46,6 +47,14 @@ class Problem:
     write_costs: list[float]  # per candidate: what it costs the writes, in the unit of the savings
     fields: list[int]  # per candidate: its number of fields (ties)
     budget: int
+
+    @cached_property
+    def counted(self) -> list[list[tuple[int, float]]]:
+        """Per candidate, the shapes that count which it serves for less than today, with that cost (in ``options``
+        order): all the search looks at, worked out once rather than at every step."""
+        weights, today = self.weights, self.today
+        return [[(shape, cost) for shape, cost in options.items() if weights[shape] and cost < today[shape]]
+                for options in self.options]
 
 
 @dataclass
@@ -76,9 +85,7 @@ def value(problem: Problem, chosen: list[int]) -> float:
 
 
 def solve(problem: Problem) -> Solution:
-    useful = _undominated(problem, [number for number, options in enumerate(problem.options)
-                                    if any(problem.weights[shape] and cost < problem.today[shape]
-                                           for shape, cost in options.items())])
+    useful = _undominated(problem, [number for number, counted in enumerate(problem.counted) if counted])
     budget = min(problem.budget, len(useful))
     if budget <= 0:
         return Solution([], 0.0, "exact", "no candidate saves work for a shape a finding asks an index for"
@@ -105,11 +112,17 @@ def _undominated(problem: Problem, candidates: list[int]) -> list[int]:
         return candidates
     counted = {number: {shape: cost for shape, cost in problem.options[number].items() if problem.weights[shape]}
                for number in candidates}
+    serving: dict[int, list[int]] = {}  # per counted shape, the candidates serving it
+    for number in candidates:
+        for shape in counted[number]:
+            serving.setdefault(shape, []).append(number)
     kept = []
     for number in candidates:
         mine = counted[number]
+        # only a candidate serving every shape of this one can dominate it: look among those serving its rarest
+        rivals = min((serving[shape] for shape in mine), key=len) if mine else candidates
         dominated = False
-        for other in candidates:
+        for other in rivals:
             if other == number or problem.write_costs[other] > problem.write_costs[number]:
                 continue
             theirs = counted[other]
@@ -132,9 +145,17 @@ def _gain(problem: Problem, candidate: int, best: list[float]) -> float:
                if cost < best[shape])
 
 
+def _counted_gain(problem: Problem, candidate: int, best: list[float]) -> float:
+    """``_gain`` over the shapes that count (the others add nothing to it), for the search."""
+    weights = problem.weights
+    return sum(weights[shape] * (best[shape] - cost) for shape, cost in problem.counted[candidate]
+               if cost < best[shape])
+
+
 def _add(problem: Problem, candidate: int, best: list[float]) -> list[float]:
+    """Each counted shape's cheapest cost once ``candidate`` is added (``_counted_gain`` reads no other)."""
     best = list(best)
-    for shape, cost in problem.options[candidate].items():
+    for shape, cost in problem.counted[candidate]:
         if cost < best[shape]:
             best[shape] = cost
     return best
@@ -151,7 +172,8 @@ def _rank(problem: Problem, chosen: list[int], worth: float) -> tuple:
 
 
 def _exact(problem: Problem, useful: list[int], budget: int) -> list[int] | None:
-    order = sorted(useful, key=lambda number: -(_gain(problem, number, problem.today) - problem.write_costs[number]))
+    order = sorted(useful, key=lambda number: -(_counted_gain(problem, number, problem.today)
+                                                - problem.write_costs[number]))
     best_set: list[int] = []
     best_rank = _rank(problem, [], 0.0)
     best_value = 0.0
@@ -170,7 +192,7 @@ def _exact(problem: Problem, useful: list[int], budget: int) -> list[int] | None
         room = budget - len(chosen)
         if room == 0:
             return
-        gains = [(_gain(problem, number, costs) - problem.write_costs[number], position)
+        gains = [(_counted_gain(problem, number, costs) - problem.write_costs[number], position)
                  for position, number in enumerate(order[start:], start)]
         positive = sorted((gain for gain, _ in gains if gain > _EPSILON), reverse=True)[:room]
         if worth + sum(positive) < best_value - _EPSILON:
@@ -194,7 +216,7 @@ def _distorted_greedy(problem: Problem, useful: list[int], budget: int) -> list[
     chosen: list[int] = []
     # a stale gain less the write cost bounds every later step's distorted score (gains only shrink, and the
     # distortion is at most 1): the heap holds those bounds
-    heap = [(-(_gain(problem, number, costs) - problem.write_costs[number]), number) for number in useful]
+    heap = [(-(_counted_gain(problem, number, costs) - problem.write_costs[number]), number) for number in useful]
     heapq.heapify(heap)
     for step in range(budget):
         distortion = math.pow(1 - 1 / budget, budget - step - 1)
@@ -202,7 +224,7 @@ def _distorted_greedy(problem: Problem, useful: list[int], budget: int) -> list[
         best: tuple[float, int] | None = None  # (exact distorted score, candidate) among those popped
         while heap and (best is None or -heap[0][0] > best[0]):
             _, number = heapq.heappop(heap)
-            gain = _gain(problem, number, costs)
+            gain = _counted_gain(problem, number, costs)
             popped.append((-(gain - problem.write_costs[number]), number))
             score = distortion * gain - problem.write_costs[number]
             if best is None or score > best[0] + _EPSILON:
@@ -219,15 +241,14 @@ def _distorted_greedy(problem: Problem, useful: list[int], budget: int) -> list[
 
 def _needed(problem: Problem, chosen: list[int]) -> set[int]:
     """The chosen candidates that are the cheapest of the set for at least one counted shape."""
-    weights, today = problem.weights, problem.today
+    counted = problem.counted
     cheapest: dict[int, tuple[float, int, int]] = {}  # shape -> (cost, position, candidate): ties go to the earlier
     for position, number in enumerate(chosen):
-        for shape, cost in problem.options[number].items():
-            if weights[shape] and cost < today[shape]:
-                offer = (cost, position, number)
-                held = cheapest.get(shape)
-                if held is None or offer < held:
-                    cheapest[shape] = offer
+        for shape, cost in counted[number]:
+            offer = (cost, position, number)
+            held = cheapest.get(shape)
+            if held is None or offer < held:
+                cheapest[shape] = offer
     return {number for _, _, number in cheapest.values()}
 
 

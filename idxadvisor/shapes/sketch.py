@@ -15,6 +15,7 @@ histograms is adding their bucket counts, so partial histograms from several pro
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 EXACT_LIMIT = 1024
@@ -94,9 +95,19 @@ class DurationHistogram:
         """Nearest-rank percentile (0 < p ≤ 100); 0 when empty. Never above the maximum seen."""
         if not self.n:
             return 0.0
+        return self._percentile_in(sorted(self.counts), p)
+
+    def percentiles(self, ps: Iterable[float]) -> list[float]:
+        """``percentile`` of each of ``ps``, the buckets sorted once."""
+        if not self.n:
+            return [0.0 for _ in ps]
+        order = sorted(self.counts)
+        return [self._percentile_in(order, p) for p in ps]
+
+    def _percentile_in(self, order: list[int], p: float) -> float:
         rank = max(1, math.ceil(p / 100 * self.n))
         seen = 0
-        for bucket in sorted(self.counts):
+        for bucket in order:
             seen += self.counts[bucket]
             if seen >= rank:
                 return min(_bucket_value(bucket), self.maximum)

@@ -92,3 +92,36 @@ def test_a_write_cost_above_the_saving_leaves_the_set_empty() -> None:
     problem = Problem([1.0], [10.0], [{0: 1.0}], [9.5], [1], 1)
     solution = solve(problem)
     assert solution.chosen == [] and solution.value == 0.0
+
+
+def test_counted_options_are_the_shapes_that_count_served_for_less_than_today() -> None:
+    problem = Problem([1.0, 0.0, 2.0, 1.0], [10.0, 10.0, 10.0, 10.0], [{0: 5.0, 1: 1.0, 2: 10.0, 3: 0.0}, {}],
+                      [0.0, 0.0], [1, 1], 2)
+    assert problem.counted == [[(0, 5.0), (3, 0.0)], []]
+
+
+def _undominated_by_every_pair(problem: Problem, candidates: list[int]) -> list[int]:
+    """The dominance test against every other candidate (what ``_undominated`` narrows down to fewer rivals)."""
+    counted = {number: {shape: cost for shape, cost in problem.options[number].items() if problem.weights[shape]}
+               for number in candidates}
+    kept = []
+    for number in candidates:
+        mine = counted[number]
+        if not any(other != number and problem.write_costs[other] <= problem.write_costs[number]
+                   and mine.keys() <= counted[other].keys()
+                   and all(counted[other][shape] <= cost for shape, cost in mine.items())
+                   and (other < number or not (problem.write_costs[other] == problem.write_costs[number]
+                                               and len(counted[other]) == len(mine)
+                                               and all(counted[other][shape] == cost for shape, cost in mine.items())))
+                   for other in candidates):
+            kept.append(number)
+    return kept
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_undominated_candidates_are_those_no_other_dominates(seed: int) -> None:
+    rng = random.Random(200 + seed)
+    for _ in range(60):
+        problem = random_problem(rng, rng.randint(1, 6), rng.randint(1, 12))
+        candidates = [number for number, counted in enumerate(problem.counted) if counted]
+        assert search._undominated(problem, candidates) == _undominated_by_every_pair(problem, candidates)

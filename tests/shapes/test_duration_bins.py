@@ -60,3 +60,13 @@ def test_a_bin_runs_from_the_edge_below_to_its_upper_bound(value: float) -> None
     assert lower < value <= upper or value == lower == 0
     assert lower == 0 or display_upper(lower, 4) == lower  # the edge below is an edge itself
     assert upper / max(lower, 0.8) <= 1.25 or lower == 0
+
+
+
+@given(st.lists(durations, max_size=300))
+def test_percentiles_are_each_percentile_of_one_sorting(values: list[float]) -> None:
+    histogram = DurationHistogram()
+    for value in values:
+        histogram.add(value)
+    wanted = (0, 25, 50, 95, 99, 100)
+    assert histogram.percentiles(wanted) == [histogram.percentile(p) for p in wanted]
