@@ -119,16 +119,14 @@ def shape_report(stats: ShapeStats, show_values: bool) -> ShapeReport:
             for start, duration in stats.runs.latest()]
     example = stats.representative.command if (show_values and stats.representative) else None
     p50, p95, p99 = duration.percentiles((50, 95, 99))
-    return ShapeReport(
+    return ShapeReport.of(dict(
         fingerprint=stats.shape.fingerprint,
         ns=stats.shape.ns,
         op=stats.shape.op,
         shape=stats.shape.text,
         count=stats.count,
         getmores=stats.getmores,
-        duration_ms=DurationReport(
-            total=duration.total, mean=round(duration.mean, 3), p50=p50, p95=p95, p99=p99, max=duration.maximum,
-        ),
+        duration_ms=DurationReport.of(duration.total, round(duration.mean, 3), p50, p95, p99, duration.maximum),
         duration_histogram=duration.bins(),
         keys_examined=stats.keys_examined,
         docs_examined=stats.docs_examined,
@@ -157,14 +155,13 @@ def shape_report(stats: ShapeStats, show_values: bool) -> ShapeReport:
         replanned=stats.replanned,
         skip_max=stats.skip_max,
         skip_mean=_rounded(stats.skip_total / stats.skipped_executions) if stats.skipped_executions else None,
-        plan_costs={plan: PlanCostReport(count=cost.count, mean_ms=round(cost.total_ms / cost.count, 3),
-                                         keys_examined=cost.keys_examined, docs_examined=cost.docs_examined,
-                                         nreturned=cost.nreturned)
+        plan_costs={plan: PlanCostReport.of(cost.count, round(cost.total_ms / cost.count, 3), cost.keys_examined,
+                                            cost.docs_examined, cost.nreturned)
                     for plan, cost in sorted(stats.plan_costs.items(), key=lambda item: -item[1].count)},
         plan_switches=stats.plan_order.switches,
         burst=_burst_report(stats),
         example=example,
-    )
+    ))
 
 
 def _burst_report(stats: ShapeStats) -> BurstReport | None:

@@ -92,13 +92,18 @@ def run_rules(shapes: list[ShapeStats], context: RuleContext, rules: list[Rule],
     proposals: list[_Proposal] = []
     skips: list[Skip] = []
     related: dict[str, set[str]] = defaultdict(set)  # shape -> shapes a rule names as sharing its root cause
+    by_op: dict[str, list[Rule]] = {}  # the rules that apply to an operation, in order
     for stats in shapes:
         analysis = analyze_shape(stats, context, orders.get(stats.shape.ns))
         blocked = _blocking_reason(analysis, context)
         fired: list[tuple[Rule, Verdict]] = []
         quiet: list[str] = []
-        for rule in rules:
-            if stats.shape.op not in rule.applies_to or (blocked and rule.proposes_index) or not stats.shape.known:
+        op = stats.shape.op
+        applying = by_op.get(op)
+        if applying is None:
+            applying = by_op[op] = [rule for rule in rules if op in rule.applies_to]
+        for rule in applying if stats.shape.known else ():
+            if blocked and rule.proposes_index:
                 continue
             result = rule.check(analysis, context)
             if isinstance(result, Verdict):

@@ -5,6 +5,7 @@ none."""
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -164,7 +165,8 @@ def select(ns: str, requests: list[IndexRequest], context: RuleContext,
     position = {id(demand.request): number for number, demand in enumerate(demands) if demand.request is not None}
     usable = {canonical(index.key): index for index in existing if index.is_btree and not index.sparse
               and ShapeAnalysis.plannable(index, existing)}
-    return plan, [_choice(request, position[id(request)], assignment, keys, reasons, ns, usable)
+    shares = Counter(assignment.values())
+    return plan, [_choice(request, position[id(request)], assignment, shares, keys, reasons, ns, usable)
                   for request in requests]
 
 
@@ -267,11 +269,12 @@ def _saved(rows: list[_Row], per: float) -> float:
 def _kept(existing: list[IndexSpec], letting: list[Letting], rows: list[_Row], ns: str,
           context: RuleContext) -> list[tuple[IndexSpec, str]]:
     gone = {item.index.name for item in letting}
+    rows_served = _by_index(rows)
     kept = []
     for index in existing:
         if index.name in gone:
             continue
-        serving = sum(1 for row in rows if row.index == index.key)
+        serving = len(rows_served.get(index.key, []))
         reason = protected(index, ns, context)
         if serving:
             text = f"serves {serving} shape{'s' if serving != 1 else ''} of the log in the set"
@@ -288,8 +291,9 @@ def _model_name(costs: Costs) -> str:
     return "estimator and log" if len(models) > 1 else (models.pop() if models else "log")
 
 
-def _choice(request: IndexRequest, number: int, assignment: dict[int, int], keys: list[KeyPattern],
-            reasons: _Reasons, ns: str, existing: dict[KeyPattern, IndexSpec]) -> IndexChoice:
+def _choice(request: IndexRequest, number: int, assignment: dict[int, int], shares: Counter[int],
+            keys: list[KeyPattern], reasons: _Reasons, ns: str, existing: dict[KeyPattern, IndexSpec]) -> IndexChoice:
+    """``shares``: per chosen candidate, the shapes it serves in ``assignment``."""
     there = existing.get(canonical(request.shared))
     if there is not None and number not in assignment:
         return IndexChoice(None, details=[f"the index it asks for, {there}, exists already (the log's plans use it): "
@@ -297,7 +301,7 @@ def _choice(request: IndexRequest, number: int, assignment: dict[int, int], keys
     if number not in assignment:
         return IndexChoice(None, reason=reasons.why_not(number, request.rule))
     key = keys[assignment[number]]
-    others = sum(1 for shape, candidate in assignment.items() if candidate == assignment[number] and shape != number)
+    others = shares[assignment[number]] - 1
     details = []
     if others:
         details.append(f"the same index serves {others} other shape{'s' if others > 1 else ''} of {ns} in the set "
@@ -317,6 +321,7 @@ class _Reasons:
         self.binding = binding  # the limits that set the budget
         self.none_chosen = not chosen
         self.chosen = _chosen_text(chosen, ns)
+        self.gains: dict[int, float] = {}  # per candidate: what it saves on its own (``gain_of``)
         self.offers: dict[int, list[tuple[float, int]]] = {}  # per shape: (cost, candidate) of every candidate
         for position, options in enumerate(costs.options):
             for shape, cost in options.items():
@@ -341,7 +346,9 @@ class _Reasons:
             return text + (f"; {invalid[0]}" if invalid else "")
         best = min(offers)[1]
         key = render_key_pattern(self.candidates[best].key)
-        gain = gain_of(problem, best)
+        gain = self.gains.get(best)
+        if gain is None:
+            gain = self.gains[best] = gain_of(problem, best)
         if gain <= problem.write_costs[best]:
             written = problem.write_costs[best] / settings.write_cost_factor if settings.write_cost_factor else 0.0
             return (f"{rule}: index selection, write cost: {key} would save {human_count(gain)} keys and documents "
@@ -378,9 +385,10 @@ def build_set(plan: CollectionPlan, proposed: set[KeyPattern]) -> IndexSet:
     rows = [_Row(row.demand, row.before, row.before, row.demand.plan_index, row.model, None,
                  "its new index was dropped after the selection") if row.index in gone else row for row in plan.rows]
     per = plan.hours or 1.0
-    indexes = [_new_index(candidate, rows, plan, per) for candidate in new]
+    serving = _by_index(rows)
+    indexes = [_new_index(candidate, serving.get(candidate.key, []), plan, per) for candidate in new]
     indexes += [SetIndex(name=index.name, key=list(index.key), status="kept", reason=reason,
-                         shapes=[row.demand.fingerprint for row in rows if row.index == index.key])
+                         shapes=[row.demand.fingerprint for row in serving.get(index.key, [])])
                 for index, reason in plan.kept]
     indexes += [SetIndex(name=item.index.name, key=list(item.index.key), status="hide", reason=item.reason,
                          command=item.index.hide_index_command(plan.ns),
@@ -393,8 +401,16 @@ def build_set(plan: CollectionPlan, proposed: set[KeyPattern]) -> IndexSet:
                     totals=_totals(plan, rows, new, letting, per), notes=notes)
 
 
-def _new_index(candidate: Candidate, rows: list[_Row], plan: CollectionPlan, per: float) -> SetIndex:
-    served = [row for row in rows if row.index == candidate.key]
+def _by_index(rows: list[_Row]) -> dict[KeyPattern | None, list[_Row]]:
+    """The rows each index serves in the set, in order (None: the rows a collection scan serves)."""
+    grouped: dict[KeyPattern | None, list[_Row]] = {}
+    for row in rows:
+        grouped.setdefault(row.index, []).append(row)
+    return grouped
+
+
+def _new_index(candidate: Candidate, served: list[_Row], plan: CollectionPlan, per: float) -> SetIndex:
+    """A new index of the set, and the rows it serves."""
     saved = _saved(served, per)
     rules = {row.demand.request.rule for row in served if row.demand.request is not None} | set(candidate.rules)
     return SetIndex(name=default_index_name(candidate.key), key=list(candidate.key), status="new",

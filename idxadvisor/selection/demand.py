@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cached_property
 
 from idxadvisor.indexes.candidates import Roles, roles_of
 from idxadvisor.indexes.model import KeyPattern
@@ -48,7 +49,7 @@ class Demand:
         the saving an upper bound)."""
         return 2 * self.stats.nreturned / self.executions
 
-    @property
+    @cached_property
     def plan_index(self) -> KeyPattern | None:
         """The index today's plan (the one most executions used) scans, if any."""
         plan = self.stats.main_plan
