@@ -248,8 +248,8 @@ class Rule:
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         """Options as a config file gives them: ``min-runs`` or ``min_runs``, each checked against its default.
 
-        A number must be a finite number (an int where the default is an int; never a bool) and must not be negative; other
-        options must have their default's type. A ValueError names the option as the user spelled it.
+        A number must be a finite number (an int where the default is an int; never a bool) and must not be negative;
+        other options must have their default's type. A ValueError names the option as the user spelled it.
         """
         spelled: dict[str, str] = {}  # option name -> the user's spelling
         given: dict[str, Any] = {}
