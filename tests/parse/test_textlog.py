@@ -180,6 +180,16 @@ def _forget_memos() -> None:
         memo.clear()
 
 
+def _fresh_and_remembered(lines: list[str]) -> tuple[list[dict], list[dict]]:
+    """Each line's event read with every memo empty, and then all of them read in a row (the memos filling up)."""
+    fresh = []
+    for line in lines:
+        _forget_memos()
+        fresh.append(_event_fields(one(line)[1]))
+    _forget_memos()
+    return fresh, [_event_fields(one(line)[1]) for line in lines]
+
+
 def test_repeated_documents_parse_once_and_read_the_same_as_a_fresh_parse(monkeypatch: pytest.MonkeyPatch) -> None:
     """The memo of documents by their text: a line that repeats a command reads exactly as if parsed afresh, whatever
     follows the documents (a plan summary with braces, counters, another document), and a string holding what looks
@@ -197,12 +207,7 @@ def test_repeated_documents_parse_once_and_read_the_same_as_a_fresh_parse(monkey
         '2020-06-23T10:21:26.019+0000 I  COMMAND  [conn6] command shop.orders command: find { find: "orders", '
         'filter: { note: "x} keysExamined:9" } } keysExamined:3 9ms',
     ]
-    fresh = []
-    for line in lines:
-        _forget_memos()
-        fresh.append(_event_fields(one(line)[1]))
-    _forget_memos()
-    remembered = [_event_fields(one(line)[1]) for line in lines]
+    fresh, remembered = _fresh_and_remembered(lines)
     parses = []
     parse = textlog._parse_documents
     monkeypatch.setattr(textlog, "_parse_documents", lambda *args: parses.append(1) or parse(*args))
@@ -227,12 +232,7 @@ def test_repeated_counters_read_the_same_as_a_fresh_read() -> None:
         f'Wed Jun 23 10:21:2{n}.019 [conn{n}] query shop.orders query: {{ status: "{n}" }} '
         f'{counters.replace("{n}", str(n % 2))} {duration}ms' for n, duration in enumerate(["5", "6", "9" * 40, "7"])
     ]
-    fresh = []
-    for line in lines:
-        _forget_memos()
-        fresh.append(_event_fields(one(line)[1]))
-    _forget_memos()
-    remembered = [_event_fields(one(line)[1]) for line in lines]
+    fresh, remembered = _fresh_and_remembered(lines)
     textlog._BODY_MEMO.clear()
     remembered_again = [_event_fields(one(line)[1]) for line in lines]
     assert remembered == fresh and remembered_again == fresh
