@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
-from idxadvisor.indexes.candidates import Roles, roles_of
+from idxadvisor.indexes.candidates import Roles
 from idxadvisor.indexes.model import KeyPattern
 from idxadvisor.indexes.plans import parse_plan_summary
 from idxadvisor.rules.base import QUERY_OPS
@@ -58,17 +58,17 @@ class Demand:
 
 
 def demands_of(shapes: Iterable[ShapeStats], requests: list[IndexRequest],
-               roles_for: Callable[[ShapeStats], Roles] | None = None) -> list[Demand]:
+               roles_for: Callable[[ShapeStats], Roles]) -> list[Demand]:
     """The collection's query shapes an index could serve (the requested ones first, in report order), each with
-    the finding that asks for an index for it; ``roles_for`` gives a shape's roles (``RuleContext.roles``: worked out
-    once), ``roles_of`` without it."""
+    the finding that asks for an index for it; ``roles_for`` gives a shape's roles (``RuleContext.roles``, worked out
+    once for the rules and the selection)."""
     asked = {request.analysis.stats.shape.fingerprint: request for request in requests}
     demands = [Demand(request.analysis.stats, request.analysis.roles, request) for request in requests]
     for stats in shapes:
         shape = stats.shape
         if shape.fingerprint in asked or not shape.known or shape.op not in QUERY_OPS:
             continue
-        roles = roles_for(stats) if roles_for is not None else roles_of(shape, stats.max_in_length)
+        roles = roles_for(stats)
         if roles.leading_fields and "_id" not in roles.equality and not roles.has_or:
             demands.append(Demand(stats, roles, None))
     return demands

@@ -139,21 +139,15 @@ def _undominated(problem: Problem, candidates: list[int]) -> list[int]:
 
 
 def _gain(problem: Problem, candidate: int, best: list[float]) -> float:
-    """What adding ``candidate`` saves, given each shape's cheapest cost so far."""
-    weights = problem.weights
-    return sum(weights[shape] * (best[shape] - cost) for shape, cost in problem.options[candidate].items()
-               if cost < best[shape])
-
-
-def _counted_gain(problem: Problem, candidate: int, best: list[float]) -> float:
-    """``_gain`` over the shapes that count (the others add nothing to it), for the search."""
+    """What adding ``candidate`` saves, given each shape's cheapest cost so far (only the shapes that count, and that
+    it serves for less than today, can add to it)."""
     weights = problem.weights
     return sum(weights[shape] * (best[shape] - cost) for shape, cost in problem.counted[candidate]
                if cost < best[shape])
 
 
 def _add(problem: Problem, candidate: int, best: list[float]) -> list[float]:
-    """Each counted shape's cheapest cost once ``candidate`` is added (``_counted_gain`` reads no other)."""
+    """Each counted shape's cheapest cost once ``candidate`` is added (``_gain`` reads no other)."""
     best = list(best)
     for shape, cost in problem.counted[candidate]:
         if cost < best[shape]:
@@ -172,8 +166,7 @@ def _rank(problem: Problem, chosen: list[int], worth: float) -> tuple:
 
 
 def _exact(problem: Problem, useful: list[int], budget: int) -> list[int] | None:
-    order = sorted(useful, key=lambda number: -(_counted_gain(problem, number, problem.today)
-                                                - problem.write_costs[number]))
+    order = sorted(useful, key=lambda number: -(_gain(problem, number, problem.today) - problem.write_costs[number]))
     best_set: list[int] = []
     best_rank = _rank(problem, [], 0.0)
     best_value = 0.0
@@ -192,7 +185,7 @@ def _exact(problem: Problem, useful: list[int], budget: int) -> list[int] | None
         room = budget - len(chosen)
         if room == 0:
             return
-        gains = [(_counted_gain(problem, number, costs) - problem.write_costs[number], position)
+        gains = [(_gain(problem, number, costs) - problem.write_costs[number], position)
                  for position, number in enumerate(order[start:], start)]
         positive = sorted((gain for gain, _ in gains if gain > _EPSILON), reverse=True)[:room]
         if worth + sum(positive) < best_value - _EPSILON:
@@ -216,7 +209,7 @@ def _distorted_greedy(problem: Problem, useful: list[int], budget: int) -> list[
     chosen: list[int] = []
     # a stale gain less the write cost bounds every later step's distorted score (gains only shrink, and the
     # distortion is at most 1): the heap holds those bounds
-    heap = [(-(_counted_gain(problem, number, costs) - problem.write_costs[number]), number) for number in useful]
+    heap = [(-(_gain(problem, number, costs) - problem.write_costs[number]), number) for number in useful]
     heapq.heapify(heap)
     for step in range(budget):
         distortion = math.pow(1 - 1 / budget, budget - step - 1)
@@ -224,7 +217,7 @@ def _distorted_greedy(problem: Problem, useful: list[int], budget: int) -> list[
         best: tuple[float, int] | None = None  # (exact distorted score, candidate) among those popped
         while heap and (best is None or -heap[0][0] > best[0]):
             _, number = heapq.heappop(heap)
-            gain = _counted_gain(problem, number, costs)
+            gain = _gain(problem, number, costs)
             popped.append((-(gain - problem.write_costs[number]), number))
             score = distortion * gain - problem.write_costs[number]
             if best is None or score > best[0] + _EPSILON:
