@@ -6,6 +6,7 @@ Names may be written ``min-ms`` or ``min_ms``. Every value is validated; a bad o
 
 from __future__ import annotations
 
+import re
 import tomllib
 from datetime import datetime, timezone
 from pathlib import Path
@@ -14,6 +15,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from idxadvisor.errors import UsageError
+
+#: A server version as buildInfo prints it: 8.0, 7.0.5, 8.0.0-rc1 (only the major and minor numbers change behaviour).
+_SERVER_VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)?(?:-[0-9A-Za-z][0-9A-Za-z.-]*)?$")
+
+
+def server_version_of(text: str) -> tuple[int, int] | None:
+    """(major, minor) of a version such as 7.0, 7.0.5 or 8.0.0-rc1; None when the text is not a version."""
+    match = _SERVER_VERSION.match(str(text).strip())
+    return (int(match.group(1)), int(match.group(2))) if match else None
 
 CONFIG_FILE = ".idxadvisor.toml"
 PYPROJECT = "pyproject.toml"
@@ -89,9 +99,8 @@ class Settings(BaseModel):
     @field_validator("server_version")
     @classmethod
     def _version(cls, value: str) -> str:
-        parts = value.split(".")
-        if len(parts) < 2 or not all(part.isdigit() for part in parts[:2]):
-            raise ValueError("must look like 8.0")
+        if server_version_of(value) is None:
+            raise ValueError("must look like 8.0, 7.0.5 or 8.0.0-rc1")
         return value
 
 

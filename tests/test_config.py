@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from idxadvisor.cli import run
-from idxadvisor.config import Settings, load_settings
+from idxadvisor.config import Settings, load_settings, server_version_of
 from idxadvisor.errors import UsageError
 
 DEMO_LOG = Path(__file__).resolve().parents[1] / "fixtures" / "demo" / "shop.log"
@@ -47,6 +47,8 @@ def test_no_config_file_gives_the_defaults(tmp_path: Path) -> None:
                                   "1000000"),
     ("min-ms = 1e400", "setting 'min-ms' (from {path}): Input should be a finite number"),
     ("min-savings-pct = nan", "setting 'min-savings-pct' (from {path}): Input should be a finite number"),
+    ("server-version = '8'", "setting 'server-version' (from {path}): Value error, must look like 8.0, 7.0.5 or"),
+    ("server-version = '8.0.x'", "setting 'server-version' (from {path}): Value error, must look like 8.0, 7.0.5 or"),
 ])
 def test_bad_settings_name_the_setting(tmp_path: Path, content: str, message: str) -> None:
     path = tmp_path / ".idxadvisor.toml"
@@ -54,6 +56,19 @@ def test_bad_settings_name_the_setting(tmp_path: Path, content: str, message: st
     with pytest.raises(UsageError) as info:
         load_settings({}, directory=tmp_path)
     assert str(info.value).startswith(message.format(path=path))
+
+
+@pytest.mark.parametrize(("text", "version"), [
+    ("8.0", (8, 0)), ("7.0.5", (7, 0)), ("8.0.0-rc1", (8, 0)), ("4.4.0-rc13", (4, 4)), (" 6.0.4-ent ", (6, 0)),
+])
+def test_server_versions_as_build_info_prints_them(text: str, version: tuple[int, int]) -> None:
+    assert server_version_of(text) == version
+    assert Settings(server_version=text).server_version == text
+
+
+@pytest.mark.parametrize("text", ["8", "eight", "8.0-", "8.0.0.0", "8.0.0-", "v8.0", "8.0.0 rc1"])
+def test_what_is_not_a_server_version(text: str) -> None:
+    assert server_version_of(text) is None
 
 
 def test_a_bad_setting_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

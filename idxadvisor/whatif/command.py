@@ -9,25 +9,23 @@ option; unreadable data raises :class:`InputError` (from the sample loader).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from idxadvisor.config import server_version_of
 from idxadvisor.errors import UsageError
 from idxadvisor.indexes.model import IndexSpec, IndexSpecError, key_pattern
 from idxadvisor.ingest.samples import BAD_DOCUMENT, MAX_NESTING, decode_extended_json, load_sample, too_deep
 from idxadvisor.runtime import collector_paused
 from idxadvisor.whatif.estimator import Estimator, WhatIfQuery, json_safe
 
-_VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)?$")
-
 
 def parse_server_version(text: str) -> tuple[int, int]:
-    match = _VERSION.match(str(text).strip())
-    if not match:
-        raise UsageError(f"--server-version must look like 8.0, not {text!r}")
-    return int(match.group(1)), int(match.group(2))
+    version = server_version_of(text)
+    if version is None:
+        raise UsageError(f"--server-version must look like 8.0, 7.0.5 or 8.0.0-rc1, not {text!r}")
+    return version
 
 
 class OptionTooDeep(UsageError):

@@ -63,6 +63,11 @@ def test_extended_json_in_the_query_and_hint(sample: Path) -> None:
     assert result["serverVersion"] == "7.0"
 
 
+def test_a_release_candidate_version_models_its_release(sample: Path) -> None:
+    result = run_whatif(data=sample, query='{"filter": {}}', indexes=[], hint=None, server_version="8.0.0-rc1")
+    assert result["serverVersion"] == "8.0"
+
+
 @pytest.mark.parametrize(("kwargs", "option"), [
     ({"query": "{not json"}, "--query"),
     ({"query": "[]"}, "--query"),
@@ -83,6 +88,7 @@ def test_extended_json_in_the_query_and_hint(sample: Path) -> None:
     ({"hint": "{oops"}, "--hint"),
     ({"hint": '{"zzz": 1}'}, "hint"),
     ({"server_version": "eight"}, "--server-version"),
+    ({"server_version": "8.0.0.0"}, "--server-version"),
 ])
 def test_bad_options_are_usage_errors_naming_the_option(sample: Path, kwargs: dict, option: str) -> None:
     arguments = {"data": sample, "query": '{"filter": {}}', "indexes": [], "hint": None}
