@@ -54,13 +54,17 @@ def analyze(paths: Sequence[str], settings: Settings, progress: Progress | None 
     there as a workload file."""
     rules = select_rules(settings.select, settings.ignore, settings.rules)
     shard_key_patterns(settings.shard_keys)  # a bad shard key is a usage error before anything is read
-    catalog: IndexCatalog = load_index_arguments(settings.indexes)
+    indexes_left_out: list[str] = []
+    catalog: IndexCatalog = load_index_arguments(settings.indexes, indexes_left_out)
     if settings.uri is None:
-        return _analyze(paths, settings, progress, rules, catalog, None, workload_file)
-    from idxadvisor.server.live import LiveServer  # pymongo's client: only with --uri
+        report = _analyze(paths, settings, progress, rules, catalog, None, workload_file)
+    else:
+        from idxadvisor.server.live import LiveServer  # pymongo's client: only with --uri
 
-    with LiveServer.open(settings) as live:
-        return _analyze(paths, settings, progress, rules, catalog, live, workload_file)
+        with LiveServer.open(settings) as live:
+            report = _analyze(paths, settings, progress, rules, catalog, live, workload_file)
+    report.indexes_left_out = indexes_left_out
+    return report
 
 
 def _analyze(paths: Sequence[str], settings: Settings, progress: Progress | None, rules: list[Rule],

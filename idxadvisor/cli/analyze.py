@@ -162,6 +162,8 @@ def run_analysis(paths: list[str], overrides: dict[str, object], config: Path | 
         render(report, out, format=settings.format, verbose=settings.verbose, top=settings.top,
                artifact=settings.indexes[0].rpartition("=")[2] if settings.indexes else None)
     report_input_errors(report)
+    for line in report.indexes_left_out:
+        warning_line(line)
     if report.workload is not None:
         for line in report.workload.skipped:
             warning_line(line)

@@ -3,8 +3,10 @@
 ``{"shop.orders": [{"v": 2, "key": {"_id": 1}, "name": "_id_"}, {"key": {"status": 1, "createdAt": -1}, ...}]}``.
 Key order matters, so the file is read with an order-preserving parser; Extended JSON numbers (``{"$numberInt": "1"}``)
 are accepted. An index may carry its ``$indexStats`` usage, ``"accesses": {"ops": …, "since": …}``, as
-``idxadvisor indexes`` writes it; it is kept on the ``IndexSpec``. Any problem is an ``InputError`` naming the
-namespace and index.
+``idxadvisor indexes`` writes it; it is kept on the ``IndexSpec``. A file that cannot be read as a whole is an
+``InputError``; one index in it that cannot be read (a type this tool does not know, a bad direction) is an
+``InputError`` naming the namespace and index, or, given a ``left_out`` list, is left out with its reason, as a server's
+is.
 
 The index files DBAs already have are read too:
 
@@ -35,20 +37,22 @@ IndexCatalog = dict[str, list[IndexSpec]]
 _BLANK = re.compile(r"\s*")
 
 
-def load_index_arguments(arguments: Iterable[str]) -> IndexCatalog:
-    """Every ``--indexes [NS=]FILE`` argument, merged (a later file's namespace replaces an earlier one's)."""
+def load_index_arguments(arguments: Iterable[str], left_out: list[str] | None = None) -> IndexCatalog:
+    """Every ``--indexes [NS=]FILE`` argument, merged (a later file's namespace replaces an earlier one's); with
+    ``left_out``, an index that cannot be read is left out and its reason appended there."""
     catalog: IndexCatalog = {}
     for argument in arguments:
         ns, separator, file_part = str(argument).partition("=")
         if separator and "." in ns and not Path(argument).exists():
-            catalog.update(load_index_file(Path(file_part), namespace=ns))
+            catalog.update(load_index_file(Path(file_part), namespace=ns, left_out=left_out))
         else:
-            catalog.update(load_index_file(Path(argument)))
+            catalog.update(load_index_file(Path(argument), left_out=left_out))
     return catalog
 
 
-def load_index_file(path: Path, namespace: str | None = None) -> IndexCatalog:
-    """An index file in any of the accepted formats; ``namespace`` names the collection of a bare index list."""
+def load_index_file(path: Path, namespace: str | None = None, left_out: list[str] | None = None) -> IndexCatalog:
+    """An index file in any of the accepted formats; ``namespace`` names the collection of a bare index list;
+    ``left_out`` as for ``parse_index_catalog``."""
     origin = f"--indexes {path}"
     try:
         data = path.read_bytes()
@@ -61,15 +65,15 @@ def load_index_file(path: Path, namespace: str | None = None) -> IndexCatalog:
         if shell is None:
             raise InputError(f"--indexes: {path} is not JSON ({exc.msg} at line {exc.lineno}) nor mongo-shell "
                              "getIndexes() output") from None
-        return _index_lists(shell, namespace, origin)
+        return _index_lists(shell, namespace, origin, left_out)
     if type(document) is list:
-        return _index_lists([document], namespace, origin)
+        return _index_lists([document], namespace, origin, left_out)
     if type(document) is dict and type(document.get("collections")) is dict and "db" in document:
-        return parse_index_catalog(_with_usage(document["collections"], document.get("usage")), origin)
+        return parse_index_catalog(_with_usage(document["collections"], document.get("usage")), origin, left_out)
     if namespace is not None:
         raise InputError(f"{origin}: a namespace ({namespace}=) names a list of indexes, but the file maps "
                          "namespaces to indexes already")
-    return parse_index_catalog(document, str(path))
+    return parse_index_catalog(document, origin, left_out)
 
 
 def _shell_values(data: bytes) -> list[Any] | None:
@@ -88,7 +92,7 @@ def _shell_values(data: bytes) -> list[Any] | None:
     return values or None
 
 
-def _index_lists(values: list[Any], namespace: str | None, origin: str) -> IndexCatalog:
+def _index_lists(values: list[Any], namespace: str | None, origin: str, left_out: list[str] | None) -> IndexCatalog:
     """``getIndexes()`` outputs (one list per collection): the namespace from ``NS=``, else from the indexes' ``ns``."""
     lists = [value for value in values if type(value) is list]
     if len(lists) != len(values) or not lists:
@@ -102,7 +106,7 @@ def _index_lists(values: list[Any], namespace: str | None, origin: str) -> Index
             raise InputError(f"{origin}: the indexes do not say their collection (getIndexes() leaves out 'ns' "
                              "since MongoDB 4.4); name it: --indexes <db>.<collection>=FILE")
         document.setdefault(ns, []).extend(indexes)
-    return parse_index_catalog(document, origin)
+    return parse_index_catalog(document, origin, left_out)
 
 
 def _namespace_of(indexes: list[Any]) -> str | None:

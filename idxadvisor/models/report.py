@@ -530,6 +530,8 @@ class Report(_Model):
     suggested_indexes: list[SuggestedIndex] = Field(default_factory=list)
     skipped: list[Skip] = Field(default_factory=list)
     samples: list[SampleReport] = Field(default_factory=list)
+    # indexes of --indexes files that could not be read, each with its reason: the run went on without them
+    indexes_left_out: list[str] = Field(default_factory=list)
     server: ServerReport | None = None
     gate: GateReport | None = None  # idxadvisor check only
     groups: list[FindingGroup] = Field(default_factory=list)

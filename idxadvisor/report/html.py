@@ -256,6 +256,7 @@ def summary_section(page: Page) -> Section:
               for reason, count in summary.excluded.items()]
     if report.samples:
         facts.append(("Data", esc(samples_line(report.samples))))
+    facts += [("Not read", f'<span class="bad">{esc(line)}</span>') for line in report.indexes_left_out]
     severities = [finding.severity for finding in report.findings]
     counts = ", ".join(f"{severities.count(name)} {name}" for name in ("error", "warning", "info")
                        if name in severities)

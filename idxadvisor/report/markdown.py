@@ -65,6 +65,7 @@ def _lines(report: Report, verbose: bool, limit: int | None) -> list[str]:
         lines.append(f"Left out: {reason}: {_counted(count, 'operation')}.")
     if report.samples:
         lines.append(f"Data: {samples_line(report.samples)}.")
+    lines += [f"Not read: {_cell(line)}." for line in report.indexes_left_out]
     if report.server is not None:
         lines += [f"{_cell(line[0].upper() + line[1:])}." for line in server_lines(report.server)]
     lines += ["", "| input | format | lines | entries | problems | truncated |", "|---|---|--:|--:|--:|--:|"]

@@ -9,7 +9,8 @@ annotates the pull request there; its status gives the result's ``baselineState`
 finding accepted by ``--baseline`` is reported with an external suppression. SARIF keeps one result per finding;
 ``properties.group`` names the root cause it shares with others (``Report.groups``). The run's properties hold the
 index set chosen for each collection's workload (``indexSets``: the indexes to create, keep and hide, each shape
-today and with the set, the totals).
+today and with the set, the totals) and the indexes of ``--indexes`` files that could not be read
+(``indexesLeftOut``).
 
 The location's ``uri`` is a valid URI reference: a relative path percent-encoded (relative to where the command ran,
 usually the repository root), an absolute path a ``file://`` URI. A report read from stdin has no file to point at, so
@@ -54,9 +55,11 @@ def document(report: Report, artifact: str | None = None) -> dict[str, Any]:
 
 
 def _run_properties(report: Report) -> dict[str, Any]:
-    """The live server read, and the index set chosen for each collection's workload (results stay per finding,
-    each with the index of the set that serves its shape)."""
+    """The indexes of --indexes files left out, the live server read, and the index set chosen for each collection's
+    workload (results stay per finding, each with the index of the set that serves its shape)."""
     properties: dict[str, Any] = {}
+    if report.indexes_left_out:
+        properties["indexesLeftOut"] = report.indexes_left_out
     if report.server is not None:
         properties["server"] = report.server.model_dump(mode="json")
     if report.index_selection is not None:

@@ -82,6 +82,8 @@ def _header(report: Report) -> Text:
     if report.samples:
         text.append(f"\ndata: {samples_line(report.samples)}", style="red" if any(s.problems for s in report.samples)
                     else "")
+    for line in report.indexes_left_out:
+        text.append(f"\nnot read: {line}", style="yellow")
     if report.server is not None:
         for line in server_lines(report.server):
             warn = line.startswith("not read") or "NOT DROPPED" in line or "not built" in line

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from idxadvisor.cli import run
 from idxadvisor.errors import InputError
 from idxadvisor.indexes.catalog import load_index_arguments, load_index_file, parse_index_catalog
+from tests.conftest import FIXTURES_DIR
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -162,3 +164,65 @@ def test_a_namespace_for_a_file_that_has_them_is_an_error(tmp_path: Path) -> Non
 def test_text_that_is_neither_json_nor_shell_output_is_one_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="is not JSON .* nor mongo-shell getIndexes"):
         load_index_file(write(tmp_path, "status_1: {status: 1}\n"))
+
+
+UNREADABLE = [{"v": 2, "key": {"$**": "columnstore"}, "name": "columnstore"},
+              {"v": 2, "key": {"a": 0}, "name": "zero"}, "a_1"]
+
+
+@pytest.mark.parametrize("layout", ["mapping", "mdbkit", "shell", "bare list"])
+def test_given_a_list_unreadable_indexes_are_left_out_with_their_reasons(tmp_path: Path, layout: str) -> None:
+    indexes = [{"v": 2, "key": {"status": 1}, "name": "status_1"}, *UNREADABLE]
+    text = {"mapping": json.dumps({"shop.orders": indexes}),
+            "mdbkit": json.dumps({"db": "shop", "collections": {"shop.orders": indexes}}),
+            "shell": json.dumps(indexes).replace('"v"', "v").replace('"key"', "key"),
+            "bare list": json.dumps(indexes)}[layout]
+    path = write(tmp_path, text)
+    left_out: list[str] = []
+    catalog = load_index_arguments([f"shop.orders={path}" if layout in ("shell", "bare list") else str(path)],
+                                   left_out)
+    assert [spec.name for spec in catalog["shop.orders"]] == ["_id_", "status_1"]
+    assert left_out == [f"--indexes {path}: shop.orders: index columnstore: unknown index direction 'columnstore' "
+                        "(left out)",
+                        f"--indexes {path}: shop.orders: index zero: index direction 0 is not valid (left out)",
+                        f"--indexes {path}: shop.orders: index 3 is not an object (left out)"]
+    with pytest.raises(InputError, match="index columnstore"):  # without the list, the first one is an error
+        load_index_arguments([f"shop.orders={path}" if layout in ("shell", "bare list") else str(path)])
+
+
+def test_a_file_that_cannot_be_read_as_a_whole_is_still_an_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="expected a list of indexes"):
+        load_index_arguments([str(write(tmp_path, json.dumps({"shop.orders": {"key": {"a": 1}}})))], [])
+
+
+def test_an_unreadable_index_changes_nothing_but_the_reports_note_of_it(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    good = FIXTURES_DIR / "demo" / "indexes.json"
+    document = json.loads(good.read_text())
+    document["shop.orders"].append(UNREADABLE[0])
+    bad = write(tmp_path, json.dumps(document))
+    reports = {}
+    for name, path in (("good", good), ("bad", bad)):
+        output = tmp_path / f"{name}.json"
+        code = run(["analyze", str(FIXTURES_DIR / "demo" / "shop.log"), "--indexes", str(path), "--format", "json",
+                    "--fail-on", "never", "--jobs", "1", "--output", str(output)])
+        assert code == 0
+        reports[name] = json.loads(output.read_text())
+    expected = (f"--indexes {bad}: shop.orders: index columnstore: unknown index direction 'columnstore' "
+                "(left out)")
+    assert capsys.readouterr().err == f"idxadvisor: warning: {expected}\n"
+    assert reports["bad"].pop("indexes_left_out") == [expected]
+    assert reports["good"].pop("indexes_left_out") == []
+    assert reports["bad"]["findings"] and reports["bad"]["inputs"] == reports["good"]["inputs"]
+    assert reports["bad"]["findings"] == reports["good"]["findings"]
+    assert reports["bad"]["suggested_indexes"] == reports["good"]["suggested_indexes"]
+    assert reports["bad"]["index_sets"] == reports["good"]["index_sets"]
+    rendered = {}
+    for format in ("text", "markdown", "sarif"):
+        output = tmp_path / f"bad.{format}"
+        run(["analyze", str(FIXTURES_DIR / "demo" / "shop.log"), "--indexes", str(bad), "--format", format,
+             "--fail-on", "never", "--jobs", "1", "--output", str(output)])
+        rendered[format] = output.read_text()
+    assert f"not read: {expected}" in " ".join(rendered["text"].split())
+    assert f"Not read: {expected}." in rendered["markdown"].splitlines()
+    assert json.loads(rendered["sarif"])["runs"][0]["properties"]["indexesLeftOut"] == [expected]

@@ -82,6 +82,13 @@ def test_the_header_says_what_the_terminal_says(demo: Report) -> None:
     assert f"{len(demo.samples)} samples, {sum(sample.documents for sample in demo.samples):,} documents" in page
 
 
+def test_the_header_names_each_index_left_out_escaped(demo: Report) -> None:
+    left_out = "--indexes <x>.json: shop.orders: index cs: unknown index direction 'columnstore' (left out)"
+    page = page_of(demo.model_copy(update={"indexes_left_out": [left_out]}))
+    assert f'<dt>Not read</dt><dd><span class="bad">{html.escape(left_out)}</span></dd>' in page
+    assert "<dt>Not read</dt>" not in page_of(demo)
+
+
 def test_index_commands_are_copyable_and_the_whole_set_too(demo: Report) -> None:
     page = page_of(demo)
     values = [html.unescape(value) for value in re.findall(r'data-copy="([^"]*)"', page)]
