@@ -13,7 +13,7 @@ goes through ``idxadvisor.parse.fields``, which converts or drops what a malform
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -26,6 +26,20 @@ UNKNOWN = "unknown"
 
 #: The ``op`` values of a ``system.profile`` document.
 PROFILE_OPS = frozenset({"query", "getmore", "update", "remove", "insert", "command", "killcursors"})
+
+
+class ShapeSlot:
+    """The shape of every event read from one remembered text-log body, worked out for the first of them.
+
+    Those events share the body's op, namespace, command and originating command (the same objects) and its truncated
+    and unparsed flags, which are everything a shape is made from, so the first event's shape is theirs too. ``shaped``
+    is a ``(QueryShape, ShapeObservation)``, filled in by the digest (models cannot name shape types).
+    """
+
+    __slots__ = ("shaped",)
+
+    def __init__(self) -> None:
+        self.shaped: Any = None
 
 
 @dataclass(init=False)
@@ -64,6 +78,7 @@ class Event:
     statement: bool = False  # a statement entry of a write command (WRITE component, or a ≤2.6 insert/update line)
     problem: str | None = None  # a value the parser dropped as damaged (an impossible duration): counted as a problem
     source_format: str = JSON_LOG
+    shape_slot: ShapeSlot | None = field(default=None, compare=False, repr=False)  # shared by one body's events
 
     def __init__(self, ns: str, op: str, **fields: Any) -> None:
         self.ns = ns

@@ -22,7 +22,7 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any
 
-from idxadvisor.models.events import TEXT_LOG, Event
+from idxadvisor.models.events import TEXT_LOG, Event, ShapeSlot
 from idxadvisor.parse.classify import canonical_op, command_name, internal_reason, resolve_namespace
 from idxadvisor.parse.fields import EARLIEST, LATEST, MAX_DURATION_MS, checked_timestamp, read_fields, unusable_duration
 from idxadvisor.models.values import as_int
@@ -206,7 +206,8 @@ def _read_body(op_word: str, ns: str, body: str, truncated: bool) -> tuple[dict[
 
     Memoized by the body, with the op and namespace it depends on: most slow lines of a real log repeat the whole body
     of an earlier one (only the time, thread and duration differ), so a repeated line costs one look-up. The
-    attributes are copied onto each event; the documents in them are shared, as in ``_read_documents``.
+    attributes are copied onto each event; the documents in them are shared, as in ``_read_documents``, and so is a
+    ``ShapeSlot``, so that the digest shapes a repeated body once.
     """
     if len(body) > MEMO_TEXT_LIMIT:
         return _parse_body(op_word, ns, body, truncated)
@@ -215,6 +216,7 @@ def _read_body(op_word: str, ns: str, body: str, truncated: bool) -> tuple[dict[
     if known is not None:
         return known
     reading = _parse_body(op_word, ns, body, truncated)
+    reading[0]["shape_slot"] = ShapeSlot()  # the events of this body share their shape as they share its inputs
     if len(_BODY_MEMO) >= MEMO_ENTRIES:
         _BODY_MEMO.clear()
     _BODY_MEMO[key] = reading

@@ -23,7 +23,7 @@ from sys import intern
 from typing import Any, TypeVar
 
 from idxadvisor.models.events import Event
-from idxadvisor.shapes.shape import QueryShape, ShapeObservation, point_lookup_field, shape_of
+from idxadvisor.shapes.shape import QueryShape, ShapeObservation, point_lookup_field, shape_of_shared
 from idxadvisor.shapes.sketch import DurationHistogram, coarse_bin, coarse_percentile
 
 #: Connections and server hashes kept per shape: a bottom-k sample (see CappedSet), whose cap bounds a shape's memory
@@ -816,7 +816,7 @@ class Digest:
             if reason is not None:
                 self.skipped[reason] += 1
                 return
-        shape, observation = shape_of(event)
+        shape, observation = shape_of_shared(event)
         stats = self.shapes.get(shape.fingerprint)
         if stats is None:
             stats = self.shapes[shape.fingerprint] = ShapeStats(shape)

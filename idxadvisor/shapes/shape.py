@@ -426,6 +426,18 @@ def shape_of(event: Event) -> tuple[QueryShape, ShapeObservation]:
     return finish(components), observation
 
 
+def shape_of_shared(event: Event) -> tuple[QueryShape, ShapeObservation]:
+    """``shape_of(event)``, worked out once for all the events that share a ``ShapeSlot`` (those of one text-log
+    body: they share every input of the shape)."""
+    slot = event.shape_slot
+    if slot is None:
+        return shape_of(event)
+    shaped = slot.shaped
+    if shaped is None:
+        shaped = slot.shaped = shape_of(event)
+    return shaped  # type: ignore[no-any-return]
+
+
 def _skip_of(op: str, command: dict[str, Any]) -> int:
     """How many documents the command skips: ``skip`` of a find or count, the first ``$skip`` of a pipeline."""
     if op == "find" or op == "count":

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from idxadvisor.parse import textlog
+from idxadvisor.shapes import shape as shapes
 from tests.helpers import REFERENCE_YEAR, parse_block
 
 
@@ -172,7 +173,8 @@ def test_every_version_of_the_corpus_parses_without_unreadable_documents(corpus_
 
 
 def _event_fields(event) -> dict:
-    return {key: value for key, value in vars(event).items()}
+    """What an event holds, but its shape slot (an object shared by the events of one remembered body)."""
+    return {key: value for key, value in vars(event).items() if key != "shape_slot"}
 
 
 def _forget_memos() -> None:
@@ -295,3 +297,40 @@ def test_a_block_spans_its_earliest_to_its_latest_time_whatever_the_order_of_its
     assert len(events) == len(stamps)
     assert stats.first_ts == datetime(2020, 6, 23, 10, 21, 20, tzinfo=timezone.utc)
     assert stats.last_ts == datetime(2020, 6, 23, 10, 21, 30, 500000, tzinfo=timezone.utc)
+
+
+def test_the_events_of_one_remembered_body_are_shaped_once_and_as_a_fresh_shape_would() -> None:
+    """Every input of a shape (op, namespace, command, originating command, truncated, unparsed) comes from the body,
+    so the events of one remembered body share one slot, shaped once; the events of other bodies (another $in size,
+    regex, skip, namespace, a cut line, an unreadable document, a getMore's origin) have slots of their own, and each
+    event's shared shape is the one ``shape_of`` gives it afresh."""
+    bodies = [
+        'command shop.orders command: find { find: "orders", filter: { s: { $in: [ 1, 2 ] } } } keysExamined:1',
+        'command shop.orders command: find { find: "orders", filter: { s: { $in: [ 1, 2, 3 ] } } } keysExamined:1',
+        'command shop.orders command: find { find: "orders", filter: { s: /^ab/ }, skip: 5 } keysExamined:1',
+        'command shop.orders command: find { find: "orders", filter: { s: /ab/ } } keysExamined:1',
+        'command shop.items command: find { find: "items", filter: { s: /^ab/i } } keysExamined:1',
+        'query shop.orders query: { s: 1 } ntoskip:7 nscanned:1',
+        'command shop.orders command: getMore { getMore: 1, collection: "orders" } originatingCommand: { find: '
+        '"orders", filter: { s: { $gt: 1 } } } keysExamined:1',
+        'command shop.orders command: find { find: "orders", filter: { s: { $in: [ 1, 2 ] } } unreadable',
+        'warning: log line attempted (12kB) over max size (10kB), printing beginning and end ... command shop.orders '
+        'command: find { find: "orders", filter: { s: .......... nreturned:1 keysExamined:1',
+    ]
+    def line(n: int, body: str) -> str:
+        return f"2020-06-23T10:21:2{n}.019+0000 I  COMMAND  [conn{n}] {body} {n + 1}ms"
+
+    _forget_memos()
+    events = [one(line(n, body))[1] for n in range(3) for body in bodies]
+    slots = [event.shape_slot for event in events]
+    assert len({id(slot) for slot in slots}) == len(bodies) and slots[: len(bodies)] * 3 == slots
+    shaped = [shapes.shape_of_shared(event) for event in events]
+    assert all(event.shape_slot.shaped is result for event, result in zip(events, shaped))
+    fresh = []
+    for n in range(3):
+        for body in bodies:
+            _forget_memos()
+            fresh.append(shapes.shape_of(one(line(n, body))[1]))
+    assert shaped == fresh and len(set(shaped)) == len(bodies)
+    assert [observation for _, observation in shaped[:3]] == [shapes.ShapeObservation(2), shapes.ShapeObservation(3),
+                                                            shapes.ShapeObservation(0, 5)]
