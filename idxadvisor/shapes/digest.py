@@ -126,12 +126,14 @@ class TimeBucket:
     bins: dict[int, int] | None = None
 
     def add(self, duration_ms: float, docs_examined: int, keys_examined: int) -> None:
-        index = coarse_bin(duration_ms)
         bins = self.bins
         if bins is not None:
+            index = coarse_bin(duration_ms)
             bins[index] = bins.get(index, 0) + 1
-        elif self.count and index != coarse_bin(self.max_ms):
-            self.bins = {coarse_bin(self.max_ms): self.count, index: 1}
+        elif self.count and duration_ms != self.max_ms:  # the bin of the maximum itself needs no dict
+            index = coarse_bin(duration_ms)
+            if index != coarse_bin(self.max_ms):
+                self.bins = {coarse_bin(self.max_ms): self.count, index: 1}
         self.count += 1
         self.total_ms += duration_ms
         if duration_ms > self.max_ms:
@@ -186,7 +188,8 @@ class Timeline:
     def add_at(self, epoch_seconds: float, duration_ms: float, docs_examined: int = 0, keys_examined: int = 0) -> None:
         """``add`` for a time already in seconds since the epoch (the digest computes it once per event)."""
         minute = int(epoch_seconds // 60)
-        start = minute - minute % self.width_minutes
+        width = self.width_minutes
+        start = minute if width == 1 else minute - minute % width
         bucket = self.buckets.get(start)
         if bucket is None:
             bucket = self.buckets[start] = TimeBucket()
@@ -633,10 +636,16 @@ class ShapeStats:
                     hashes.add(value)
         ts = get("ts")
         if ts is not None:
-            if self.first_seen is None or ts < self.first_seen:
-                self.first_seen = ts
-            if self.last_seen is None or ts >= self.last_seen:
+            first, last = self.first_seen, self.last_seen
+            if first is None or last is None:
+                if first is None or ts < first:
+                    self.first_seen = ts
+                if last is None or ts >= last:
+                    self.last_seen = ts
+            elif ts >= last:  # one comparison in the usual case, a log in time order (first_seen <= last_seen)
                 self.last_seen = ts
+            elif ts < first:
+                self.first_seen = ts
             latest = self._latest
             if latest is None or latest.ts is None or ts >= latest.ts:
                 self._offer_representative(event)
