@@ -176,12 +176,14 @@ def slow_operation_match(message: str) -> SlowOperation | None:
     match = SLOW_OPERATION.match(message)
     if match is None:
         return None
-    head, _, last = message.rstrip().rpartition(" ")
-    digits = last[:-2]
-    if not (last.endswith("ms") and digits.isdigit() and digits.isascii()) or len(head) < match.end():
+    message = message.rstrip()
+    last_space = message.rfind(" ")  # the head is message[:last_space]: sliced once, for the body only
+    digits = message[last_space + 1:-2]
+    if not (message.endswith("ms") and digits.isdigit() and digits.isascii()) or last_space < match.end():
         return None
     duration = int(digits) if len(digits) <= _DURATION_DIGITS else None  # int() of 5000 digits raises
-    return SlowOperation(match["op"], match["ns"], head[match.end():], duration, truncated)
+    op, ns = match.group(1, 2)
+    return SlowOperation(op, ns, message[match.end():last_space], duration, truncated)
 
 
 def event_from_line(line: TextLine, operation: SlowOperation) -> tuple[Event, str | None]:
