@@ -65,6 +65,7 @@ MAX_COUNTER = 2**64 - 1
 #: Timestamps outside these bounds are damaged values (a year 1 or 9999 date breaks date arithmetic later on).
 EARLIEST = datetime(1970, 1, 1, tzinfo=timezone.utc)
 LATEST = datetime(9999, 1, 1, tzinfo=timezone.utc)
+_YEARS_IN_BOUNDS = range(EARLIEST.year + 1, LATEST.year - 1)
 
 
 def _string(value: Any) -> str | None:
@@ -139,7 +140,13 @@ def unusable_duration(value: Any) -> str:
 
 
 def checked_timestamp(stamp: datetime) -> datetime | None:
-    """``stamp`` (naive means UTC), or None when it lies outside 1970–9999: a damaged timestamp is a missing one."""
+    """``stamp`` (naive means UTC), or None when it lies outside 1970–9999: a damaged timestamp is a missing one.
+
+    Comparing aware datetimes is slow when their offsets differ, so the year answers where it is enough: a UTC offset
+    is under a day, so a stamp of a year strictly between the bounds' years (but the last, which a negative offset can
+    push to the upper bound) is inside them whatever its offset."""
     if stamp.tzinfo is None:
         stamp = stamp.replace(tzinfo=timezone.utc)
+    elif stamp.year in _YEARS_IN_BOUNDS:
+        return stamp
     return stamp if EARLIEST <= stamp < LATEST else None

@@ -24,7 +24,7 @@ from typing import Any
 
 from idxadvisor.models.events import TEXT_LOG, Event, ShapeSlot
 from idxadvisor.parse.classify import canonical_op, command_name, internal_reason, resolve_namespace
-from idxadvisor.parse.fields import EARLIEST, LATEST, MAX_DURATION_MS, checked_timestamp, read_fields, unusable_duration
+from idxadvisor.parse.fields import MAX_DURATION_MS, checked_timestamp, read_fields, unusable_duration
 from idxadvisor.models.values import as_int
 from idxadvisor.parse.shelldoc import ShellSyntaxError, parse_shell_value
 
@@ -48,7 +48,6 @@ TRUNCATION_WARNING = re.compile(
 )
 ELISION_MARKER = " .......... "
 _DURATION_DIGITS = len(str(int(MAX_DURATION_MS)))
-_YEARS_IN_BOUNDS = range(EARLIEST.year + 1, LATEST.year - 1)
 SERVER_VERSION = re.compile(r"(?:db version|MongoS version|mongos version) v?(\d+\.\d+(?:\.\d+)?(?:-[\w.]+)?)")
 
 _APP_NAME = re.compile(r' appName: "((?:[^"\\]|\\.)*)"')
@@ -108,7 +107,7 @@ def _timestamp(match: re.Match[str], reference_year: int) -> datetime | None:
     iso = match["iso"]
     if iso is not None:
         try:
-            return _in_bounds(datetime.fromisoformat(iso))
+            return checked_timestamp(datetime.fromisoformat(iso))
         except ValueError:
             return None
     fraction = match["fraction"]
@@ -121,15 +120,6 @@ def _timestamp(match: re.Match[str], reference_year: int) -> datetime | None:
                          micros, tzinfo=timezone.utc)
     except ValueError:  # 25:61:61
         return None
-    return _in_bounds(stamp)
-
-
-def _in_bounds(stamp: datetime) -> datetime | None:
-    """``checked_timestamp(stamp)``, which compares aware datetimes (slow when their offsets differ), answered from the
-    year where that is enough: a UTC offset is under a day, so a stamp of a year strictly between the bounds' years
-    (but the last, which a negative offset can push to the upper bound) is inside them whatever its offset."""
-    if stamp.year in _YEARS_IN_BOUNDS and stamp.tzinfo is not None:
-        return stamp
     return checked_timestamp(stamp)
 
 
