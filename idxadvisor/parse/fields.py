@@ -106,6 +106,48 @@ def read_fields(values: Mapping[str, Any]) -> dict[str, Any]:
     return found
 
 
+#: For each key sequence of a JSON log's ``attr`` met so far: its aliased names in order, with each one's attribute,
+#: accepted types and whether it is a counter. A server writes the same keys in the same order for one kind of entry,
+#: so a log has a few dozen sequences. Bounded: cleared when full; an ``attr`` of many keys is not remembered.
+_LAYOUTS: dict[tuple[str, ...], tuple[tuple[str, str, tuple[type, ...], bool], ...]] = {}
+LAYOUT_ENTRIES = 256
+LAYOUT_KEY_LIMIT = 64
+
+
+def read_entry_fields(attr: dict[str, Any]) -> dict[str, Any]:
+    """``read_fields(attr)`` for a JSON log entry's ``attr``, with the aliased names found by its key sequence (one
+    look-up) rather than by testing every key. Any value not already of its kind takes ``read_fields`` itself."""
+    if len(attr) > LAYOUT_KEY_LIMIT:
+        return read_fields(attr)
+    keys = tuple(attr)
+    layout = _LAYOUTS.get(keys)
+    if layout is None:
+        layout = _layout(keys)
+    found: dict[str, Any] = {}
+    for name, attribute, kinds, counter in layout:
+        value = attr[name]
+        if value is None:
+            continue
+        if type(value) not in kinds or (counter and not 0 <= value <= MAX_COUNTER):
+            return read_fields(attr)
+        found[attribute] = value
+    duration = found.get("duration_ms")
+    if duration is not None and not 0 <= duration <= MAX_DURATION_MS:
+        del found["duration_ms"]
+        found["problem"] = unusable_duration(duration)
+    return found
+
+
+def _layout(keys: tuple[str, ...]) -> tuple[tuple[str, str, tuple[type, ...], bool], ...]:
+    names = _ATTRIBUTE_OF_NAME
+    layout = tuple((name, names[name], _EXPECTED[names[name]], _EXPECTED[names[name]] is _INTEGERS)
+                   for name in keys if name in names)
+    if len(_LAYOUTS) >= LAYOUT_ENTRIES:
+        _LAYOUTS.clear()
+    _LAYOUTS[keys] = layout
+    return layout
+
+
 def _converted(found: dict[str, Any]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for attribute, value in found.items():

@@ -15,7 +15,7 @@ import orjson
 
 from idxadvisor.models.events import JSON_LOG, Event
 from idxadvisor.parse.classify import canonical_op, command_name, internal_reason, resolve_namespace
-from idxadvisor.parse.fields import checked_timestamp, read_fields
+from idxadvisor.parse.fields import checked_timestamp, read_entry_fields
 
 SLOW_QUERY_ID = 51803
 BUILD_INFO_ID = 23403
@@ -59,7 +59,7 @@ def event_from_entry(entry: dict[str, Any]) -> Event:
     attr = entry.get("attr")
     if type(attr) is not dict:
         raise NotAnEntry("slow-query entry without attr")
-    fields = read_fields(attr)
+    fields = read_entry_fields(attr)
     command = attr.get("command")
     if type(command) is not dict:
         command = None
