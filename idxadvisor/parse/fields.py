@@ -108,10 +108,12 @@ def read_fields(values: Mapping[str, Any]) -> dict[str, Any]:
 
 #: For each key sequence of a JSON log's ``attr`` met so far: its aliased names in order, with each one's attribute,
 #: accepted types and whether it is a counter. A server writes the same keys in the same order for one kind of entry,
-#: so a log has a few dozen sequences. Bounded: cleared when full; an ``attr`` of many keys is not remembered.
+#: so a log has a few dozen sequences. Bounded (5 MB at most): cleared when full; an ``attr`` of many keys, or of
+#: long ones, is not remembered.
 _LAYOUTS: dict[tuple[str, ...], tuple[tuple[str, str, tuple[type, ...], bool], ...]] = {}
 LAYOUT_ENTRIES = 256
 LAYOUT_KEY_LIMIT = 64
+LAYOUT_TEXT_LIMIT = 4096  # characters in all the keys of one sequence
 
 
 def read_entry_fields(attr: dict[str, Any]) -> dict[str, Any]:
@@ -142,9 +144,10 @@ def _layout(keys: tuple[str, ...]) -> tuple[tuple[str, str, tuple[type, ...], bo
     names = _ATTRIBUTE_OF_NAME
     layout = tuple((name, names[name], _EXPECTED[names[name]], _EXPECTED[names[name]] is _INTEGERS)
                    for name in keys if name in names)
-    if len(_LAYOUTS) >= LAYOUT_ENTRIES:
-        _LAYOUTS.clear()
-    _LAYOUTS[keys] = layout
+    if sum(map(len, keys)) <= LAYOUT_TEXT_LIMIT:
+        if len(_LAYOUTS) >= LAYOUT_ENTRIES:
+            _LAYOUTS.clear()
+        _LAYOUTS[keys] = layout
     return layout
 
 

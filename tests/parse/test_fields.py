@@ -48,6 +48,8 @@ def test_the_key_sequences_remembered_are_bounded(monkeypatch: pytest.MonkeyPatc
     many = {f"k{n}": n for n in range(fields.LAYOUT_KEY_LIMIT)} | {"nreturned": 4}
     fields._LAYOUTS.clear()
     assert read_entry_fields(many) == {"nreturned": 4} and not fields._LAYOUTS
+    long_key = {"k" * fields.LAYOUT_TEXT_LIMIT: 1, "nreturned": 4}
+    assert read_entry_fields(long_key) == {"nreturned": 4} and not fields._LAYOUTS
 
 
 @pytest.mark.parametrize("stamp", [
