@@ -337,6 +337,32 @@ class KeyIndex:
         return served
 
 
+class SharedKeyIndex:
+    """The keys of one collection, added in batches, and each shape's look-up (``KeyIndex.serving``) done once over
+    every key: the rules look up the keys findings propose, then the index selection its candidates, which are
+    mostly the same keys, and only the keys added since a shape was last looked up are searched again."""
+
+    def __init__(self) -> None:
+        self._layers: list[KeyIndex] = []  # one per batch of new keys
+        self._known: set[KeyPattern] = set()
+        self._found: dict[tuple, tuple[int, list[KeyPattern]]] = {}  # by signature: layers looked up, keys found
+
+    def add(self, keys: Iterable[KeyPattern]) -> None:
+        new = [key for key in dict.fromkeys(keys) if key not in self._known]
+        if new:
+            self._known.update(new)
+            self._layers.append(KeyIndex(new))
+
+    def serving(self, roles: Roles) -> list[KeyPattern]:
+        """Every key added that serves ``roles``, in the order they were added."""
+        signature = serving_signature(roles)
+        looked, found = self._found.get(signature, (0, []))
+        if looked < len(self._layers):
+            found = found + [key for layer in self._layers[looked:] for key in layer.serving(roles)]
+            self._found[signature] = (len(self._layers), found)
+        return found
+
+
 def first_misplaced(key: KeyPattern, roles: Roles) -> tuple[str, str] | None:
     """A sort or range field that comes before an equality field in ``key``, or a sort field leading an index that
     lacks an equality field altogether (chosen for its order): (that field, the equality field)."""

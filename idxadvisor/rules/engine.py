@@ -27,7 +27,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from idxadvisor.indexes.candidates import KeyIndex, replaceable, serves, serving_signature
+from idxadvisor.indexes.candidates import SharedKeyIndex, replaceable, serves, serving_signature
 from idxadvisor.indexes.model import IndexSpec, KeyPattern
 from idxadvisor.models.report import Finding, IndexProposal, Skip
 from idxadvisor.rules.base import (
@@ -76,8 +76,10 @@ class IndexChoice:
 class IndexChooser(Protocol):
     """Chooses the new indexes of a collection for its findings at once (``idxadvisor.selection``)."""
 
-    def choose(self, ns: str, requests: list[IndexRequest], context: RuleContext) -> list[IndexChoice]:
-        """One choice per request, in order."""
+    def choose(self, ns: str, requests: list[IndexRequest], context: RuleContext,
+               key_index: SharedKeyIndex | None = None) -> list[IndexChoice]:
+        """One choice per request, in order; ``key_index`` holds the collection's proposed keys, and the shapes they
+        serve, to add candidates to."""
         ...
 
 
@@ -239,7 +241,8 @@ def _share_indexes(proposals: list[_Proposal], context: RuleContext,
     findings: list[Finding] = []
     skips: list[Skip] = []
     for ns, group in by_ns.items():
-        shared = _shared_keys(group)
+        key_index = SharedKeyIndex()
+        shared = _shared_keys(group, key_index)
         if chooser is None:
             findings += [_shared_finding(proposal, key, others, ns) for proposal, (key, others) in zip(group, shared)]
             continue
@@ -247,7 +250,7 @@ def _share_indexes(proposals: list[_Proposal], context: RuleContext,
         findings += [_finding(proposal.rule, proposal.analysis, proposal.verdict, None)
                      for proposal, (key, _) in zip(group, shared) if key is None]
         requests = [IndexRequest(proposal.rule.code, proposal.analysis, key) for proposal, key in asking]
-        for (proposal, _), choice in zip(asking, chooser.choose(ns, requests, context)):
+        for (proposal, _), choice in zip(asking, chooser.choose(ns, requests, context, key_index)):
             if choice.key is None and choice.reason:
                 skips.append(_skip(proposal.analysis.stats, choice.reason))
                 continue
@@ -263,12 +266,13 @@ def _shared_finding(proposal: _Proposal, key: KeyPattern | None, others: int, ns
     return _finding(proposal.rule, proposal.analysis, proposal.verdict, key)
 
 
-def _shared_keys(group: list[_Proposal]) -> list[tuple[KeyPattern | None, int]]:
+def _shared_keys(group: list[_Proposal], index: SharedKeyIndex) -> list[tuple[KeyPattern | None, int]]:
     """Per proposal of one collection, the proposed index that serves the most of them and how many others it serves
-    (a reviewed key is the only one that can work: its own)."""
+    (a reviewed key is the only one that can work: its own). ``index``, which holds no key yet, is given the
+    proposed keys and keeps their look-ups for the index selection."""
     keys = list(dict.fromkeys(p.verdict.index for p in group if p.verdict.index))
     order = {key: position for position, key in enumerate(keys)}
-    index = KeyIndex(keys)
+    index.add(keys)
     signatures = [serving_signature(proposal.analysis.roles) for proposal in group]
     alike = Counter(signatures)
     serving: dict[tuple, list[KeyPattern]] = {}

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from idxadvisor.config import Settings
+from idxadvisor.indexes.candidates import SharedKeyIndex
 from idxadvisor.indexes.model import IndexSpec, KeyPattern, default_index_name, render_key_pattern
 from idxadvisor.indexes.sampling import SampleStatistics
 from idxadvisor.models.report import Evidence, Finding, IndexSet, SetIndex, SetShape, SetTotals
@@ -83,8 +84,9 @@ class WorkloadSelection:
         self.plans: dict[str, CollectionPlan] = {}
         self._evaluator: Any = None  # the estimators over the samples, built on first use
 
-    def choose(self, ns: str, requests: list[IndexRequest], context: RuleContext) -> list[IndexChoice]:
-        plan, choices = select(ns, requests, context, self._estimator(ns))
+    def choose(self, ns: str, requests: list[IndexRequest], context: RuleContext,
+               key_index: SharedKeyIndex | None = None) -> list[IndexChoice]:
+        plan, choices = select(ns, requests, context, self._estimator(ns), key_index)
         self.plans[ns] = plan
         return choices
 
@@ -112,9 +114,10 @@ class WorkloadSelection:
         return sorted(sets, key=lambda item: (-item.totals.work_saved, item.ns))
 
 
-def select(ns: str, requests: list[IndexRequest], context: RuleContext,
-           estimator: EstimatorFactory | None = None) -> tuple[CollectionPlan, list[IndexChoice]]:
-    """The set for ``ns`` and, per request, the index of the set that serves its shape or why none does."""
+def select(ns: str, requests: list[IndexRequest], context: RuleContext, estimator: EstimatorFactory | None = None,
+           key_index: SharedKeyIndex | None = None) -> tuple[CollectionPlan, list[IndexChoice]]:
+    """The set for ``ns`` and, per request, the index of the set that serves its shape or why none does
+    (``key_index``: the keys the rules looked up for the requests, see ``SharedKeyIndex``)."""
     settings = context.settings
     known = context.indexes.get(ns)
     shapes = context.shapes_of(ns)
@@ -124,7 +127,7 @@ def select(ns: str, requests: list[IndexRequest], context: RuleContext,
     candidates = generate(demands, existing, orders.get(ns, _by_name))
     keys = [candidate.key for candidate in candidates]
     model = estimator(known) if estimator is not None else None
-    costs = model.costs(demands, keys) if model is not None else log_costs(demands, keys)
+    costs = model.costs(demands, keys, key_index) if model is not None else log_costs(demands, keys, key_index)
     span = context.derived("span_ms", span_ms) / 3_600_000
     hours = span if span * 60 >= 1 else None  # a log of less than a minute gives no rate: totals are per log
     sample = context.samples.get(ns)

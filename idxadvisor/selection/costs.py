@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from idxadvisor.indexes.candidates import KeyIndex
+from idxadvisor.indexes.candidates import SharedKeyIndex
 from idxadvisor.indexes.model import KeyPattern
 from idxadvisor.selection.demand import Demand
 
@@ -45,21 +45,26 @@ def worth(cost: float, today: float | None, min_savings_pct: float) -> bool:
     return today is not None and today > 0 and cost < today and cost <= today * (1 - min_savings_pct / 100)
 
 
-def log_costs(demands: list[Demand], keys: list[KeyPattern]) -> Costs:
+def log_costs(demands: list[Demand], keys: list[KeyPattern], key_index: SharedKeyIndex | None = None) -> Costs:
     """The log model for every shape (see the module's documentation)."""
     costs = Costs([demand.logged_cost for demand in demands], [{} for _ in keys], ["log"] * len(demands))
-    log_options(costs, demands, keys, range(len(demands)))
+    log_options(costs, demands, keys, range(len(demands)), key_index)
     return costs
 
 
-def log_options(costs: Costs, demands: list[Demand], keys: list[KeyPattern], positions: range | list[int]) -> None:
-    """Fill in, for the shapes at ``positions``, the cost with each key that serves them, by the log."""
+def log_options(costs: Costs, demands: list[Demand], keys: list[KeyPattern], positions: range | list[int],
+                key_index: SharedKeyIndex | None = None) -> None:
+    """Fill in, for the shapes at ``positions``, the cost with each key that serves them, by the log. ``key_index``
+    (the rules' proposed keys, with the look-ups done for them) is given ``keys``; it may hold other keys too."""
     position_of = {key: number for number, key in enumerate(keys)}
-    index = KeyIndex(keys)
+    index = key_index if key_index is not None else SharedKeyIndex()
+    index.add(keys)
     for number in positions:
         demand = demands[number]
         served = demand.served_cost
         if not worth(served, costs.today[number], 0.0):
             continue
         for key in index.serving(demand.roles):
-            costs.options[position_of[key]][number] = served
+            position = position_of.get(key)
+            if position is not None:
+                costs.options[position][number] = served

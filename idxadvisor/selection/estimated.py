@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from idxadvisor.indexes.candidates import SharedKeyIndex
 from idxadvisor.indexes.model import IndexSpec, KeyPattern
 from idxadvisor.indexes.plans import parse_plan_summary
 from idxadvisor.indexes.sampling import SampleStatistics
@@ -52,9 +53,9 @@ class EstimatedCosts:
         self.ns, self.sample, self.existing, self.evaluator, self.options = ns, sample, existing, evaluator, options
         self.shapes: dict[int, _Shape] = {}
 
-    def costs(self, demands: list[Demand], keys: list[KeyPattern]) -> Costs:
+    def costs(self, demands: list[Demand], keys: list[KeyPattern], key_index: SharedKeyIndex | None = None) -> Costs:
         """Today's cost of every shape the estimator can replay, and each candidate's that bounds its scan or gives
-        its sort; the log's for the others."""
+        its sort; the log's for the others (``log_options``, with ``key_index``)."""
         for number, demand in enumerate(demands):
             self._today(number, demand)
         factors = collection_factors(((self.ns, shape.factor) for shape in self.shapes.values()),
@@ -71,7 +72,8 @@ class EstimatedCosts:
                 costs.invalid[position] = (f"{pairs[0][0]} and {pairs[0][1]} hold arrays in one sampled document: an "
                                            "index on both cannot be built (parallel arrays)")
         self._candidates(demands, keys, costs)
-        log_options(costs, demands, keys, [number for number in range(len(demands)) if number not in self.shapes])
+        log_options(costs, demands, keys, [number for number in range(len(demands)) if number not in self.shapes],
+                    key_index)
         for position in costs.invalid:
             costs.options[position] = {}
         return costs

@@ -86,7 +86,7 @@ from hypothesis import example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from idxadvisor.indexes import candidates  # noqa: E402
-from idxadvisor.indexes.candidates import KeyIndex, Roles, serves  # noqa: E402
+from idxadvisor.indexes.candidates import KeyIndex, Roles, SharedKeyIndex, serves  # noqa: E402
 
 _NAMES = st.sampled_from(["a", "b", "c", "d", "e"])
 _KEYS = st.lists(st.tuples(_NAMES, st.sampled_from([1, -1, "hashed"])), min_size=1, max_size=4,
@@ -116,6 +116,20 @@ def test_the_key_index_finds_exactly_the_keys_that_serve(keys: list, roles: Role
     assert KeyIndex(keys).serving(roles) == expected
     with patch.object(candidates, "_FEW_CANDIDATES", 0):  # narrowed by the fields every serving key holds, always
         assert KeyIndex(keys).serving(roles) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_KEYS, max_size=15), st.lists(_KEYS, max_size=15), st.lists(_roles(), min_size=1, max_size=4))
+def test_the_shared_key_index_finds_the_keys_added_before_and_after_a_look_up(first: list, second: list,
+                                                                              looked_up: list[Roles]) -> None:
+    index = SharedKeyIndex()
+    index.add(first)
+    for roles in looked_up[:2]:  # looked up once before the second batch: kept, then completed
+        assert index.serving(roles) == [key for key in dict.fromkeys(first) if serves(key, roles)]
+    index.add(second)
+    every = list(dict.fromkeys(first + second))
+    for roles in looked_up:
+        assert index.serving(roles) == [key for key in every if serves(key, roles)]
 
 
 def test_the_rules_list_keeps_its_columns_whatever_the_longest_name(capsys: pytest.CaptureFixture[str]) -> None:
