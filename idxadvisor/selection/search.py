@@ -172,12 +172,12 @@ def _exact(problem: Problem, useful: list[int], budget: int) -> list[int] | None
     best_value = 0.0
     visited = 0
 
-    def visit(start: int, chosen: list[int], worth: float, costs: list[float]) -> None:
+    def visit(start: int, chosen: list[int], worth: float, costs: list[float], cheapest: _Cheapest) -> None:
         nonlocal best_set, best_rank, best_value, visited
         visited += 1
         if visited > EXACT_NODES:
             raise _TooMany
-        if not _justified(problem, chosen):
+        if not cheapest.all_needed():
             return  # an index no counted shape needs stays so in every larger set
         rank = _rank(problem, chosen, worth)
         if rank > best_rank:
@@ -194,11 +194,12 @@ def _exact(problem: Problem, useful: list[int], budget: int) -> list[int] | None
             if gain > _EPSILON:
                 number = order[position]
                 chosen.append(number)
-                visit(position + 1, chosen, worth + gain, _add(problem, number, costs))
+                visit(position + 1, chosen, worth + gain, _add(problem, number, costs),
+                      cheapest.adding(problem, number, costs))
                 chosen.pop()
 
     try:
-        visit(0, [], 0.0, list(problem.today))
+        visit(0, [], 0.0, list(problem.today), _Cheapest({}, {}))
     except _TooMany:
         return None
     return best_set
@@ -245,8 +246,31 @@ def _needed(problem: Problem, chosen: list[int]) -> set[int]:
     return {number for _, _, number in cheapest.values()}
 
 
-def _justified(problem: Problem, chosen: list[int]) -> bool:
-    return len(_needed(problem, chosen)) == len(chosen)
+@dataclass
+class _Cheapest:
+    """``_needed`` kept up to date as the exact search adds candidates one at a time, rather than worked out again
+    at every node: per counted shape, the chosen candidate that is its cheapest (the earliest of equals); per chosen
+    candidate, for how many shapes it is."""
+
+    holder: dict[int, int]
+    shapes_held: dict[int, int]
+
+    def adding(self, problem: Problem, candidate: int, costs: list[float]) -> _Cheapest:
+        """With ``candidate`` chosen after the others, ``costs`` being each shape's cheapest cost before it (today's
+        for a shape no chosen candidate serves for less)."""
+        holder, shapes_held = dict(self.holder), dict(self.shapes_held)
+        shapes_held[candidate] = 0
+        for shape, cost in problem.counted[candidate]:
+            if cost < costs[shape]:  # the latest chosen takes a shape only by costing strictly less
+                before = holder.get(shape)
+                if before is not None:
+                    shapes_held[before] -= 1
+                holder[shape] = candidate
+                shapes_held[candidate] += 1
+        return _Cheapest(holder, shapes_held)
+
+    def all_needed(self) -> bool:
+        return all(self.shapes_held.values())
 
 
 def _pruned(problem: Problem, chosen: list[int]) -> list[int]:

@@ -125,3 +125,20 @@ def test_undominated_candidates_are_those_no_other_dominates(seed: int) -> None:
         problem = random_problem(rng, rng.randint(1, 6), rng.randint(1, 12))
         candidates = [number for number, counted in enumerate(problem.counted) if counted]
         assert search._undominated(problem, candidates) == _undominated_by_every_pair(problem, candidates)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_exact_searchs_running_cheapest_agrees_with_needed_at_every_step(seed: int) -> None:
+    rng = random.Random(300 + seed)
+    for _ in range(60):
+        problem = random_problem(rng, rng.randint(1, 8), rng.randint(1, 8))
+        useful = [number for number, counted in enumerate(problem.counted) if counted]
+        chosen: list[int] = []
+        costs, cheapest = list(problem.today), search._Cheapest({}, {})
+        for number in rng.sample(useful, len(useful)):
+            cheapest = cheapest.adding(problem, number, costs)
+            costs = search._add(problem, number, costs)
+            chosen.append(number)
+            held = {candidate for candidate, shapes in cheapest.shapes_held.items() if shapes}
+            assert held == search._needed(problem, chosen)
+            assert cheapest.all_needed() == (len(held) == len(chosen))
