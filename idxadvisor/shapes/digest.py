@@ -768,7 +768,7 @@ class ShapeStats:
 
     @property
     def main_plan_share(self) -> float:
-        return self.plans[self.main_plan] / max(self.count, 1) if self.plans else 0.0  # type: ignore[index]
+        return max(self.plans.values()) / max(self.count, 1) if self.plans else 0.0  # the main plan's count
 
     @property
     def is_internal(self) -> bool:

@@ -31,6 +31,7 @@ from idxadvisor.shapes.digest import (
     TimeBucket,
     Timeline,
 )
+from idxadvisor.shapes.shape import shape_of
 from idxadvisor.shapes.sketch import EXACT_LIMIT, RELATIVE_ERROR, DurationHistogram, coarse_bin, coarse_percentile
 from tests.helpers import REFERENCE_YEAR, digest_block, json_line, slow_attr
 
@@ -297,3 +298,11 @@ def test_the_parts_of_a_digest_pickle_whole() -> None:
              BurstLog({"conn9": [burst]}, Burst(5.0, 9.0, 4, "conn8", ""), {4: 1}, True),
              DurationHistogram({3: 1, 1500: 2}, 3, 3003.0, 1500.0)]
     assert pickle.loads(pickle.dumps(parts, protocol=pickle.HIGHEST_PROTOCOL)) == parts
+
+
+def test_the_main_plan_is_the_most_used_and_its_share_is_of_every_execution() -> None:
+    shape = shape_of(Event("db.c", "find", command={"find": "c", "filter": {"a": 1}}))[0]
+    stats = ShapeStats(shape, count=10, plans={"IXSCAN { a: 1 }": 3, "COLLSCAN": 5, "IXSCAN { b: 1 }": 2})
+    assert stats.main_plan == "COLLSCAN"
+    assert stats.main_plan_share == 0.5
+    assert ShapeStats(stats.shape).main_plan_share == 0.0
