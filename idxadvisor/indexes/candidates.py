@@ -353,9 +353,11 @@ class SharedKeyIndex:
             self._known.update(new)
             self._layers.append(KeyIndex(new))
 
-    def serving(self, roles: Roles) -> list[KeyPattern]:
-        """Every key added that serves ``roles``, in the order they were added."""
-        signature = serving_signature(roles)
+    def serving(self, roles: Roles, signature: tuple | None = None) -> list[KeyPattern]:
+        """Every key added that serves ``roles``, in the order they were added (``signature``: its
+        ``serving_signature``, when the caller has it already)."""
+        if signature is None:
+            signature = serving_signature(roles)
         looked, found = self._found.get(signature, (0, []))
         if looked < len(self._layers):
             found = found + [key for layer in self._layers[looked:] for key in layer.serving(roles)]

@@ -278,7 +278,7 @@ def _shared_keys(group: list[_Proposal], index: SharedKeyIndex) -> list[tuple[Ke
     serving: dict[tuple, list[KeyPattern]] = {}
     for signature, proposal in zip(signatures, group):
         if signature not in serving:  # shapes alike share one look-up
-            serving[signature] = index.serving(proposal.analysis.roles)
+            serving[signature] = index.serving(proposal.analysis.roles, signature)
     served: Counter[KeyPattern] = Counter()
     for signature, keys_serving in serving.items():
         for key in keys_serving:
