@@ -152,12 +152,19 @@ class PlanCostReport(_Model):
         a server gave as a double)."""
         values: dict[str, Any] = {"count": count, "mean_ms": mean_ms, "keys_examined": keys_examined,
                                   "docs_examined": docs_examined, "nreturned": nreturned}
-        if type(mean_ms) is float and {type(count), type(keys_examined), type(docs_examined), type(nreturned)} == _INT:
-            return _built(cls, values)
-        return cls(**values)
+        return _built_if(cls, values, type(mean_ms) is float and {type(count), type(keys_examined),
+                                                                    type(docs_examined), type(nreturned)} == _INT)
+
+
+def _built_if(model: type[_Built], values: dict[str, Any], plain: bool) -> _Built:
+    """``values`` as a model: built without validation when ``plain`` (every field given, each value of its field's
+    type already, as the caller checked: validation would change nothing), validated otherwise."""
+    return _built(model, values) if plain else model(**values)
 
 
 _INT = {int}
+_STR = {str}
+_STR_OR_NONE = ({str}, {type(None)}, {str, type(None)})
 
 
 class BurstReport(_Model):
@@ -217,9 +224,8 @@ class ShapeReport(_Model):
         digest's own names and counts), validated only where validation could change one: a number from a log or a
         server not of its field's type (a counter given as a double), a server hash that is not a string, or a
         command shown as an example. A report has one per shape."""
-        if values["example"] is None and len(values) == len(cls.model_fields) and _plain_shape_values(values):
-            return _built(cls, values)
-        return cls(**values)
+        return _built_if(cls, values, values["example"] is None and len(values) == len(cls.model_fields)
+                         and _plain_shape_values(values))
 
 
 _SHAPE_INTS = itemgetter("count", "getmores", "keys_examined", "docs_examined", "nreturned", "blocking_sorts",
@@ -374,6 +380,19 @@ class SetShape(_Model):
     evidence: Evidence | None = None
     note: str | None = None
 
+    @classmethod
+    def of(cls, fingerprint: str, shape: str, executions: int, requested: bool, index: str | None,
+           before: float | None, after: float | None, model: str, evidence: Evidence | None,
+           note: str | None) -> SetShape:
+        """A shape's row, validated only if a value is not of its field's type already (a set has one per shape)."""
+        values: dict[str, Any] = {"fingerprint": fingerprint, "shape": shape, "executions": executions,
+                                  "requested": requested, "index": index, "before": before, "after": after,
+                                  "model": model, "evidence": evidence, "note": note}
+        plain = (type(executions) is int and type(requested) is bool and {type(fingerprint), type(shape)} == _STR
+                 and {type(index), type(note)} in _STR_OR_NONE and {type(before), type(after)} in _FLOAT_OR_NONE
+                 and model in ("estimator", "log") and (evidence is None or type(evidence) is Evidence))
+        return _built_if(cls, values, plain)
+
 
 class SetTotals(_Model):
     """The set's effect, per hour of the log's span (over the whole log when it spans no time)."""
@@ -426,6 +445,12 @@ class Skip(_Model):
     ns: str
     shape: str
     reason: str
+
+    @classmethod
+    def of(cls, fingerprint: str, ns: str, shape: str, reason: str) -> Skip:
+        """A skip, validated only if a value is not a string (a report has one per shape without a finding)."""
+        values = {"fingerprint": fingerprint, "ns": ns, "shape": shape, "reason": reason}
+        return _built_if(cls, values, {type(fingerprint), type(ns), type(shape), type(reason)} == _STR)
 
 
 class Summary(_Model):

@@ -91,9 +91,8 @@ def select_shapes(digest: Digest, settings: Settings) -> Selection:
         if stats.count:
             selected.append(stats)
         else:
-            skips.append(Skip(fingerprint=stats.shape.fingerprint, ns=stats.shape.ns, shape=stats.shape.text,
-                              reason=f"below --min-ms: all {stats.fast} executions took at most "
-                                     f"{stats.fast_max_ms:g} ms"))
+            skips.append(Skip.of(stats.shape.fingerprint, stats.shape.ns, stats.shape.text,
+                                 f"below --min-ms: all {stats.fast} executions took at most {stats.fast_max_ms:g} ms"))
     key = SORT_KEYS[settings.sort_by]
     selected.sort(key=lambda s: (-key(s), -s.count, s.shape.fingerprint))
     excluded.update(digest.skipped)

@@ -394,4 +394,4 @@ def _collection_finding(rule: Rule, ns: str, verdict: Verdict, context: RuleCont
 
 
 def _skip(stats: ShapeStats, reason: str) -> Skip:
-    return Skip(fingerprint=stats.shape.fingerprint, ns=stats.shape.ns, shape=stats.shape.text, reason=reason)
+    return Skip.of(stats.shape.fingerprint, stats.shape.ns, stats.shape.text, reason)

@@ -425,11 +425,9 @@ def _new_index(candidate: Candidate, served: list[_Row], plan: CollectionPlan, p
 def _shape_row(row: _Row, names: dict[KeyPattern, str]) -> SetShape:
     index = (names.get(row.index) or ("_id_" if row.index == (("_id", 1),) else default_index_name(row.index))
              if row.index else None)
-    return SetShape(fingerprint=row.demand.fingerprint, shape=row.demand.stats.shape.text,
-                    executions=row.demand.executions, requested=row.demand.request is not None, index=index,
-                    before=_rounded(row.before),
-                    after=_rounded(row.after), model=row.model,  # type: ignore[arg-type]
-                    evidence=row.evidence, note=row.note)
+    return SetShape.of(row.demand.fingerprint, row.demand.stats.shape.text, row.demand.executions,
+                       row.demand.request is not None, index, _rounded(row.before), _rounded(row.after), row.model,
+                       row.evidence, row.note)
 
 
 def _totals(plan: CollectionPlan, rows: list[_Row], new: list[Candidate], letting: list[Letting],
