@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from itertools import combinations
 
-from idxadvisor.indexes.candidates import Roles, candidate_key, serves
+from idxadvisor.indexes.candidates import Roles, serves
 from idxadvisor.indexes.model import IndexSpec, KeyPattern
 from idxadvisor.rules.base import ShapeAnalysis
 from idxadvisor.selection.demand import Demand
@@ -113,7 +113,8 @@ def canonical(key: KeyPattern) -> KeyPattern:
 
 def generate(demands: list[Demand], existing: list[IndexSpec], order: Order) -> list[Candidate]:
     """The candidates for a collection: what the findings ask for first, then each requested shape's keys, then
-    the merges (see the module's documentation)."""
+    the merges (see the module's documentation). A requested shape's own key is the one its analysis made, which
+    sorted its equality fields by ``order`` too."""
     directions = sort_directions(demands)
     existing_keys = {canonical(index.key): index for index in existing if index.is_btree and not index.sparse
                      and ShapeAnalysis.plannable(index, existing)}  # the others serve not every query: no base
@@ -148,7 +149,8 @@ def generate(demands: list[Demand], existing: list[IndexSpec], order: Order) -> 
         assert demand.request is not None
         add(demand.request.shared, f"asked for by {demand.request.rule}", rule=demand.request.rule)
     for demand in requested:
-        add(_directed(candidate_key(demand.roles, order), directions, demand.roles), "a requested shape's own key")
+        assert demand.request is not None
+        add(_directed(demand.request.analysis.candidate, directions, demand.roles), "a requested shape's own key")
     for demand in sorted(requested, key=lambda demand: len(demand.roles.fields)):
         fields = demand.roles.fields
         subsets = _subsets(fields) if len(fields) <= MAX_MERGE_FIELDS else [frozenset(fields)]

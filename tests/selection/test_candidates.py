@@ -3,9 +3,10 @@ existing indexes grown, and the directions a range takes from the collection's s
 
 from __future__ import annotations
 
-from idxadvisor.indexes.candidates import Roles, serves
+from idxadvisor.indexes.candidates import Roles, candidate_key, serves
 from idxadvisor.indexes.model import IndexSpec
 from idxadvisor.models.events import Event
+from idxadvisor.rules.base import ShapeAnalysis
 from idxadvisor.rules.engine import IndexRequest
 from idxadvisor.selection.candidates import canonical, extend, generate
 from idxadvisor.selection.demand import Demand
@@ -50,7 +51,8 @@ def demand(filter_: dict, rule: str | None = "IX001", sort: dict | None = None) 
     request = None
     if rule is not None:
         shared = tuple((name, 1) for name in roles.equality) + roles.sort
-        request = IndexRequest(rule, None, shared)  # type: ignore[arg-type]
+        analysis = ShapeAnalysis(stats, roles, candidate_key(roles, by_name), None, 0.0, None, None)
+        request = IndexRequest(rule, analysis, shared)
     return Demand(stats, roles, request)
 
 
@@ -92,3 +94,13 @@ def test_no_candidate_has_the_key_of_a_hidden_or_sparse_index() -> None:
                 IndexSpec.from_document({"key": {"x": 1}, "name": "x", "sparse": True})]
     keys = [candidate.key for candidate in generate([demand({"a": 1, "b": 1}), demand({"x": 1})], existing, by_name)]
     assert (("a", 1), ("b", 1)) not in keys and (("x", 1),) not in keys
+
+
+def test_a_requested_shapes_own_key_is_the_one_its_analysis_made() -> None:
+    asked = demand({"a": 1, "b": 1})
+    assert asked.request is not None
+    # the rules ordered the equality fields by how many executions use them, which here puts b first
+    asked.request.analysis.candidate = (("b", 1), ("a", 1))
+    candidates = {candidate.key: candidate.origin for candidate in generate([asked], [], by_name)}
+    assert candidates == {(("a", 1), ("b", 1)): "asked for by IX001",
+                          (("b", 1), ("a", 1)): "a requested shape's own key"}
