@@ -25,6 +25,7 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+
 from precompile import compile_package
 
 ROOT = Path(__file__).resolve().parents[1]
