@@ -180,8 +180,8 @@ def main() -> None:
     parser.add_argument("--command-line", action="store_true", help="time idxadvisor whatif end to end, per query")
     parser.add_argument("--runs", type=int, default=3, help="runs per query with --command-line")
     args = parser.parse_args()
-    compile_package()  # see precompile.py: time runs, not bytecode compilation
     if args.command_line:
+        compile_package()  # see precompile.py: time runs, not bytecode compilation
         run_command_line(args.documents, args.indexes, args.seed, args.runs)
     else:
         run(args.documents, args.indexes, args.seed)
