@@ -67,6 +67,18 @@ def analyze(paths: Sequence[str], settings: Settings, progress: Progress | None 
     return report
 
 
+def advise(digest: Digest, summaries: list[InputSummary], settings: Settings) -> Report:
+    """The report of a digest already read (``idxadvisor watch``: what a followed log has shown so far): the rules,
+    the evidence and the index advice ``analyze`` gives for it, without reading any input."""
+    rules = select_rules(settings.select, settings.ignore, settings.rules)
+    indexes_left_out: list[str] = []
+    catalog = load_index_arguments(settings.indexes, indexes_left_out)
+    with collector_paused():
+        report = _advise(digest, summaries, settings, rules, catalog, None)
+    report.indexes_left_out = indexes_left_out
+    return report
+
+
 def _analyze(paths: Sequence[str], settings: Settings, progress: Progress | None, rules: list[Rule],
              catalog: IndexCatalog, live: LiveServer | None, workload_file: Path | None) -> Report:
     if workload_file is not None and workload_file.exists():

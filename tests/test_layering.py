@@ -1,7 +1,7 @@
 """Imports only point down the pipeline (DESIGN.md, "Layering"):
 
-cli → api → report → replay → server, selection, gate, compare → rules, whatif, cluster → indexes, workload → shapes →
-parse → ingest → models. Packages of one rank never import each other.
+cli → watch → api → report → replay → server, selection, gate, compare → rules, whatif, cluster → indexes, workload →
+shapes → parse → ingest → models. Packages of one rank never import each other.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ PACKAGE = Path(idxadvisor.__file__).parent
 FOUNDATION = {"models", "errors", "exitcodes", "units", "config", "runtime", "__init__"}  # may import one another
 RANK = {**{name: 0 for name in FOUNDATION}, "ingest": 1, "parse": 2, "shapes": 3, "indexes": 4, "workload": 4,
         "rules": 5, "whatif": 5, "cluster": 5, "server": 6, "selection": 6, "gate": 6, "compare": 6, "replay": 7,
-        "report": 8, "api": 9, "testing": 10, "cli": 10, "__main__": 11}
+        "report": 8, "api": 9, "watch": 10, "testing": 10, "cli": 11, "__main__": 12}
 
 
 def layer(module: str) -> str:

@@ -10,5 +10,6 @@ from idxadvisor.cli.app import app, main, run
 # each registers its commands on ``app``
 from idxadvisor.cli import analyze, check, export_script, indexes, info, replay, whatif  # noqa: F401,E402
 from idxadvisor.cli import compare, merge  # noqa: F401,E402
+from idxadvisor.cli import watch  # noqa: F401,E402
 
 __all__ = ["app", "main", "run"]
