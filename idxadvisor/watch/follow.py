@@ -108,6 +108,7 @@ class FileFollower:
         self._offset = 0
         self._head = b""
         self._inputs = 0
+        self._skip_existing = not from_start  # only what the file holds when the watch starts
         self.status = ""  # what the follower waits for, for people: "waiting for PATH to appear"
         self.finished = False  # a file never finishes: it may always grow or be replaced
 
@@ -119,8 +120,12 @@ class FileFollower:
 
     def poll(self) -> list[Piece]:
         pieces: list[Piece] = []
-        if self._fd is None and not self._open(pieces):
-            return pieces
+        if self._fd is None:
+            opened = self._open(pieces)
+            self._skip_existing = False  # a file that appears later is new: read from its first byte
+            if not opened:
+                return pieces
+        self._check_truncated(pieces)  # before reading: what is there now may be the truncated file's new lines
         if not self._read(pieces):
             return pieces  # more is waiting: read it before looking for a rotation
         self._check_replaced(pieces)
@@ -145,8 +150,7 @@ class FileFollower:
             return False
         info = os.fstat(fd)
         self._fd, self._identity, self.status = fd, (info.st_dev, info.st_ino), ""
-        first_open = self._inputs == 0
-        start = 0 if (self.from_start or not first_open) else _start_of_last_line(fd, info.st_size)
+        start = _start_of_last_line(fd, info.st_size) if self._skip_existing else 0
         os.lseek(fd, start, os.SEEK_SET)
         self._offset = start
         self._head = os.pread(fd, HEAD_CHECK, 0)
@@ -181,7 +185,10 @@ class FileFollower:
             self._end(pieces, "rotated")
             if self._open(pieces):
                 self._read(pieces)
-            return
+
+    def _check_truncated(self, pieces: list[Piece]) -> None:
+        """copytruncate: the file is shorter than what was read, or (grown again since) starts with other bytes."""
+        assert self._fd is not None
         size = os.fstat(self._fd).st_size
         if size < self._offset or (self._head and os.pread(self._fd, len(self._head), 0) != self._head):
             self._cutter.flush(pieces)
@@ -190,7 +197,6 @@ class FileFollower:
             self._offset, self._head = 0, os.pread(self._fd, HEAD_CHECK, 0)
             self._inputs += 1
             pieces.append(InputStart(f"{self.label} (after truncation {self._inputs - 1})", from_first_byte=True))
-            self._read(pieces)
 
     def _end(self, pieces: list[Piece], reason: str) -> None:
         self._cutter.flush(pieces)
