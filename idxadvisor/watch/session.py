@@ -19,7 +19,8 @@ from idxadvisor.models.events import JSON_LOG, PROFILE, TEXT_LOG, UNKNOWN
 from idxadvisor.models.inputs import InputSummary
 from idxadvisor.parse.block import BlockOptions, BlockParser
 from idxadvisor.parse.run import InputState, overlong_line
-from idxadvisor.shapes.digest import Digest, DigestOptions
+from idxadvisor.report.build import shape_is_selected
+from idxadvisor.shapes.digest import Digest, DigestOptions, ShapeStats
 from idxadvisor.watch.follow import InputEnd, InputStart, Lines, Overlong, Piece
 from idxadvisor.watch.window import Window
 
@@ -48,6 +49,7 @@ class WatchSession:
         self.summaries: list[InputSummary] = []
         self.changed = False  # lines arrived since the last advice
         self._input: _Input | None = None
+        self._selected: dict[str, bool] = {}  # fingerprint -> in scope (--ns, --exclude-ns, internal traffic)
 
     def feed(self, pieces: list[Piece]) -> None:
         for piece in pieces:
@@ -130,6 +132,21 @@ class WatchSession:
         current.state.close(piece)
         self._absorb(piece)
         self.total.seal()
+
+    def selected_shapes(self) -> dict[str, ShapeStats]:
+        """The shapes in scope that ran at least once (above --min-ms). Whether a shape is in scope is worked out once:
+        it depends on its namespace, and on whether its executions are internal, which for one shape are nearly always
+        all or none (the final report decides on all of them)."""
+        selected, known = {}, self._selected
+        for fingerprint, stats in self.total.shapes.items():
+            if not stats.count:
+                continue
+            in_scope = known.get(fingerprint)
+            if in_scope is None:
+                in_scope = known[fingerprint] = shape_is_selected(stats, self.settings) is None
+            if in_scope:
+                selected[fingerprint] = stats
+        return selected
 
     @property
     def operations(self) -> int:

@@ -18,7 +18,6 @@ from typing import Any
 from idxadvisor.api import advise
 from idxadvisor.config import Settings
 from idxadvisor.models.report import Finding, SuggestedIndex
-from idxadvisor.report.build import shape_is_selected
 from idxadvisor.shapes.digest import ShapeStats
 from idxadvisor.watch.session import WatchSession
 from idxadvisor.watch.window import WindowShape
@@ -151,20 +150,34 @@ class Advisor:
                 for finding in self.findings]
 
 
-def _sort_value(name: str) -> Callable[[ShapeRow], tuple[float, int]]:
-    def value(row: ShapeRow) -> tuple[float, int]:
-        if name == "count":
-            return float(row.count), row.count
-        if name == "p95":
-            return row.p95_ms, row.count
-        if name == "ratio":
-            return (row.docs_per_returned if row.docs_per_returned is not None else -1.0), row.count
-        return row.total_ms, row.count
-    return value
+def _sort_key(sort: str, count: int, total_ms: float, p95: Callable[[], float], docs: int, returned: int,
+              measured: int) -> tuple[float, int]:
+    """The value a shape is ranked by (``p95`` is worked out only when the view is sorted by it)."""
+    if sort == "count":
+        value = float(count)
+    elif sort == "p95":
+        value = p95()
+    elif sort == "ratio":
+        ratio = _per_returned(docs, returned, measured)
+        value = ratio if ratio is not None else -1.0
+    else:
+        value = total_ms
+    return value, count
 
 
-def top_rows(rows: list[ShapeRow], sort: str, limit: int) -> list[ShapeRow]:
-    return heapq.nlargest(limit, rows, key=_sort_value(sort))
+def _total_key(sort: str) -> Callable[[ShapeStats], tuple[float, int]]:
+    def key(stats: ShapeStats) -> tuple[float, int]:
+        return _sort_key(sort, stats.count, stats.duration.total, lambda: stats.duration.percentile(95),
+                         stats.docs_examined, stats.nreturned, stats.measured)
+    return key
+
+
+def _window_key(sort: str) -> Callable[[tuple[ShapeStats, WindowShape]], tuple[float, int]]:
+    def key(item: tuple[ShapeStats, WindowShape]) -> tuple[float, int]:
+        shape = item[1]
+        return _sort_key(sort, shape.count, shape.total_ms, lambda: shape.percentile(95), shape.docs_examined,
+                         shape.nreturned, shape.measured)
+    return key
 
 
 def _per_returned(examined: int, returned: int, measured: int) -> float | None:
@@ -194,17 +207,17 @@ def window_row(stats: ShapeStats, shape: WindowShape, seconds: float) -> ShapeRo
 def take_snapshot(session: WatchSession, advisor: Advisor, *, now: float, started: float, since: float, sort: str,
                   limit: int, source: str, status: str) -> Snapshot:
     """The view at ``now`` (clock seconds); findings that appeared after ``since`` are new."""
-    settings = session.settings
-    shapes = session.total.shapes
     elapsed = max(now - started, 1e-3)
-    selected = {fingerprint: stats for fingerprint, stats in shapes.items()
-                if stats.count and shape_is_selected(stats, settings) is None}
+    selected = session.selected_shapes()
     total_seconds = max(elapsed, _log_span(session))
-    total = top_rows([total_row(stats, total_seconds) for stats in selected.values()], sort, limit)
+    # ranked on the statistics themselves: rows (and percentiles) only for the few shown, whatever the digest's size
+    total = [total_row(stats, total_seconds)
+             for stats in heapq.nlargest(limit, selected.values(), key=_total_key(sort))]
     covered = session.window.covered(now)
     in_window = [(selected[fingerprint], shape) for fingerprint, shape in session.window.shapes.items()
                  if fingerprint in selected and shape.count > 0]
-    window = top_rows([window_row(stats, shape, covered) for stats, shape in in_window], sort, limit)
+    window = [window_row(stats, shape, covered)
+              for stats, shape in heapq.nlargest(limit, in_window, key=_window_key(sort))]
     summaries = session.summaries
     return Snapshot(
         time=datetime.now(timezone.utc), elapsed=elapsed, source=source, status=status,
