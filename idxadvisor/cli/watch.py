@@ -122,12 +122,14 @@ def watch(
     with output_stream(settings.output) as out:
         running = Watch(path, settings, options, _display(path))
         running.run()
-        report = running.report(save_workload)
+        report = running.report()
         render(report, out, format=settings.format, verbose=settings.verbose, top=settings.top,
                artifact=settings.indexes[0].rpartition("=")[2] if settings.indexes else None)
     report_input_errors(report)
     for line in report.indexes_left_out:
         warning_line(line)
+    if save_workload is not None:  # after the report: a workload file that refuses it loses nothing watched
+        running.save_workload(save_workload)
     return exit_code_for(report, settings.fail_on)
 
 

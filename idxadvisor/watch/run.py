@@ -188,11 +188,13 @@ class Watch:
             self.session.end_input()
             self._finish()
 
-    def report(self, save_workload: Path | None = None) -> Report:
-        """The full report of everything read (``analyze``'s), after saving the workload file if asked."""
-        if save_workload is not None:
-            save_watched_workload(save_workload, self.session.total, self.session)
+    def report(self) -> Report:
+        """The full report of everything read (``analyze``'s)."""
         return advise(self.session.total, self.session.summaries, self.settings)
+
+    def save_workload(self, path: Path) -> None:
+        """Save what was read as a workload file (added to ``path`` when it exists)."""
+        save_watched_workload(path, self.session.total, self.session)
 
     def _read(self) -> None:
         pieces = self.follower.poll()
