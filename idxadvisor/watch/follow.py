@@ -111,6 +111,7 @@ class FileFollower:
         self._skip_existing = not from_start  # only what the file holds when the watch starts
         self.status = ""  # what the follower waits for, for people: "waiting for PATH to appear"
         self.finished = False  # a file never finishes: it may always grow or be replaced
+        self.behind = False  # the last poll stopped at MAX_POLL_BYTES: more is waiting now
 
     def check_readable(self) -> str | None:
         """Why the path can never be followed (a directory); None when it can be, or may appear later."""
@@ -126,7 +127,8 @@ class FileFollower:
             if not opened:
                 return pieces
         self._check_truncated(pieces)  # before reading: what is there now may be the truncated file's new lines
-        if not self._read(pieces):
+        self.behind = not self._read(pieces)
+        if self.behind:
             return pieces  # more is waiting: read it before looking for a rotation
         self._check_replaced(pieces)
         return pieces
@@ -231,6 +233,7 @@ class StreamFollower:
         self._cutter = _LineCutter(max_line_bytes)
         self._started = False
         self.finished = False
+        self.behind = False
         self.status = ""
 
     def check_readable(self) -> str | None:
@@ -242,7 +245,11 @@ class StreamFollower:
             self._started = True
             pieces.append(InputStart(self.label, from_first_byte=True))
         done = 0
-        while not self.finished and done < MAX_POLL_BYTES and _readable(self.fd):
+        self.behind = False
+        while not self.finished and _readable(self.fd):
+            if done >= MAX_POLL_BYTES:
+                self.behind = True
+                break
             try:
                 chunk = os.read(self.fd, READ_SIZE)
             except BlockingIOError:

@@ -182,7 +182,8 @@ class Watch:
                     if self.controls.changed:
                         self.controls.changed = False
                         self._show(self._snapshot(self.clock()), force=True)
-                    self._wait(max(0.0, min(POLL_SECONDS, next_tick - self.clock())))
+                    if not self.follower.behind:
+                        self._wait(max(0.0, min(POLL_SECONDS, next_tick - self.clock())))
         finally:
             self.session.feed(self.follower.close())
             self.session.end_input()
@@ -209,8 +210,8 @@ class Watch:
     def _tick(self, now: float) -> None:
         self.session.window.tick(now)
         self.advisor.run_if_due(self.session)
-        self._show(self._snapshot(now))
-        self._last_refresh = now
+        if self._show(self._snapshot(now)):
+            self._last_refresh = self.clock()  # after the advice: what it found is new in this refresh only
 
     def _snapshot(self, now: float, *, finished: bool = False) -> Snapshot:
         snapshot = take_snapshot(self.session, self.advisor, now=now, started=self.started,
@@ -220,11 +221,13 @@ class Watch:
         snapshot.paused, snapshot.finished = self.controls.paused, finished
         return snapshot
 
-    def _show(self, snapshot: Snapshot, force: bool = False) -> None:
+    def _show(self, snapshot: Snapshot, force: bool = False) -> bool:
+        """Show the snapshot (False: paused, the view stays as it was; reading goes on)."""
         if self.controls.paused and not force and self._last_shown is not None:
-            return  # the view stays as it was; reading goes on
+            return False
         self._last_shown = snapshot
         self.display.show(snapshot)
+        return True
 
     def _finish(self) -> None:
         try:

@@ -171,3 +171,23 @@ def test_a_workload_file_recorded_with_other_filters_is_refused_before_watching(
         watch.kill()
     assert code == 2
     assert "was recorded with --min-ms 0" in stderr
+
+
+def test_a_new_finding_is_announced_once(log: Path) -> None:
+    scans = "".join(json_line(slow_attr({"find": "orders", "filter": {"status": number}}, docsExamined=5000,
+                                        nreturned=2, durationMillis=150), ctx=f"conn{number}") + "\n"
+                    for number in range(5))
+    watch = WatchProcess(str(log), "--interval", "0.2")
+    try:
+        watch.next_line()
+        append(log, scans)
+        announced = watch.wait_for(lambda line: bool(line["new_findings"]))
+        assert [(item["rule"], item["ns"]) for item in announced["new_findings"]] == [("IX004", "shop.orders")]
+        assert announced["new_findings"][0]["index"]["key"] == [["status", 1]]
+        assert announced["suggested_indexes"][0]["command"].endswith("orders.createIndex({ status: 1 })")
+        later = [watch.next_line(), watch.next_line()]
+        assert [(line["new_findings"], line["findings"]) for line in later] == [([], 1), ([], 1)]
+        code, _, _ = watch.end()
+    finally:
+        watch.kill()
+    assert code == 1  # the finding is a warning: analyze's exit code
