@@ -190,3 +190,14 @@ def test_the_window_forgets_what_is_older_than_it(tmp_path: Path) -> None:
     session.window.tick(2.0)
     assert session.window.shapes == {}
     assert sum(stats.count for stats in session.total.shapes.values()) == 3
+
+
+def test_the_window_holds_at_most_its_slots_however_long_it_runs() -> None:
+    session = WatchSession(Settings(), 10.0, 1.0, 0.0)
+    session.feed([InputStart("-", True)])
+    for second in range(1, 200):
+        session.feed([Lines(entry(second, f"c{second % 50}").encode())])
+        session.window.tick(float(second))
+    assert session.window.slots <= 11  # ten closed slots and the current one
+    assert sum(shape.count for shape in session.window.shapes.values()) == 10  # one line per second, ten seconds
+    assert len(session.window.shapes) == 10 and len(session.total.shapes) == 50
