@@ -105,19 +105,20 @@ def _number(value: float | None, digits: int = 1) -> str:
 def _shape_table(title: str, rows: list[ShapeRow], sort: str) -> Table:
     table = Table(title=Text(title, style="bold"), title_justify="left", box=box.SIMPLE_HEAD, expand=True,
                   pad_edge=False)
-    headers = (("ns", "left", None), ("op", "left", None), ("shape", "left", "shape"), ("count", "right", "count"),
-               ("/s", "right", None), ("total ms", "right", "total"), ("p95 ms", "right", "p95"),
-               ("docs/ret", "right", "ratio"), ("keys/ret", "right", None))
+    # the shape's text starts with its operation and namespace: it needs no columns of their own
+    headers = (("shape", "left", None), ("count", "right", "count"), ("/s", "right", None),
+               ("total ms", "right", "total"), ("p95 ms", "right", "p95"), ("docs/ret", "right", "ratio"),
+               ("keys/ret", "right", None))
     for header, justify, key in headers:
-        style = "bold underline" if key == sort else None
-        table.add_column(Text(header, style=style or ""), justify=justify,  # type: ignore[arg-type]
-                         no_wrap=True, overflow="ellipsis", ratio=3 if header == "shape" else None)
+        style = "bold underline" if key == sort else ""
+        table.add_column(Text(header, style=style), justify=justify,  # type: ignore[arg-type]
+                         no_wrap=True, overflow="ellipsis", ratio=1 if header == "shape" else None,
+                         min_width=24 if header == "shape" else None)
     for row in rows:
-        table.add_row(Text(row.ns), Text(row.op), Text(row.shape), f"{row.count:,}", _number(row.rate, 2),
-                      _number(row.total_ms, 0), _number(row.p95_ms, 0), _number(row.docs_per_returned),
-                      _number(row.keys_per_returned))
+        table.add_row(Text(row.shape), f"{row.count:,}", _number(row.rate, 2), _number(row.total_ms, 0),
+                      _number(row.p95_ms, 0), _number(row.docs_per_returned), _number(row.keys_per_returned))
     if not rows:
-        table.add_row(Text("no operation yet", style="dim"), "", "", "", "", "", "", "", "")
+        table.add_row(Text("no operation yet", style="dim"), "", "", "", "", "", "")
     return table
 
 

@@ -81,7 +81,7 @@ def entries(count: int, collection: str, duration: int) -> str:
 def since_start_order(screen: str) -> list[str]:
     """The namespaces of the 'Since start' table, top to bottom."""
     table = screen[screen.index("Since start"):screen.index("Findings")]
-    return [line.split()[0] for line in table.splitlines() if line.strip().startswith("shop.")]
+    return [line.split()[1] for line in table.splitlines() if line.strip().startswith("find shop.")]
 
 
 def test_the_live_view_sorts_on_a_key_and_ctrl_c_prints_the_report(tmp_path: Path, terminal_for) -> None:
