@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import select
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +21,7 @@ READ_SIZE = 1 << 20
 MAX_POLL_BYTES = 8 << 20
 #: First bytes of a file kept to notice a copytruncate that the file has already grown past when it is next looked at.
 HEAD_CHECK = 256
+_NOT_A_FILE = "{path}: not a regular file (pipe it into 'idxadvisor watch -' instead)"
 
 
 @dataclass(frozen=True)
@@ -114,9 +116,18 @@ class FileFollower:
         self.behind = False  # the last poll stopped at MAX_POLL_BYTES: more is waiting now
 
     def check_readable(self) -> str | None:
-        """Why the path can never be followed (a directory); None when it can be, or may appear later."""
-        if self.path.is_dir():
-            return f"{self.path}: is a directory (watch follows one log file)"
+        """Why the path cannot be followed now (a directory, a pipe, a file it may not read); None when it can be, or
+        may appear later."""
+        try:
+            info = os.stat(self.path)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            return f"{self.path}: {(exc.strerror or str(exc)).lower()}"
+        if not stat.S_ISREG(info.st_mode):
+            return _NOT_A_FILE.format(path=self.path)
+        if not os.access(self.path, os.R_OK):
+            return f"{self.path}: permission denied"
         return None
 
     def poll(self) -> list[Piece]:
@@ -143,7 +154,7 @@ class FileFollower:
 
     def _open(self, pieces: list[Piece]) -> bool:
         try:
-            fd = os.open(self.path, os.O_RDONLY)
+            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)  # a pipe put there must not block the watch
         except FileNotFoundError:
             self.status = f"waiting for {self.path} to appear"
             return False
@@ -151,6 +162,10 @@ class FileFollower:
             self.status = f"cannot open {self.path} ({(exc.strerror or str(exc)).lower()}); retrying"
             return False
         info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            os.close(fd)
+            self.status = _NOT_A_FILE.format(path=self.path)
+            return False
         self._fd, self._identity, self.status = fd, (info.st_dev, info.st_ino), ""
         start = _start_of_last_line(fd, info.st_size) if self._skip_existing else 0
         os.lseek(fd, start, os.SEEK_SET)

@@ -201,3 +201,12 @@ def test_the_window_holds_at_most_its_slots_however_long_it_runs() -> None:
     assert session.window.slots <= 11  # ten closed slots and the current one
     assert sum(shape.count for shape in session.window.shapes.values()) == 10  # one line per second, ten seconds
     assert len(session.window.shapes) == 10 and len(session.total.shapes) == 50
+
+
+def test_a_directory_or_a_pipe_is_refused_with_what_to_do_instead(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for path in (tmp_path, fifo):
+        problem = FileFollower(path, from_start=False, max_line_bytes=MAX_LINE).check_readable()
+        assert problem == f"{path}: not a regular file (pipe it into 'idxadvisor watch -' instead)"
+    assert FileFollower(tmp_path / "later.log", from_start=False, max_line_bytes=MAX_LINE).check_readable() is None
