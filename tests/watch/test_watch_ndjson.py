@@ -31,6 +31,10 @@ def append(path: Path, text: str) -> None:
         handle.write(text)
 
 
+def _time(line: dict) -> datetime:
+    return datetime.fromisoformat(line["time"].replace("Z", "+00:00"))
+
+
 def report_of(text: str) -> dict:
     return json.loads(text)
 
@@ -44,17 +48,20 @@ def log(tmp_path: Path) -> Path:
 
 def test_lines_appended_show_a_new_shape_within_one_interval(log: Path) -> None:
     append(log, entries(3))  # there before the watch starts: not counted (it follows what is written from now on)
-    watch = WatchProcess(str(log), "--interval", "0.2")
+    interval = 0.3
+    watch = WatchProcess(str(log), "--interval", str(interval))
     try:
         first = watch.next_line()
         assert operations(first) == 0 and first["window"]["shapes"] == []
         append(log, entries(4))
         seen = watch.wait_for(lambda line: operations(line) == 4)
         assert shape_counts(seen["window"]) == {ORDERS: 4} and shape_counts(seen["total"]) == {ORDERS: 4}
+        appended = datetime.now(timezone.utc)
         append(log, entries(2, "users", "email"))
-        lines_after = [watch.next_line(), watch.next_line()]  # the line being written may predate the append
-        assert any(shape_counts(line["window"]).get(USERS) == 2 for line in lines_after)
-        assert lines_after[-1]["window"]["shapes"][0]["rate_per_s"] > 0
+        # the first line written an interval after the append (by the watch's own clock: this reader may lag)
+        later = watch.wait_for(lambda line: _time(line) >= appended + timedelta(seconds=interval))
+        assert shape_counts(later["window"]) == {ORDERS: 4, USERS: 2}
+        assert all(shape["rate_per_s"] > 0 for shape in later["window"]["shapes"])
         code, report, _ = watch.end()
     finally:
         watch.kill()

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -36,14 +36,16 @@ class Terminal:
                                 text=True, timeout=DEADLINE)
         return result.stdout
 
-    def wait_for(self, text: str, timeout: float = DEADLINE) -> str:
+    def wait_for(self, text: str, shows: Callable[[str], bool] = lambda screen: True,
+                 timeout: float = DEADLINE) -> str:
+        """The screen once it holds ``text`` and ``shows`` it as expected (a capture may catch a redraw half-way)."""
         deadline = time.monotonic() + timeout
         while True:
             screen = self.screen()
-            if text in screen:
+            if text in screen and shows(screen):
                 return screen
             if time.monotonic() > deadline:
-                raise AssertionError(f"{text!r} did not appear; the screen shows:\n{screen}")
+                raise AssertionError(f"{text!r} did not appear as expected; the screen shows:\n{screen}")
             time.sleep(0.1)
 
     def keys(self, *keys: str) -> None:
@@ -80,6 +82,8 @@ def entries(count: int, collection: str, duration: int) -> str:
 
 def since_start_order(screen: str) -> list[str]:
     """The namespaces of the 'Since start' table, top to bottom."""
+    if "Since start" not in screen or "Findings" not in screen:
+        return []
     table = screen[screen.index("Since start"):screen.index("Findings")]
     return [line.split()[1] for line in table.splitlines() if line.strip().startswith("find shop.")]
 
@@ -91,12 +95,11 @@ def test_the_live_view_sorts_on_a_key_and_ctrl_c_prints_the_report(tmp_path: Pat
     terminal.wait_for("no operation yet")
     with log.open("a") as handle:
         handle.write(entries(5, "orders", 10) + entries(2, "users", 900))
-    screen = terminal.wait_for("7 operations")
+    by_time = ["shop.users", "shop.orders"]  # by total time: 1,800 ms against 50
+    screen = terminal.wait_for("7 operations", lambda screen: since_start_order(screen) == by_time)
     assert "find shop.orders {status: eq}" in screen and "Last 5m" in screen
-    assert since_start_order(screen) == ["shop.users", "shop.orders"]  # by total time: 1,800 ms against 50
     terminal.keys("c")
-    screen = terminal.wait_for("sorted by count")
-    assert since_start_order(screen) == ["shop.orders", "shop.users"]  # 5 executions against 2
+    terminal.wait_for("sorted by count", lambda screen: since_start_order(screen) == by_time[::-1])  # 5 against 2
     terminal.keys("Space")
     terminal.wait_for("PAUSED")
     terminal.keys("C-c")
