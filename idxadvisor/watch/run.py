@@ -156,6 +156,7 @@ class Watch:
             raise InputError(problem)
         self.started = clock()
         self.session = WatchSession(settings, options.window, options.interval, self.started)
+        advise(self.session.total, [], settings)  # a bad --select or --indexes is an error now, not at the first refresh
         self.advisor = Advisor(settings, options.interval, clock)
         self.controls = _Controls(options.sort)
         self._last_input = self.started
