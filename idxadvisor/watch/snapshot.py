@@ -71,11 +71,12 @@ class Snapshot:
     source: str
     status: str
     lines: int
-    operations: int
+    operations: int  # read, whatever the filters
     problems: int
     window_seconds: float
     window_covered: float
-    window_operations: int
+    window_operations: int  # of the shapes in scope (--ns, --exclude-ns, internal traffic, --min-ms)
+    total_operations: int  # the same, since start
     window: list[ShapeRow]
     total: list[ShapeRow]
     findings: list[FindingRow]
@@ -99,7 +100,7 @@ class Snapshot:
                       "operations": self.operations, "problems": self.problems},
             "window": {"seconds": self.window_seconds, "covered_s": round(self.window_covered, 3),
                        "operations": self.window_operations, "shapes": [row.as_json() for row in self.window]},
-            "total": {"operations": self.operations, "shapes": [row.as_json() for row in self.total]},
+            "total": {"operations": self.total_operations, "shapes": [row.as_json() for row in self.total]},
             "sort": self.sort,
             "new_findings": [row.as_json() for row in self.new_findings],
             "findings": len(self.findings),
@@ -223,7 +224,8 @@ def take_snapshot(session: WatchSession, advisor: Advisor, *, now: float, starte
         time=datetime.now(timezone.utc), elapsed=elapsed, source=source, status=status,
         lines=sum(summary.lines for summary in summaries), operations=session.operations,
         problems=sum(summary.problems for summary in summaries), window_seconds=session.window.seconds,
-        window_covered=covered, window_operations=sum(shape.count for _, shape in in_window), window=window,
+        window_covered=covered, window_operations=sum(shape.count for _, shape in in_window),
+        total_operations=sum(stats.count for stats in selected.values()), window=window,
         total=total, findings=advisor.rows(since), suggested=list(advisor.suggested),
         advice_age=None if advisor.ran_at is None else max(0.0, now - advisor.ran_at), sort=sort)
 

@@ -70,8 +70,8 @@ def render(snapshot: Snapshot, height: int, *, keys: bool) -> Group:
                        if snapshot.window_covered < snapshot.window_seconds else "")
                     + f": {snapshot.window_operations:,} operations")
     parts.append(_shape_table(window_title, snapshot.window[:rows], snapshot.sort))
-    parts.append(_shape_table(f"Since start ({_duration(snapshot.elapsed)}): {snapshot.operations:,} operations",
-                              snapshot.total[:rows], snapshot.sort))
+    total_title = f"Since start ({_duration(snapshot.elapsed)}): {snapshot.total_operations:,} operations"
+    parts.append(_shape_table(total_title, snapshot.total[:rows], snapshot.sort))
     parts.append(_findings_table(snapshot))
     parts.append(_index_table(snapshot))
     return Group(*parts)

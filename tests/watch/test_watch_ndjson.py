@@ -198,3 +198,22 @@ def test_a_new_finding_is_announced_once(log: Path) -> None:
     finally:
         watch.kill()
     assert code == 1  # the finding is a warning: analyze's exit code
+
+
+def test_the_filters_apply_to_the_view_and_the_report() -> None:
+    watch = WatchProcess("-", "--interval", "0.2", "--ns", "shop.users", "--format", "json", stdin=subprocess.PIPE)
+    assert watch.process.stdin is not None
+    try:
+        watch.process.stdin.write((entries(3) + entries(2, "users", "email")).encode())
+        watch.process.stdin.close()
+        code, text, stderr = watch.end(None)
+        last = watch.wait_for(lambda line: line["finished"], timeout=1)
+    finally:
+        watch.kill()
+    assert code == 0, stderr
+    assert last["input"]["operations"] == 5  # read
+    assert last["total"]["operations"] == 2 and shape_counts(last["total"]) == {USERS: 2}  # in scope
+    assert shape_counts(last["window"]) == {USERS: 2}
+    report = report_of(text)
+    assert [shape["shape"] for shape in report["shapes"]] == [USERS]
+    assert report["summary"]["excluded"] == {"namespace not matched by --ns": 3}
