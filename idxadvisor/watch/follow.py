@@ -91,10 +91,6 @@ class _LineCutter:
         self._partial.clear()
         self._skipping = None
 
-    @property
-    def holding(self) -> int:
-        return len(self._partial)
-
 
 class FileFollower:
     """``tail -F`` of one path. ``from_start``: read what the file holds already; otherwise start at its end (at the
