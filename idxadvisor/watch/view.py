@@ -5,8 +5,6 @@ Log text (namespaces, shapes, messages) is never read as Rich markup: every cell
 
 from __future__ import annotations
 
-import termios
-import tty
 from typing import Any
 
 from rich import box
@@ -39,10 +37,8 @@ class LiveDisplay:
 
     def start(self) -> None:
         if self.key_fd is not None:
-            try:
-                self._terminal_mode = termios.tcgetattr(self.key_fd)
-                tty.setcbreak(self.key_fd)  # keys without Enter; Ctrl-C still sends SIGINT
-            except termios.error:
+            self._terminal_mode = _cbreak(self.key_fd)
+            if self._terminal_mode is None:
                 self.key_fd = None
         self._live.start()
         self._live.update(Text("idxadvisor watch: reading …"), refresh=True)
@@ -58,8 +54,26 @@ class LiveDisplay:
             self._live.stop()
         finally:
             if self._terminal_mode is not None and self.key_fd is not None:
+                import termios
+
                 termios.tcsetattr(self.key_fd, termios.TCSADRAIN, self._terminal_mode)
                 self._terminal_mode = None
+
+
+def _cbreak(fd: int) -> Any:
+    """Put the terminal in cbreak mode (keys without Enter; Ctrl-C still sends SIGINT) and return its mode before;
+    None when that cannot be done (no termios, as on Windows, or not a terminal after all): then there are no keys."""
+    try:
+        import termios
+        import tty
+    except ImportError:
+        return None
+    try:
+        mode = termios.tcgetattr(fd)
+        tty.setcbreak(fd)
+    except (termios.error, OSError):
+        return None
+    return mode
 
 
 def render(snapshot: Snapshot, height: int, *, keys: bool) -> Group:
