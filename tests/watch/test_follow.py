@@ -6,6 +6,8 @@ import os
 import random
 from pathlib import Path
 
+import pytest
+
 from idxadvisor import api
 from idxadvisor.config import Settings
 from idxadvisor.watch.follow import FileFollower, InputEnd, InputStart, Lines, Overlong, Piece, StreamFollower
@@ -210,3 +212,31 @@ def test_a_directory_or_a_pipe_is_refused_with_what_to_do_instead(tmp_path: Path
         problem = FileFollower(path, from_start=False, max_line_bytes=MAX_LINE).check_readable()
         assert problem == f"{path}: not a regular file (pipe it into 'idxadvisor watch -' instead)"
     assert FileFollower(tmp_path / "later.log", from_start=False, max_line_bytes=MAX_LINE).check_readable() is None
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("name", ["mtools/collscans.log", "keyhole/mongod.log", "mtools/mongod_26.log"])
+def test_real_logs_fed_a_piece_at_a_time_count_what_analyze_counts(corpus_dir: Path, name: str) -> None:
+    """Text (2.6, 4.0) and JSON logs written by real servers, read through a pipe in uneven pieces."""
+    path = corpus_dir / name
+    data = path.read_bytes()
+    settings = Settings()
+    session = WatchSession(settings, 300.0, 2.0, 0.0)
+    read, write = os.pipe()
+    follower = StreamFollower(read, "-", max_line_bytes=MAX_LINE)
+    rng = random.Random(name)
+    position = 0
+    while position < len(data):
+        step = rng.randint(1, 9_000)
+        os.write(write, data[position:position + step])
+        position += step
+        session.feed(follower.poll())
+    os.close(write)
+    session.feed(follower.poll())
+    os.close(read)
+    assert follower.finished
+    expected_digest, (expected,) = api.read_inputs([str(path)], settings)
+    (watched,) = session.summaries
+    assert (watched.lines, watched.entries, watched.operations, watched.problems, watched.format) == \
+        (expected.lines, expected.entries, expected.operations, expected.problems, expected.format)
+    assert _shape_counts(session.total.shapes) == _shape_counts(expected_digest.shapes)
