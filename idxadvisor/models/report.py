@@ -511,10 +511,11 @@ class ServerReport(_Model):
     scratch: ScratchReport | None = None
     calibration: CalibrationSummary | None = None
 class IndexChangeReport(_Model):
-    """One change of the index set ``check`` judges: an index created, dropped, hidden or unhidden."""
+    """One change of the index set ``check`` judges: an index created, dropped, hidden or unhidden, or one the server
+    would refuse to create (then left out of the proposed set; ``key`` is empty when its specification is invalid)."""
 
     ns: str
-    action: Literal["created", "dropped", "hidden", "unhidden"]
+    action: Literal["created", "dropped", "hidden", "unhidden", "refused"]
     name: str
     key: list[tuple[str, int | str]]
     location: SourceLocation | None = None

@@ -241,9 +241,9 @@ def key_text(key: list[tuple[str, int | str]]) -> str:
 
 def change_line(change: IndexChangeReport) -> str:
     """``dropped  shop.orders status_1 { status: 1 }  migrations/1.js:8:1``."""
-    key = key_text(change.key)
+    key = f" {key_text(change.key)}" if change.key else ""
     where = f"  {change.location}" if change.location is not None else ""
-    return f"{change.action:<8} {change.ns} {change.name} {key}{where}"
+    return f"{change.action:<8} {change.ns} {change.name}{key}{where}"
 
 
 def evidence_after_label(finding: Finding) -> str:

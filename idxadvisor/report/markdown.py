@@ -91,9 +91,9 @@ def _gate(report: Report) -> list[str]:
     if gate.changes:
         lines += ["", "| change | namespace | index | key | where |", "|---|---|---|---|---|"]
         for change in gate.changes:
-            key = key_text(change.key)
+            key = _code(key_text(change.key)) if change.key else ""
             where = _code(str(change.location)) if change.location is not None else ""
-            lines.append(f"| {change.action} | {_code(change.ns)} | {_code(change.name)} | {_code(key)} | {where} |")
+            lines.append(f"| {change.action} | {_code(change.ns)} | {_code(change.name)} | {key} | {where} |")
     else:
         lines += ["", "No index created, dropped, hidden or unhidden."]
     lines += [""] + [f"- note: {_cell(note)}" for note in gate.notes] if gate.notes else []
