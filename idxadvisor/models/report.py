@@ -558,6 +558,8 @@ class Report(_Model):
     samples: list[SampleReport] = Field(default_factory=list)
     # indexes of --indexes files that could not be read, each with its reason: the run went on without them
     indexes_left_out: list[str] = Field(default_factory=list)
+    # files of a directory (or a pattern) that are no MongoDB log, profiler dump or explain output: not read
+    inputs_skipped: list[str] = Field(default_factory=list)
     server: ServerReport | None = None
     gate: GateReport | None = None  # idxadvisor check only
     groups: list[FindingGroup] = Field(default_factory=list)

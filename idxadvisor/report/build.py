@@ -335,3 +335,15 @@ def groups_for_people(report: Report) -> list[tuple[FindingGroup | None, list[Fi
     if covered != list(range(len(report.findings))):
         return [(None, [finding]) for finding in report.findings]
     return [(group, [report.findings[position] for position in group.findings]) for group in report.groups]
+
+
+def skipped_inputs_line(skipped: list[str], shown: int = 5) -> str:
+    """``skipped 2 files that are not MongoDB logs: LICENSE, MANIFEST.md`` (the first few named)."""
+    names = ", ".join(skipped[:shown]) + (f" and {len(skipped) - shown:,} more" if len(skipped) > shown else "")
+    plural = len(skipped) != 1
+    return (f"skipped {len(skipped):,} file{'s' if plural else ''} that {'are' if plural else 'is'} not "
+            f"{'MongoDB logs' if plural else 'a MongoDB log'}, profiler dumps or explain output: {names}")
+
+
+NO_SLOW_OPERATION = ("no slow operation was read: the inputs are MongoDB logs, but none holds a slow operation (is "
+                     "slowms, or the profiling level, set as you expect?)")

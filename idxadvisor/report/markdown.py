@@ -7,12 +7,14 @@ from typing import Any, TextIO
 
 from idxadvisor.models.report import Evidence, Finding, Report, SetShape, ShapeReport
 from idxadvisor.report.build import (
+    NO_SLOW_OPERATION,
     evidence_after_label,
     gate_line,
     groups_for_people,
     key_text,
     operation_counts,
     samples_line,
+    skipped_inputs_line,
     skips_for_people,
 )
 from idxadvisor.report.server import evidence_line, server_lines
@@ -66,6 +68,9 @@ def _lines(report: Report, verbose: bool, limit: int | None) -> list[str]:
     if report.samples:
         lines.append(f"Data: {samples_line(report.samples)}.")
     lines += [f"Not read: {_cell(line)}." for line in report.indexes_left_out]
+    if report.inputs_skipped:
+        line = skipped_inputs_line(report.inputs_skipped)
+        lines.append(f"{_cell(line[0].upper() + line[1:])}.")
     if report.server is not None:
         lines += [f"{_cell(line[0].upper() + line[1:])}." for line in server_lines(report.server)]
     lines += ["", "| input | format | lines | entries | problems | truncated |", "|---|---|--:|--:|--:|--:|"]
@@ -111,7 +116,9 @@ def _shapes(report: Report) -> list[str]:
                   "|--:|---|--:|--:|--:|--:|---|--:|--:|"]
         lines += [_shape_row(rank, shape) for rank, shape in enumerate(report.shapes, start=1)]
     else:
-        lines.append("No slow operations in scope.")
+        quiet = summary.operations == 0 and report.server is None
+        lines.append(f"{NO_SLOW_OPERATION[0].upper() + NO_SLOW_OPERATION[1:]}." if quiet else "No slow operations in "
+                     "scope.")
     return lines
 
 

@@ -16,12 +16,14 @@ from rich.text import Text
 
 from idxadvisor.models.report import Finding, FindingGroup, InputReport, Report, ShapeReport
 from idxadvisor.report.build import (
+    NO_SLOW_OPERATION,
     change_line,
     evidence_after_label,
     gate_line,
     groups_for_people,
     operation_counts,
     samples_line,
+    skipped_inputs_line,
     skips_for_people,
 )
 from idxadvisor.report.server import calibration_line, evidence_line, server_lines
@@ -84,6 +86,8 @@ def _header(report: Report) -> Text:
                     else "")
     for line in report.indexes_left_out:
         text.append(f"\nnot read: {line}", style="yellow")
+    if report.inputs_skipped:
+        text.append(f"\n{skipped_inputs_line(report.inputs_skipped)}", style="dim")
     if report.server is not None:
         for line in server_lines(report.server):
             warn = line.startswith("not read") or "NOT DROPPED" in line or "not built" in line
@@ -141,7 +145,8 @@ def _print_shapes(report: Report, console: Console, width: int) -> None:
     title = Text(f"Top {len(shapes)} of {report.summary.shapes} query shapes", style="bold")
     console.print(title)
     if not shapes:
-        console.print(Text("  no slow operations in scope", style="dim"))
+        quiet = report.summary.operations == 0 and report.server is None
+        console.print(Text(f"  {NO_SLOW_OPERATION if quiet else 'no slow operations in scope'}", style="dim"))
     for rank, shape in enumerate(shapes, start=1):
         console.print(_shape_block(rank, shape, width))
 
