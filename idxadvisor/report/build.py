@@ -347,3 +347,26 @@ def skipped_inputs_line(skipped: list[str], shown: int = 5) -> str:
 
 NO_SLOW_OPERATION = ("no slow operation was read: the inputs are MongoDB logs, but none holds a slow operation (is "
                      "slowms, or the profiling level, set as you expect?)")
+
+
+def exit_verdict(report: Report, fail_on: str) -> tuple[int, str]:
+    """The exit status of a run and why, as the last line of the text and Markdown reports says it: ``exit 1: 3
+    findings at or above warning (--fail-on warning)``. The command line exits with this status."""
+    failed = [item for item in report.inputs if item.error]
+    if failed:
+        count = len(failed)
+        return 2, (f"exit 2: {count} input{'s' if count != 1 else ''} could not be read ({failed[0].path}: "
+                   f"{failed[0].error}{', ...' if count > 1 else ''})")
+    option = f"--fail-on {fail_on}"
+    counting = [finding for finding in report.findings if finding.counts]
+    if fail_on == "never":
+        return 0, f"exit 0: {option}, whatever the findings"
+    threshold = SEVERITY_ORDER[fail_on]
+    counted = sum(SEVERITY_ORDER[finding.severity] >= threshold for finding in counting)
+    what = "finding" if report.gate is None else "finding that counts"
+    whats = "findings" if report.gate is None else "findings that count"
+    if counted:
+        return 1, f"exit 1: {counted:,} {what if counted == 1 else whats} at or above {fail_on} ({option})"
+    below = len(counting)
+    rest = f"; {below:,} below it" if below else ""
+    return 0, f"exit 0: no {what} at or above {fail_on} ({option}){rest}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any, TextIO
 
@@ -48,8 +49,13 @@ def _time(value: datetime | None) -> str:
     return value.isoformat(sep=" ", timespec="seconds") if value else "?"
 
 
-def render(report: Report, out: TextIO, verbose: bool = False, limit: int | None = 20) -> None:
-    out.write("\n".join(_lines(report, verbose, limit)) + "\n")
+def render(report: Report, out: TextIO, verbose: bool = False, limit: int | None = 20,
+           verdict: tuple[int, str] | None = None) -> None:
+    lines = _lines(report, verbose, limit)
+    if verdict is not None:  # the last line: the exit status and why
+        status, text = verdict
+        lines += ["", re.sub(r"(--fail-on [a-z]+)", r"`\1`", _cell(text))]
+    out.write("\n".join(lines) + "\n")
 
 
 def _lines(report: Report, verbose: bool, limit: int | None) -> list[str]:

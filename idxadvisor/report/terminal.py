@@ -45,8 +45,10 @@ def _indented(text: str, indent: int, width: int, style: str = "") -> list[Text]
     return [Text(line, style=style) for line in lines]
 
 
-def render(report: Report, console: Console, verbose: bool = False, limit: int | None = 20) -> None:
-    """The report; ``limit`` bounds the suggested indexes and findings listed (the JSON report holds them all)."""
+def render(report: Report, console: Console, verbose: bool = False, limit: int | None = 20,
+           verdict: tuple[int, str] | None = None) -> None:
+    """The report; ``limit`` bounds the suggested indexes and findings listed (the JSON report holds them all);
+    ``verdict``, the exit status and why, is its last line."""
     width = console.width
     console.print(_header(report))
     console.print(_inputs(report.inputs, verbose))
@@ -62,6 +64,10 @@ def render(report: Report, console: Console, verbose: bool = False, limit: int |
     _print_findings(report, console, width, limit)
     if verbose:
         _print_skipped(report, console, width)
+    if verdict is not None:
+        status, text = verdict
+        console.print()
+        console.print(Text(text, style="bold green" if status == 0 else "bold red"))
 
 
 def _header(report: Report) -> Text:
