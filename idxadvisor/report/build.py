@@ -370,3 +370,12 @@ def exit_verdict(report: Report, fail_on: str) -> tuple[int, str]:
     below = len(counting)
     rest = f"; {below:,} below it" if below else ""
     return 0, f"exit 0: no {what} at or above {fail_on} ({option}){rest}"
+
+
+def values_text(document: object, limit: int = 2000) -> str:
+    """A command or query with its literal values (``--show-values`` only), compact, as the JSON report holds it;
+    cut at ``limit`` characters."""
+    import json
+
+    text = json.dumps(document, ensure_ascii=False, separators=(", ", ": "), default=str)
+    return text if len(text) <= limit else text[:limit] + " …"

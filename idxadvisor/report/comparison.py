@@ -12,7 +12,7 @@ from idxadvisor.models.compare import Comparison, ShapeChange, SideSummary
 from idxadvisor.report import DEFAULT_TOP_FOR_PEOPLE, terminal_console
 from idxadvisor.report.readable import readable
 from idxadvisor.report.sarif import SCHEMA, artifact_uri
-from idxadvisor.units import human_count, human_ms, mask_secrets
+from idxadvisor.units import counted, human_count, human_ms, mask_secrets
 
 RULE_ID = "shape-regressed"
 _STYLES = {"regressed": "bold red", "improved": "green", "appeared": "cyan", "vanished": "dim", "unchanged": ""}
@@ -54,7 +54,8 @@ def _masked(comparison: Comparison) -> Comparison:
 def side_line(name: str, summary: SideSummary) -> str:
     span = f" over {summary.hours:,.1f} h" if summary.hours else ""
     inputs = f"{len(summary.inputs)} input{'s' if len(summary.inputs) != 1 else ''}"
-    return f"{name}: {inputs}, {human_count(summary.operations)} operations, {summary.shapes:,} shapes{span}"
+    operations = "operation" if summary.operations == 1 else "operations"
+    return f"{name}: {inputs}, {human_count(summary.operations)} {operations}, {counted(summary.shapes, 'shape')}{span}"
 
 
 def verdict_line(comparison: Comparison) -> str:

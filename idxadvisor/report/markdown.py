@@ -17,6 +17,7 @@ from idxadvisor.report.build import (
     samples_line,
     skipped_inputs_line,
     skips_for_people,
+    values_text,
 )
 from idxadvisor.report.server import evidence_line, server_lines
 from idxadvisor.report.sets import index_parts, selection_line, set_heading, set_method, writes_line
@@ -121,6 +122,11 @@ def _shapes(report: Report) -> list[str]:
         lines += ["| # | shape | count | total | p95 | max | plan | docs/returned | blocking sort |",
                   "|--:|---|--:|--:|--:|--:|---|--:|--:|"]
         lines += [_shape_row(rank, shape) for rank, shape in enumerate(report.shapes, start=1)]
+        examples = [(rank, shape.example) for rank, shape in enumerate(report.shapes, start=1)
+                    if shape.example is not None]  # --show-values
+        if examples:
+            lines += ["", "Examples with their values:", ""]
+            lines += [f"- {rank}: {_code(values_text(example))}" for rank, example in examples]
     else:
         quiet = summary.operations == 0 and report.server is None
         lines.append(f"{NO_SLOW_OPERATION[0].upper() + NO_SLOW_OPERATION[1:]}." if quiet else "No slow operations in "
@@ -204,6 +210,8 @@ def _shape_row(rank: int, shape: ShapeReport) -> str:
     plan = next(iter(shape.plans), "")
     ratio = f"{shape.docs_examined_per_returned:,.1f}" if shape.docs_examined_per_returned is not None else ""
     sort = f"{shape.blocking_sorts * 100 // max(shape.count, 1)}%" if shape.blocking_sorts else ""
+    if shape.used_disk:
+        sort += f"{'; ' if sort else ''}spilled to disk {shape.used_disk * 100 // max(shape.count, 1)}%"
     return (f"| {rank} | {_code(shape.shape)} | {human_count(shape.count)} | {human_ms(duration.total)} | "
             f"{human_ms(duration.p95)} | {human_ms(duration.max)} | {_code(plan) if plan else ''} | {ratio} | {sort} |")
 
@@ -223,6 +231,8 @@ def _finding(finding: Finding, ns: bool = True) -> list[str]:
         against = f", today → {evidence_after_label(finding)}" if finding.rule.startswith("CI") else ""
         lines.append(f"  - evidence ({finding.evidence.evaluator}{against}): keys examined {keys[0]} → {keys[1]}, "
                      f"documents examined {docs[0]} → {docs[1]}")
+        if finding.evidence.query is not None:  # --show-values
+            lines.append(f"  - query: {_code(values_text(finding.evidence.query))}")
         lines += _calibration(finding.evidence)
     return lines
 

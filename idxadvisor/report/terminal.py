@@ -25,10 +25,11 @@ from idxadvisor.report.build import (
     samples_line,
     skipped_inputs_line,
     skips_for_people,
+    values_text,
 )
 from idxadvisor.report.server import calibration_line, evidence_line, server_lines
 from idxadvisor.report.sets import index_line, selection_line, set_heading, set_method, shape_line, writes_line
-from idxadvisor.units import human_count, human_impact, human_ms
+from idxadvisor.units import counted, human_count, human_impact, human_ms
 
 SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -75,8 +76,9 @@ def _header(report: Report) -> Text:
     text = Text()
     text.append(f"idxadvisor {report.tool.version}", style="bold")
     text.append(f"  {summary.inputs} input{'s' if summary.inputs != 1 else ''}, ")
-    text.append(f"{summary.lines:,} lines, {summary.entries:,} slow-operation entries, ")
-    text.append(f"{summary.operations:,} operations")
+    entries = counted(summary.entries, "slow-operation entry", "slow-operation entries")
+    text.append(f"{counted(summary.lines, 'line')}, {entries}, ")
+    text.append(f"{counted(summary.operations, 'operation')}")
     text.append("\n")
     text.append(f"problems {summary.problems:,}", style="red" if summary.problems else "")
     text.append(f" · truncated {summary.truncated:,}", style="yellow" if summary.truncated else "")
@@ -86,7 +88,7 @@ def _header(report: Report) -> Text:
     if summary.first_seen or summary.last_seen:
         text.append(f"\n{_time(summary.first_seen)} → {_time(summary.last_seen)}")
     for reason, count in summary.excluded.items():
-        text.append(f"\nleft out: {count:,} operations: {reason}", style="dim")
+        text.append(f"\nleft out: {counted(count, 'operation')}: {reason}", style="dim")
     if report.samples:
         text.append(f"\ndata: {samples_line(report.samples)}", style="red" if any(s.problems for s in report.samples)
                     else "")
@@ -180,6 +182,8 @@ def _shape_block(rank: int, shape: ShapeReport, width: int) -> Group:
         details.append(f"{examined:,.0f} examined per execution, nothing returned")
     if shape.blocking_sorts:
         details.append(f"blocking sort {shape.blocking_sorts * 100 // max(shape.count, 1)}%")
+    if shape.used_disk:
+        details.append(f"spilled to disk {shape.used_disk * 100 // max(shape.count, 1)}%")
     if shape.errors:
         details.append(f"{shape.errors:,} failed")
     if shape.truncated:
@@ -187,6 +191,8 @@ def _shape_block(rank: int, shape: ShapeReport, width: int) -> Group:
     if shape.internal:
         details.append("internal")
     parts = [first, *_indented(body, 5, width, "cyan"), *_indented(" · ".join(details), 5, width, "dim")]
+    if shape.example is not None:  # --show-values
+        parts += _indented(f"example: {values_text(shape.example)}", 5, width)
     return Group(*parts)
 
 
@@ -275,7 +281,8 @@ def _group_head(group: FindingGroup, width: int) -> Group:
     head = Text()
     head.append(f"{group.severity.upper():<7} ", style=SEVERITY_STYLES.get(group.severity, ""))
     head.append(f"{group.ns}", style="bold")
-    head.append(f"  {len(group.findings)} findings, one root cause · {human_impact(group.impact, group.impact_unit)}")
+    head.append(f"  {counted(len(group.findings), 'finding')}, one root cause · "
+                f"{human_impact(group.impact, group.impact_unit)}")
     return Group(head, *_indented(group.title, 8, width, "cyan"))
 
 
@@ -299,6 +306,8 @@ def _finding_block(finding: Finding, width: int, indent: int = 0, ns: bool = Tru
     evidence = finding.evidence
     if evidence is not None:
         parts += _indented(evidence_line(evidence, evidence_after_label(finding)), body, width, "dim")
+        if evidence.query is not None:  # --show-values
+            parts += _indented(f"query: {values_text(evidence.query)}", body, width)
         if evidence.estimate is not None:
             parts += _indented(evidence_line(evidence.estimate), body, width, "dim")
         calibration = calibration_line(evidence)
