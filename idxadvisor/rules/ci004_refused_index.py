@@ -12,7 +12,7 @@ class RefusedIndex(Rule):
     For `idxadvisor check`: flags, at its index file entry or script call, every index the change creates that the
     server refuses: a specification it rejects (an unknown direction, a field named twice, no key at all), a name
     already taken by an index with another key, a collection's 65th index (the server allows 64, the `_id` index
-    included), or, with `--data` or `--uri`, two fields that sampled documents hold as arrays side by side (error
+    included), or, with `--data`, two fields that sampled documents hold as arrays side by side (error
     171, `cannot index parallel arrays`). The refused index is left out of the proposed set: no query can use it,
     so nothing it would have served counts as resolved. (An index on the key pattern of another is CI003's.)
 
