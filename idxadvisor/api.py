@@ -252,7 +252,7 @@ def read_sources(
     workloads = [source for source in sources if is_workload_file(source)]
     logs = [source for source in sources if source not in workloads]
     digest, summaries = read_workload(logs, settings, progress)
-    summaries = _sort_out_non_logs(summaries, {source.label for source in logs if source.scanned}, skipped)
+    summaries = _sort_out_non_logs(summaries, {source.label for source in logs if not source.scanned}, skipped)
     for source in workloads:
         assert source.path is not None
         workload = load_workload(source.path)
@@ -268,14 +268,14 @@ def _is_not_a_log(summary: InputSummary) -> bool:
             and summary.operations == 0)
 
 
-def _sort_out_non_logs(summaries: list[InputSummary], scanned: set[str],
+def _sort_out_non_logs(summaries: list[InputSummary], named: set[str],
                        skipped: list[str] | None) -> list[InputSummary]:
-    """Files found in a directory that are not logs (a README, a LICENSE) are left out, their names kept in
-    ``skipped``; an input named on the command line that is not one is an input error."""
+    """Files found in a directory or an archive that are not logs (a README, a LICENSE) are left out, their names
+    kept in ``skipped``; an input named on the command line (``named``) that is not one is an input error."""
     kept = []
     for summary in summaries:
         if _is_not_a_log(summary):
-            if summary.path in scanned or summary.path.partition(":")[0] in scanned:  # an archive's member too
+            if summary.path not in named:  # found by a directory scan or a pattern, or a member of an archive
                 if skipped is not None:
                     skipped.append(summary.path)
                 continue

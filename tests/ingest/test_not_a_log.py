@@ -110,3 +110,18 @@ def test_a_named_file_that_is_no_log_beside_a_real_one_exits_2(capsys: pytest.Ca
     assert json.loads(captured.out)["inputs"][1]["error"].startswith("not a MongoDB log")
     assert captured.err == (f"idxadvisor: error: {notes}: not a MongoDB log, profiler dump or explain output (none of "
                             "its 1 line is one)\n")
+
+
+def test_an_archive_s_members_that_are_not_logs_are_skipped_like_a_directory_s(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    import tarfile
+
+    (tmp_path / "mongod.log").write_text(json_line(slow_attr({"find": "orders", "filter": {"a": 1}})) + "\n")
+    (tmp_path / "README").write_text("Diagnostic bundle of db1.\n")
+    bundle = tmp_path / "bundle.tar"
+    with tarfile.open(bundle, "w") as archive:
+        archive.add(tmp_path / "README", arcname="README")
+        archive.add(tmp_path / "mongod.log", arcname="mongod.log")
+    assert run(["analyze", str(bundle), "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["inputs_skipped"] == [f"{bundle}:README"] and report["summary"]["problems"] == 0
