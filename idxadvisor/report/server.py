@@ -47,7 +47,7 @@ def error_sentence(error: Any, index: str | None = None) -> str:
     if not isinstance(error, dict):
         return str(error)
     message = str(error.get("errmsg") or error.get("message") or "the server refused the request")
-    names = [str(error[key]) for key in ("codeName",) if error.get(key)]
+    names = [str(error["codeName"])] if error.get("codeName") else []
     names += [f"code {error['code']}"] if error.get("code") is not None else []
     text = f"{message} ({', '.join(names)})" if names else message
     return f"index {index} cannot be built: {text}" if index else text
