@@ -54,7 +54,9 @@ def read_change(indexes: Sequence[str], baseline_indexes: Path | None, database:
         located = read_index_file(Path(files[0]))
         proposed = {**baseline, **located.catalog}
         events = diff_catalogs(baseline, located.catalog, known, located.locations, located.namespace_locations)
-        return IndexChange(baseline, proposed, events, known, located.locations, located.namespace_locations)
+        change = IndexChange(baseline, proposed, events, known, located.locations, located.namespace_locations)
+        _refuse_over_the_limit(change)
+        return change
     paths = [path for argument in scripts for path in script_files(argument)]
     if not paths:
         raise UsageError(f"--indexes: {', '.join(scripts)} holds no migration script (.js, .mjs, .cjs)")
@@ -64,6 +66,21 @@ def read_change(indexes: Sequence[str], baseline_indexes: Path | None, database:
             applier.apply(call)
     return IndexChange(baseline, applier.current, applier.events, known, applier.locations, {}, applier.notes,
                        applier.refused)
+
+
+def _refuse_over_the_limit(change: IndexChange) -> None:
+    """An index file that gives a collection more than ``MAX_INDEXES`` indexes: the ones it creates past the limit,
+    in the file's order, are refused (a script's calls are refused one by one as they are applied)."""
+    for ns, indexes in change.proposed.items():
+        total = len(indexes)
+        created = [event for event in change.events if event.ns == ns and event.action == "created"]
+        for event in created[MAX_INDEXES - total:] if total > MAX_INDEXES else []:
+            change.events.remove(event)
+            indexes.remove(event.index)
+            change.refused.append(RefusedIndex(
+                ns, f"{event.index.name} {event.index}", f"{ns} would have {total} indexes, over the "
+                f"{MAX_INDEXES} a collection may have, the _id index included (CannotCreateIndex)", event.location,
+                event.index))
 
 
 def refuse_parallel_arrays(change: IndexChange, samples: Mapping[str, SampleStatistics]) -> None:

@@ -183,3 +183,17 @@ def test_a_workload_file_gates_like_the_logs_it_was_made_from(capsys: pytest.Cap
     from_workload = check(capsys, "--workload", str(saved), *arguments)[1]
     assert from_logs["findings"] and from_logs["findings"] == from_workload["findings"]
     assert from_logs["gate"] == from_workload["gate"]
+
+
+def test_an_index_file_past_64_indexes_on_a_collection_has_the_excess_refused(capsys: pytest.CaptureFixture[str],
+                                                                               tmp_path: Path) -> None:
+    indexes = [{"key": {"_id": 1}, "name": "_id_"}] + [{"key": {f"f{n}": 1}, "name": f"f{n}_1"} for n in range(65)]
+    path = tmp_path / "indexes.json"
+    path.write_text(json.dumps({"shop.orders": indexes}, indent=2), encoding="utf-8")
+    code, report, _ = check(capsys, *WORKLOAD, "--indexes", str(path))
+    assert code == 1
+    refused = [finding for finding in report["findings"] if finding["rule"] == "CI004"]
+    assert sorted(finding["message"].split(",")[0] for finding in refused) == [
+        "the change creates f63_1 { f63: 1 }", "the change creates f64_1 { f64: 1 }"]
+    assert all("shop.orders would have 66 indexes, over the 64" in finding["message"] for finding in refused)
+    assert all(finding["location"]["line"] > 1 for finding in refused)
