@@ -95,7 +95,7 @@ def evaluate(shapes: list[ShapeStats], settings: Settings, request: CheckRequest
 def _cause_removed(finding: Finding, change: IndexChange, shapes: Mapping[str, ShapeStats]) -> bool:
     """Whether the change removes what a finding of the baseline is about: for a shape, it creates an index that
     serves it (or starts with the index the finding asks for); for an index, that index is no longer a visible
-    index of the proposed set."""
+    index of the proposed set, or the change drops or hides another index of its collection."""
     stats = shapes.get(finding.fingerprint)
     if stats is not None:
         created = [index for index in change.created(finding.ns) if not index.hidden]
@@ -105,7 +105,10 @@ def _cause_removed(finding: Finding, change: IndexChange, shapes: Mapping[str, S
     flagged = finding.index.name or finding.index.replaces if finding.index is not None else None
     if flagged is None:
         return False
-    return not any(index.name == flagged and not index.hidden for index in change.proposed.get(finding.ns, []))
+    if not any(index.name == flagged and not index.hidden for index in change.proposed.get(finding.ns, [])):
+        return True
+    # a finding about a pair of indexes (IX005: one is a prefix of the other) goes with either of them
+    return any(event.index.name != flagged for event in change.events_of(finding.ns, "dropped", "hidden"))
 
 
 def _with_evidence(findings: list[Finding], shapes: list[ShapeStats], samples: Mapping[str, SampleStatistics],

@@ -197,3 +197,17 @@ def test_an_index_file_past_64_indexes_on_a_collection_has_the_excess_refused(ca
         "the change creates f63_1 { f63: 1 }", "the change creates f64_1 { f64: 1 }"]
     assert all("shop.orders would have 66 indexes, over the 64" in finding["message"] for finding in refused)
     assert all(finding["location"]["line"] > 1 for finding in refused)
+
+
+def test_a_finding_the_proposed_set_stops_raising_without_its_cause_removed_stays_existing(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import idxadvisor.gate.run as gate_run
+
+    # as if tags_sizes could be built: IX003's shape then looks served by it, yet no index the change adds serves it
+    monkeypatch.setattr(gate_run, "refuse_parallel_arrays", lambda change, samples: None)
+    code, report, _ = check(capsys, *WORKLOAD, "--indexes", str(DEMO / "migrations"), "--data", str(DEMO / "data"))
+    assert [finding["rule"] for finding in report["gate"]["resolved"]] == ["IX002"]
+    [carried] = [finding for finding in report["findings"]
+                 if any("not resolved" in detail for detail in finding["details"])]
+    assert (carried["rule"], carried["ns"], carried["status"]) == ("IX003", "shop.products", "existing")
+    assert carried["message"].startswith("the index this query needs, { tags: 1, sizes: 1, inStock: 1 }")
