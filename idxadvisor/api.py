@@ -14,11 +14,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from idxadvisor.config import Settings
-from idxadvisor.errors import UsageError
+from idxadvisor.errors import InputError, UsageError
 from idxadvisor.ingest.datasets import collection_stats, resolve_data_arguments, write_counts
 from idxadvisor.indexes.catalog import IndexCatalog, load_index_arguments, shard_key_patterns
+from idxadvisor.ingest.detect import EMPTY
 from idxadvisor.ingest.sources import Source, expand_sources
 from idxadvisor.indexes.sampling import SampleStatistics
+from idxadvisor.models.events import UNKNOWN
 from idxadvisor.models.inputs import InputSummary
 from idxadvisor.models.report import Report, SampleReport, WorkloadUpdate
 from idxadvisor.parse.block import BlockOptions
@@ -39,6 +41,8 @@ if TYPE_CHECKING:
 
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
+NOT_A_LOG = "not a MongoDB log, profiler dump or explain output"
+NOTHING_TO_ANALYZE = "nothing to analyze"
 
 
 class Progress(Protocol):
@@ -83,13 +87,18 @@ def _analyze(paths: Sequence[str], settings: Settings, progress: Progress | None
              catalog: IndexCatalog, live: LiveServer | None, workload_file: Path | None) -> Report:
     if workload_file is not None and workload_file.exists():
         return _extend_and_analyze(paths, settings, progress, rules, catalog, live, workload_file)
-    digest, summaries = read_inputs(paths, settings, progress)
+    skipped: list[str] = []
+    digest, summaries = read_inputs(paths, settings, progress, skipped)
     if live is not None:
         summaries += live.read_workload(settings, digest, _block_options(settings))
+    else:
+        require_operations(summaries, skipped, quiet_logs_allowed=True)
     if workload_file is not None:
         save_workload(workload_file, digest, summaries)
     with collector_paused():  # thousands of shapes and findings, no cycles: see runtime.collector_paused
-        return _advise(digest, summaries, settings, rules, catalog, live)
+        report = _advise(digest, summaries, settings, rules, catalog, live)
+    report.inputs_skipped = skipped
+    return report
 
 
 def _extend_and_analyze(paths: Sequence[str], settings: Settings, progress: Progress | None, rules: list[Rule],
@@ -102,10 +111,13 @@ def _extend_and_analyze(paths: Sequence[str], settings: Settings, progress: Prog
         raise UsageError(f"--save-workload: {workload_file} exists, and adding to a workload file is done here, not on "
                          "a Dask cluster: save to a new file and merge the two with 'idxadvisor merge'")
     extension = plan_extension(workload_file, expand_sources(list(paths)), _digest_options(settings))
-    digest, summaries = read_sources(extension.to_read, settings, progress)
+    skipped: list[str] = []
+    digest, summaries = read_sources(extension.to_read, settings, progress, skipped)
     if live is not None:
         summaries += live.read_workload(settings, digest, _block_options(settings))
     digest, inputs = extension.apply(digest, summaries)
+    if live is None:
+        require_operations(inputs, skipped, quiet_logs_allowed=True)
     save_workload(workload_file, digest, inputs)
     earlier = len(extension.workload.inputs)
     shown = [replace(summary, path=f"{workload_file}:{summary.path}") if position < earlier else summary
@@ -114,6 +126,7 @@ def _extend_and_analyze(paths: Sequence[str], settings: Settings, progress: Prog
         report = _advise(digest, shown, settings, rules, catalog, live)
     report.workload = WorkloadUpdate(path=str(workload_file), added=[summary.path for summary in summaries],
                                      skipped=extension.skipped)
+    report.inputs_skipped = skipped
     return report
 
 
@@ -187,7 +200,9 @@ def check(request: CheckRequest, settings: Settings, progress: Progress | None =
 
     if not request.workloads:
         raise UsageError("--workload: name the recorded workload (a workload file, logs or profiler dumps)")
-    digest, summaries = read_inputs(request.workloads, settings, progress)
+    skipped: list[str] = []
+    digest, summaries = read_inputs(request.workloads, settings, progress, skipped)
+    require_operations(summaries, skipped, quiet_logs_allowed=False)
     with collector_paused():  # see analyze
         selection = select_shapes(digest, settings)
         samples, sample_reports = load_samples(settings, {stats.shape.ns for stats in digest.shapes.values()})
@@ -195,6 +210,7 @@ def check(request: CheckRequest, settings: Settings, progress: Progress | None =
         result = evaluate(selection.shapes, settings, request, samples, chooser)
         report = build_report(summaries, selection, settings, result.findings, selection.skips + result.skips)
     report.samples = sample_reports
+    report.inputs_skipped = skipped
     report.gate = result.gate
     with_index_sets(report, settings, chooser)
     return report
@@ -223,10 +239,11 @@ def load_samples(settings: Settings, namespaces: set[str]) -> tuple[dict[str, Sa
 
 
 def read_inputs(
-    paths: Sequence[str], settings: Settings, progress: Progress | None = None
+    paths: Sequence[str], settings: Settings, progress: Progress | None = None, skipped: list[str] | None = None
 ) -> tuple[Digest, list[InputSummary]]:
     """Logs parsed on all cores and workload files loaded, merged into one digest: a summary per input (those a
-    workload file was made from, named ``<workload file>:<input>``)."""
+    workload file was made from, named ``<workload file>:<input>``). The files of a directory that are not logs are
+    left out (``skipped`` gets their names); an input named that is not one has the error ``NOT_A_LOG``."""
     if settings.dask_scheduler is not None:
         from idxadvisor.cluster import read_on_cluster  # Dask and fsspec: only with --dask-scheduler
 
@@ -237,16 +254,17 @@ def read_inputs(
     if urls:
         raise UsageError(f"{urls[0]}: URLs are read on a Dask cluster (--dask-scheduler tcp://host:8786, with "
                          "idxadvisor[dask] and idxadvisor[s3] installed); or copy the file here")
-    return read_sources(expand_sources(list(paths)), settings, progress)
+    return read_sources(expand_sources(list(paths)), settings, progress, skipped)
 
 
 def read_sources(
-    sources: list[Source], settings: Settings, progress: Progress | None = None
+    sources: list[Source], settings: Settings, progress: Progress | None = None, skipped: list[str] | None = None
 ) -> tuple[Digest, list[InputSummary]]:
     """``read_inputs`` of sources already expanded."""
     workloads = [source for source in sources if is_workload_file(source)]
     logs = [source for source in sources if source not in workloads]
     digest, summaries = read_workload(logs, settings, progress)
+    summaries = _sort_out_non_logs(summaries, {source.label for source in logs if not source.scanned}, skipped)
     for source in workloads:
         assert source.path is not None
         workload = load_workload(source.path)
@@ -254,6 +272,50 @@ def read_sources(
         digest.merge(workload.digest)
         summaries += workload.inputs
     return digest, summaries
+
+
+def _is_not_a_log(summary: InputSummary) -> bool:
+    """No line of it is a MongoDB log line, a profiler document or explain output (an empty input included)."""
+    return (summary.error is None and summary.format in (UNKNOWN, EMPTY) and summary.entries == 0
+            and summary.operations == 0)
+
+
+def _sort_out_non_logs(summaries: list[InputSummary], named: set[str],
+                       skipped: list[str] | None) -> list[InputSummary]:
+    """Files found in a directory or an archive that are not logs (a README, a LICENSE) are left out, their names
+    kept in ``skipped``; an input named on the command line (``named``) that is not one is an input error."""
+    kept = []
+    for summary in summaries:
+        if _is_not_a_log(summary):
+            if summary.path not in named:  # found by a directory scan or a pattern, or a member of an archive
+                if skipped is not None:
+                    skipped.append(summary.path)
+                continue
+            lines = f"none of its {summary.lines:,} line{'s' if summary.lines != 1 else ''} is one"
+            summary.error = "the input is empty" if summary.format == EMPTY else f"{NOT_A_LOG} ({lines})"
+        kept.append(summary)
+    return kept
+
+
+def require_operations(summaries: Sequence[InputSummary], skipped: Sequence[str], quiet_logs_allowed: bool) -> None:
+    """InputError ("nothing to analyze") when the inputs hold no operation at all, naming why; with
+    ``quiet_logs_allowed`` (analyze), a real log that holds no slow operation is not an error: the report says so."""
+    if sum(summary.operations for summary in summaries) > 0:
+        return
+    failed = [summary for summary in summaries if summary.error]
+    quiet = [summary for summary in summaries if not summary.error]
+    if quiet and quiet_logs_allowed:
+        return
+    if failed:
+        more = f" (and {len(failed) - 1} more input{'s' if len(failed) > 2 else ''})" if len(failed) > 1 else ""
+        raise InputError(f"{failed[0].path}: {failed[0].error}{more}: {NOTHING_TO_ANALYZE}")
+    if quiet:
+        names = ", ".join(summary.path for summary in quiet[:3]) + (", ..." if len(quiet) > 3 else "")
+        raise InputError(f"{names}: no slow operation was read: {NOTHING_TO_ANALYZE}")
+    shown = ", ".join(skipped[:3]) + (", ..." if len(skipped) > 3 else "")
+    found = (f" (skipped {len(skipped):,} file{'s' if len(skipped) != 1 else ''} that "
+             f"{'are' if len(skipped) != 1 else 'is'} not: {shown})" if skipped else "")
+    raise InputError(f"no MongoDB log, profiler dump or explain output among the inputs{found}: {NOTHING_TO_ANALYZE}")
 
 
 def read_workload(
@@ -295,10 +357,11 @@ def compare(before: Sequence[str], after: Sequence[str], settings: Settings) -> 
 
     sides = []
     for paths in (before, after):
-        digest, summaries = read_inputs(paths, settings)
+        digest, summaries = read_inputs(paths, settings, skipped=[])
         digest.shapes = {fingerprint: stats for fingerprint, stats in digest.shapes.items()
                          if shape_is_selected(stats, settings) is None}
         sides.append(Side(digest, summaries))
+    require_operations([summary for side in sides for summary in side.inputs], [], quiet_logs_allowed=False)
     return compare_workloads(sides[0], sides[1], CompareOptions(settings.regression_pct, settings.min_executions))
 
 

@@ -9,3 +9,4 @@ class ExitCode(IntEnum):
     USAGE = 2  # usage, configuration or input error
     SERVER = 3  # server or connection error
     INTERRUPTED = 130  # Ctrl-C
+    BROKEN_PIPE = 141  # the reader of the output went away (128 + SIGPIPE), as other Unix tools end then

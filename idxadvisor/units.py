@@ -80,3 +80,8 @@ def human_bytes(value: float) -> str:
 def human_impact(value: float, unit: str) -> str:
     """An impact in its unit: bytes read beyond what was returned, or documents examined beyond it."""
     return f"{human_bytes(value)} read for nothing" if unit == "bytes" else f"{human_count(value)} documents wasted"
+
+
+def counted(count: int, singular: str, plural: str | None = None) -> str:
+    """``1 execution``, ``3 executions``, ``1,204 lines``: a count and its noun, in the right number."""
+    return f"{count:,} {singular if count == 1 else plural or singular + 's'}"

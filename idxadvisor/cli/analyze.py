@@ -160,7 +160,8 @@ def run_analysis(paths: list[str], overrides: dict[str, object], config: Path | 
         progress.stop()
     with output_stream(settings.output) as out:
         render(report, out, format=settings.format, verbose=settings.verbose, top=settings.top,
-               artifact=settings.indexes[0].rpartition("=")[2] if settings.indexes else None)
+               artifact=settings.indexes[0].rpartition("=")[2] if settings.indexes else None,
+               fail_on=settings.fail_on)
     report_input_errors(report)
     for line in report.indexes_left_out:
         warning_line(line)

@@ -118,7 +118,12 @@ def run(argv: list[str] | None = None) -> int:
         return ExitCode.INTERRUPTED
     except BrokenPipeError:
         _silence_stdout()
-        return ExitCode.OK
+        return ExitCode.BROKEN_PIPE
+    except SystemExit as exc:  # click ends a closed pipe with exit(1), the findings code: say what happened instead
+        if isinstance(exc.__context__, BrokenPipeError):
+            _silence_stdout()
+            return ExitCode.BROKEN_PIPE
+        raise
     except Exception as exc:  # noqa: BLE001 - the last line of defence: a bug, reported in one line
         if debug:
             _traceback()
@@ -169,8 +174,9 @@ def _flushed(code: int) -> int:
     """``code`` once stdout and stderr are flushed; an error code when the report could not be written whole."""
     try:
         sys.stdout.flush()
-    except BrokenPipeError:  # the reader went away, as in run()
+    except BrokenPipeError:  # the reader went away, as in run(): the status other tools end with then
         _silence_stdout()
+        code = ExitCode.BROKEN_PIPE
     except (OSError, ValueError) as exc:
         error_line(f"cannot write the output: {exc}")
         code = code or ExitCode.USAGE

@@ -117,6 +117,7 @@ def check(
         progress.stop()
     artifact = next(iter(indexes or []), None)
     with output_stream(settings.output) as out:
-        render(report, out, format=settings.format, verbose=settings.verbose, top=settings.top, artifact=artifact)
+        render(report, out, format=settings.format, verbose=settings.verbose, top=settings.top, artifact=artifact,
+               fail_on=settings.fail_on)
     report_input_errors(report)
     return exit_code_for(report, settings.fail_on)

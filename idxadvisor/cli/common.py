@@ -178,15 +178,11 @@ def output_stream(path: Path | None) -> Iterator[TextIO]:
 
 
 def exit_code_for(report: Report, fail_on: str) -> ExitCode:
-    """2 when an input could not be read; else 1 when a finding is at least as severe as ``fail_on``; else 0."""
-    from idxadvisor.models.report import SEVERITY_ORDER
+    """2 when an input could not be read; else 1 when a finding is at least as severe as ``fail_on``; else 0: what
+    the reports' last line says (``report.build.exit_verdict``)."""
+    from idxadvisor.report.build import exit_verdict
 
-    if any(item.error for item in report.inputs):
-        return ExitCode.USAGE
-    worst = report.max_severity()
-    if fail_on == "never" or worst is None:
-        return ExitCode.OK
-    return ExitCode.FINDINGS if SEVERITY_ORDER[worst] >= SEVERITY_ORDER[fail_on] else ExitCode.OK
+    return ExitCode(exit_verdict(report, fail_on)[0])
 
 
 class ProgressBar:

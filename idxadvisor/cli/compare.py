@@ -68,16 +68,13 @@ def compare(
                               "regression_pct": regression_pct, "min_executions": min_executions}, config)
     check_available(settings.format)  # the html extra, before any input is read
     comparison = api.compare(before_paths, after_paths, settings)
-    from idxadvisor.report.comparison import render_comparison
+    from idxadvisor.report.comparison import exit_line, render_comparison
 
     with output_stream(settings.output) as out:
         render_comparison(comparison, out, format=settings.format, top=settings.top)
-    errors = comparison.before.errors + comparison.after.errors
-    for error in errors:
+    for error in comparison.before.errors + comparison.after.errors:
         error_line(error)
-    if errors:
-        return ExitCode.USAGE
-    return ExitCode.OK if comparison.passed else ExitCode.FINDINGS
+    return ExitCode(exit_line(comparison)[0])
 
 
 def sides(paths: list[str], before: list[str], after: list[str]) -> tuple[list[str], list[str]]:

@@ -7,7 +7,7 @@ the indexes the workload's plan summaries name.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -16,9 +16,19 @@ from idxadvisor.errors import InputError, UsageError
 from idxadvisor.gate.indexfile import read_index_file
 from idxadvisor.gate.scripts import COMMAND_METHODS, SCRIPT_SUFFIXES, Call, read_script_calls, script_files
 from idxadvisor.indexes.catalog import IndexCatalog
-from idxadvisor.indexes.change import ID_INDEX, IndexChange, IndexEvent, diff_catalogs, inferred_catalog
+from idxadvisor.indexes.change import (
+    ID_INDEX,
+    IndexChange,
+    IndexEvent,
+    RefusedIndex,
+    diff_catalogs,
+    inferred_catalog,
+)
 from idxadvisor.indexes.model import IndexSpec, IndexSpecError, key_pattern
+from idxadvisor.indexes.sampling import SampleStatistics
 from idxadvisor.shapes.digest import ShapeStats
+
+MAX_INDEXES = 64  # per collection, the _id index included: the server refuses the 65th (CannotCreateIndex)
 
 
 def is_script_argument(argument: str) -> bool:
@@ -44,7 +54,9 @@ def read_change(indexes: Sequence[str], baseline_indexes: Path | None, database:
         located = read_index_file(Path(files[0]))
         proposed = {**baseline, **located.catalog}
         events = diff_catalogs(baseline, located.catalog, known, located.locations, located.namespace_locations)
-        return IndexChange(baseline, proposed, events, known, located.locations, located.namespace_locations)
+        change = IndexChange(baseline, proposed, events, known, located.locations, located.namespace_locations)
+        _refuse_over_the_limit(change)
+        return change
     paths = [path for argument in scripts for path in script_files(argument)]
     if not paths:
         raise UsageError(f"--indexes: {', '.join(scripts)} holds no migration script (.js, .mjs, .cjs)")
@@ -52,7 +64,45 @@ def read_change(indexes: Sequence[str], baseline_indexes: Path | None, database:
     for path in paths:
         for call in read_script_calls(path):
             applier.apply(call)
-    return IndexChange(baseline, applier.current, applier.events, known, applier.locations, {}, applier.notes)
+    return IndexChange(baseline, applier.current, applier.events, known, applier.locations, {}, applier.notes,
+                       applier.refused)
+
+
+def _refuse_over_the_limit(change: IndexChange) -> None:
+    """An index file that gives a collection more than ``MAX_INDEXES`` indexes: the ones it creates past the limit,
+    in the file's order, are refused (a script's calls are refused one by one as they are applied)."""
+    for ns, indexes in change.proposed.items():
+        total = len(indexes)
+        created = [event for event in change.events if event.ns == ns and event.action == "created"]
+        for event in created[MAX_INDEXES - total:] if total > MAX_INDEXES else []:
+            change.events.remove(event)
+            indexes.remove(event.index)
+            change.refused.append(RefusedIndex(
+                ns, f"{event.index.name} {event.index}", f"{ns} would have {total} indexes, over the "
+                f"{MAX_INDEXES} a collection may have, the _id index included (CannotCreateIndex)", event.location,
+                event.index))
+
+
+def refuse_parallel_arrays(change: IndexChange, samples: Mapping[str, SampleStatistics]) -> None:
+    """Moves out of the proposed set every index the change creates over two fields that sampled documents hold as
+    arrays side by side: the server refuses to build it (error 171, cannot index parallel arrays), so it will not
+    serve a query, and the change is refused at its call."""
+    for event in list(change.events):
+        sample = samples.get(event.ns)
+        if event.action != "created" or sample is None or len(event.index.key) < 2:
+            continue
+        pairs = sample.parallel_arrays(event.index.fields)
+        if not pairs:
+            continue
+        first, second = pairs[0]
+        change.events.remove(event)
+        indexes = change.proposed.get(event.ns, [])
+        if event.index in indexes:
+            indexes.remove(event.index)
+        change.refused.append(RefusedIndex(
+            event.ns, f"{event.index.name} {event.index}",
+            f"{first} and {second} are arrays side by side in sampled documents, and an index cannot hold parallel "
+            "arrays (error 171, CannotIndexParallelArrays)", event.location, event.index))
 
 
 class _Applier:
@@ -65,6 +115,7 @@ class _Applier:
         self.events: list[IndexEvent] = []
         self.locations: dict = {}
         self.notes: list[str] = []
+        self.refused: list[RefusedIndex] = []
 
     def apply(self, call: Call) -> None:
         if call.method in COMMAND_METHODS:
@@ -75,7 +126,7 @@ class _Applier:
         if call.method in ("createIndex", "ensureIndex"):
             keys = arguments[0] if arguments else None
             options = arguments[1] if len(arguments) > 1 else {}
-            self._create(call, ns, self._spec(call, {**_document(call, options, "options"), "key": keys}))
+            self._create(call, ns, self._spec(call, ns, {**_document(call, options, "options"), "key": keys}))
         elif call.method == "createIndexes":
             listed = arguments[0] if arguments else None
             options = _document(call, arguments[1], "options") if len(arguments) > 1 else {}
@@ -83,7 +134,7 @@ class _Applier:
                 raise _error(call, "createIndexes() needs a list of indexes")
             for item in listed:
                 document = item if type(item) is dict and type(item.get("key")) is dict else {"key": item}
-                self._create(call, ns, self._spec(call, {**options, **document}))
+                self._create(call, ns, self._spec(call, ns, {**options, **document}))
         elif call.method == "dropIndex":
             if len(arguments) != 1:
                 raise _error(call, "dropIndex() needs an index name or key pattern")
@@ -114,7 +165,7 @@ class _Applier:
             if type(command.get("indexes")) is not list:
                 raise _error(call, "createIndexes needs a list of indexes")
             for document in command["indexes"]:
-                self._create(call, ns, self._spec(call, _document(call, document, "an index")))
+                self._create(call, ns, self._spec(call, ns, _document(call, document, "an index")))
         elif name == "dropIndexes":
             selectors = command.get("index", "*")
             for selector in selectors if type(selectors) is list else [selectors]:
@@ -134,13 +185,19 @@ class _Applier:
                                "pass --db")
         return f"{database}.{collection}"
 
-    def _spec(self, call: Call, document: dict[str, Any]) -> IndexSpec:
+    def _spec(self, call: Call, ns: str, document: dict[str, Any]) -> IndexSpec | None:
+        """The index the call creates; None, and the call refused, when the server would reject its specification."""
         if type(document.get("key")) is not dict:
-            raise _error(call, f"{call.method}(): the index key must be a document such as {{ status: 1 }}")
-        try:
-            return IndexSpec.from_document(document)
-        except IndexSpecError as exc:
-            raise _error(call, f"{call.method}(): {exc}") from None
+            reason = "the index key must be a document such as { status: 1 }"
+        else:
+            try:
+                return IndexSpec.from_document(document)
+            except IndexSpecError as exc:
+                reason = str(exc)
+        name = document.get("name")
+        shown = f"{name} {_shown(document.get('key'))}" if type(name) is str else _shown(document.get("key"))
+        self.refused.append(RefusedIndex(ns, shown, f"its specification is invalid: {reason}", call.location))
+        return None
 
     def _indexes(self, ns: str) -> list[IndexSpec]:
         return self.current.setdefault(ns, [ID_INDEX])
@@ -156,14 +213,24 @@ class _Applier:
             return next((index for index in self._indexes(ns) if index.key == key), None)
         raise _error(call, f"{call.method}(): an index is named by its name or its key pattern")
 
-    def _create(self, call: Call, ns: str, spec: IndexSpec) -> None:
+    def _create(self, call: Call, ns: str, spec: IndexSpec | None) -> None:
+        if spec is None:
+            return  # refused by _spec
         indexes = self._indexes(ns)
         same_name = next((index for index in indexes if index.name == spec.name), None)
         if same_name is not None:
             if same_name.key != spec.key or same_name.unique != spec.unique:
-                self.notes.append(f"{call.location}: createIndex {spec.name} on {ns} conflicts with the existing "
-                                  f"index of that name {same_name}: the server refuses it")
+                self.refused.append(RefusedIndex(
+                    ns, f"{spec.name} {spec}", f"an index of that name exists with another definition, {same_name.name} "
+                    f"{same_name} "
+                    "(IndexKeySpecsConflict)", call.location, spec))
             return  # createIndex of an index that exists is a no-op
+        if len(indexes) >= MAX_INDEXES:
+            self.refused.append(RefusedIndex(
+                ns, f"{spec.name} {spec}", f"{ns} would have {len(indexes) + 1} indexes, over the {MAX_INDEXES} a "
+                "collection may have, the _id index included (CannotCreateIndex)",
+                call.location, spec))
+            return
         indexes.append(spec)
         self.locations[ns, spec.name] = call.location
         self.events.append(IndexEvent("created", ns, spec, call.location))
@@ -202,6 +269,13 @@ def _document(call: Call, value: Any, what: str) -> dict[str, Any]:
     if type(value) is not dict:
         raise _error(call, f"{call.method}(): {what} must be a document")
     return value
+
+
+def _shown(key: Any) -> str:
+    """A key pattern as the call wrote it, when it is not one the server accepts."""
+    if type(key) is not dict:
+        return "(no key pattern)" if key is None else repr(key)
+    return "{ " + ", ".join(f"{name}: {value!r}" for name, value in key.items()) + " }"
 
 
 def _error(call: Call, message: str) -> InputError:

@@ -11,7 +11,8 @@ is.
 The index files DBAs already have are read too:
 
 * mdbkit's export, ``{"db": …, "collections": {ns: [listIndexes output]}, "usage": {ns: [{name, ops, since}]}}``
-  (its usage becomes each index's ``accesses``);
+  (its usage becomes each index's ``accesses``), where an export of one database names each collection without it
+  (``{"db": "shop", "collections": {"orders": …}}``);
 * ``db.coll.getIndexes()`` as mongosh (or the legacy shell, or ``printjson``) prints it: shell syntax, read by the
   project's shell-document parser. Up to 4.2 every index says its namespace (``ns``); from 4.4 on it does not, so
   such a file is named with its namespace: ``--indexes shop.orders=orders-indexes.txt``.
@@ -69,7 +70,10 @@ def load_index_file(path: Path, namespace: str | None = None, left_out: list[str
     if type(document) is list:
         return _index_lists([document], namespace, origin, left_out)
     if type(document) is dict and type(document.get("collections")) is dict and "db" in document:
-        return parse_index_catalog(_with_usage(document["collections"], document.get("usage")), origin, left_out)
+        database = document["db"] if type(document["db"]) is str else ""
+        collections = _qualified(document["collections"], database)
+        usage = _qualified(document["usage"], database) if type(document.get("usage")) is dict else None
+        return parse_index_catalog(_with_usage(collections, usage), origin, left_out)
     if namespace is not None:
         raise InputError(f"{origin}: a namespace ({namespace}=) names a list of indexes, but the file maps "
                          "namespaces to indexes already")
@@ -112,6 +116,16 @@ def _index_lists(values: list[Any], namespace: str | None, origin: str, left_out
 def _namespace_of(indexes: list[Any]) -> str | None:
     names = {index.get("ns") for index in indexes if type(index) is dict and type(index.get("ns")) is str}
     return names.pop() if len(names) == 1 else None
+
+
+def _qualified(by_collection: dict[str, Any], database: str) -> dict[str, Any]:
+    """mdbkit's maps keyed by collection: a bare collection name under ``db`` (``{"db": "shop", "collections":
+    {"orders": …}}``, as an export of one database writes them) becomes its namespace; a key that is a namespace of
+    ``db`` already (``shop.orders``), or any key when ``db`` is empty (an export of several databases), stays."""
+    if not database:
+        return by_collection
+    return {name if type(name) is str and name.startswith(f"{database}.") else f"{database}.{name}": value
+            for name, value in by_collection.items()}
 
 
 def _with_usage(collections: dict[str, Any], usage: Any) -> dict[str, Any]:

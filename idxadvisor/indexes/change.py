@@ -1,6 +1,6 @@
 """A change of index definitions: the baseline set, the proposed set, and what happens between them.
 
-``idxadvisor check`` judges a change (its readers live in ``idxadvisor.gate``); the gating rules (CI001–CI003) and the
+``idxadvisor check`` judges a change (its readers live in ``idxadvisor.gate``); the gating rules (CI001–CI004) and the
 existing rules read it from their context. Every event keeps the place in a file it comes from (an index file
 entry, a migration-script call), which SARIF results point at.
 
@@ -32,6 +32,18 @@ class IndexEvent:
     location: SourceLocation | None = None
 
 
+@dataclass(frozen=True)
+class RefusedIndex:
+    """An index the change creates that the server would refuse to build, and why (a sentence); ``index`` is None
+    when the call's specification is itself invalid (``shown`` then renders what the call passed)."""
+
+    ns: str
+    shown: str
+    reason: str
+    location: SourceLocation | None = None
+    index: IndexSpec | None = None
+
+
 @dataclass
 class IndexChange:
     """Baseline → proposed, per namespace. ``locations`` says where each proposed index is defined (namespace, name),
@@ -44,6 +56,7 @@ class IndexChange:
     locations: dict[tuple[str, str], SourceLocation] = field(default_factory=dict)
     namespace_locations: dict[str, SourceLocation] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    refused: list[RefusedIndex] = field(default_factory=list)  # left out of the proposed set: the server refuses them
 
     @classmethod
     def unchanged(cls, catalog: IndexCatalog) -> IndexChange:

@@ -50,6 +50,7 @@ class Source:
     path: Path | None = None
     error: str | None = None
     start: int = 0  # a plain file is read from this byte on (the new lines of a log counted before up to there)
+    scanned: bool = False  # found in a directory or by a pattern, not named: skipped quietly when it is not a log
 
     @property
     def is_stdin(self) -> bool:
@@ -78,14 +79,14 @@ def expand_sources(arguments: list[str]) -> list[Source]:
         path = Path(argument)
         if path.is_dir():
             files = sorted(p for p in path.rglob("*") if p.is_file() and not _hidden(p, path))
-            sources.extend(Source(str(p), p) for p in files)
+            sources.extend(Source(str(p), p, scanned=True) for p in files)
             if not files:
                 sources.append(Source(argument, error="directory holds no files"))
         elif path.is_file():
             sources.append(Source(argument, path))
         elif glob.has_magic(argument):
             matches = sorted(Path(m) for m in glob.glob(argument, recursive=True) if Path(m).is_file())
-            sources.extend(Source(str(p), p) for p in matches)
+            sources.extend(Source(str(p), p, scanned=True) for p in matches)
             if not matches:
                 sources.append(Source(argument, error="no file matches this pattern"))
         elif path.exists():

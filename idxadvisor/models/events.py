@@ -61,6 +61,7 @@ class Event:
     n_inserted: int | None = None  # an insert's documents: what the index selection charges each index for
     has_sort_stage: bool = False
     used_disk: bool = False
+    spills: int | None = None  # 8.x: sortSpills, groupSpills, ... (non-zero: spilled to disk, as usedDisk says)
     app_name: str | None = None
     connection: str | None = None  # the logging thread: conn123, or an internal thread name
     remote: str | None = None  # the client's address (4.4+ logs, profiler "client"): tells apart merged servers' conns

@@ -511,10 +511,11 @@ class ServerReport(_Model):
     scratch: ScratchReport | None = None
     calibration: CalibrationSummary | None = None
 class IndexChangeReport(_Model):
-    """One change of the index set ``check`` judges: an index created, dropped, hidden or unhidden."""
+    """One change of the index set ``check`` judges: an index created, dropped, hidden or unhidden, or one the server
+    would refuse to create (then left out of the proposed set; ``key`` is empty when its specification is invalid)."""
 
     ns: str
-    action: Literal["created", "dropped", "hidden", "unhidden"]
+    action: Literal["created", "dropped", "hidden", "unhidden", "refused"]
     name: str
     key: list[tuple[str, int | str]]
     location: SourceLocation | None = None
@@ -557,6 +558,8 @@ class Report(_Model):
     samples: list[SampleReport] = Field(default_factory=list)
     # indexes of --indexes files that could not be read, each with its reason: the run went on without them
     indexes_left_out: list[str] = Field(default_factory=list)
+    # files of a directory (or a pattern) that are no MongoDB log, profiler dump or explain output: not read
+    inputs_skipped: list[str] = Field(default_factory=list)
     server: ServerReport | None = None
     gate: GateReport | None = None  # idxadvisor check only
     groups: list[FindingGroup] = Field(default_factory=list)

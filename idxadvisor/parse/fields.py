@@ -40,6 +40,11 @@ FIELD_ALIASES: dict[str, tuple[str, str]] = {
     "hasSortStage": ("has_sort_stage", BOOL),
     "scanAndOrder": ("has_sort_stage", BOOL),
     "usedDisk": ("used_disk", BOOL),
+    # 8.x counts each stage's spills (and 8.1+ their bytes) where older servers only said usedDisk; any of them
+    # non-zero means the operation spilled to disk (the digest counts it as usedDisk)
+    **{name: ("spills", INT) for name in ("sortSpills", "sortSpilledBytes", "sortSpillBytes", "groupSpills",
+                                          "groupSpilledBytes", "setWindowFieldsSpills", "graphLookupSpills",
+                                          "hashLookupSpills", "bucketAutoSpills", "textOrSpills")},
     "appName": ("app_name", STR),
     "remote": ("remote", STR),
     "client": ("remote", STR),

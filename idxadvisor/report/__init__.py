@@ -35,11 +35,17 @@ def masked(report: Report) -> Report:
 
 
 def render(report: Report, out: TextIO, *, format: str = "text", verbose: bool = False, top: int | None = None,
-           artifact: str | None = None) -> None:
+           artifact: str | None = None, fail_on: str | None = None) -> None:
     """Write ``report`` to ``out`` in ``format``. ``top`` bounds what people read (text and Markdown list 20 findings
-    by default; JSON and SARIF hold everything); ``artifact`` is the file SARIF results point at."""
+    by default; JSON and SARIF hold everything); ``artifact`` is the file SARIF results point at; with ``fail_on``,
+    the text and Markdown reports end with the exit status and why (``build.exit_verdict``)."""
     report = masked(report)
     limit = top or DEFAULT_TOP_FOR_PEOPLE
+    verdict = None
+    if fail_on is not None and format in ("text", "markdown"):
+        from idxadvisor.report.build import exit_verdict
+
+        verdict = exit_verdict(report, fail_on)
     if format == "json":
         from idxadvisor.report import json as json_report
 
@@ -48,7 +54,7 @@ def render(report: Report, out: TextIO, *, format: str = "text", verbose: bool =
         from idxadvisor.report import markdown as markdown_report
         from idxadvisor.report.readable import readable
 
-        markdown_report.render(readable(report), out, verbose=verbose, limit=limit)
+        markdown_report.render(readable(report), out, verbose=verbose, limit=limit, verdict=verdict)
     elif format == "sarif":
         from idxadvisor.report import sarif as sarif_report
 
@@ -61,7 +67,8 @@ def render(report: Report, out: TextIO, *, format: str = "text", verbose: bool =
         from idxadvisor.report import terminal as terminal_report
         from idxadvisor.report.readable import readable
 
-        terminal_report.render(readable(report), terminal_console(out), verbose=verbose, limit=limit)
+        terminal_report.render(readable(report), terminal_console(out), verbose=verbose, limit=limit,
+                               verdict=verdict)
     else:
         raise ValueError(f"unknown report format {format!r}")
 

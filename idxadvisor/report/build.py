@@ -241,9 +241,9 @@ def key_text(key: list[tuple[str, int | str]]) -> str:
 
 def change_line(change: IndexChangeReport) -> str:
     """``dropped  shop.orders status_1 { status: 1 }  migrations/1.js:8:1``."""
-    key = key_text(change.key)
+    key = f" {key_text(change.key)}" if change.key else ""
     where = f"  {change.location}" if change.location is not None else ""
-    return f"{change.action:<8} {change.ns} {change.name} {key}{where}"
+    return f"{change.action:<8} {change.ns} {change.name}{key}{where}"
 
 
 def evidence_after_label(finding: Finding) -> str:
@@ -335,3 +335,47 @@ def groups_for_people(report: Report) -> list[tuple[FindingGroup | None, list[Fi
     if covered != list(range(len(report.findings))):
         return [(None, [finding]) for finding in report.findings]
     return [(group, [report.findings[position] for position in group.findings]) for group in report.groups]
+
+
+def skipped_inputs_line(skipped: list[str], shown: int = 5) -> str:
+    """``skipped 2 files that are not MongoDB logs: LICENSE, MANIFEST.md`` (the first few named)."""
+    names = ", ".join(skipped[:shown]) + (f" and {len(skipped) - shown:,} more" if len(skipped) > shown else "")
+    plural = len(skipped) != 1
+    return (f"skipped {len(skipped):,} file{'s' if plural else ''} that {'are' if plural else 'is'} not "
+            f"{'MongoDB logs' if plural else 'a MongoDB log'}, profiler dumps or explain output: {names}")
+
+
+NO_SLOW_OPERATION = ("no slow operation was read: the inputs are MongoDB logs, but none holds a slow operation (is "
+                     "slowms, or the profiling level, set as you expect?)")
+
+
+def exit_verdict(report: Report, fail_on: str) -> tuple[int, str]:
+    """The exit status of a run and why, as the last line of the text and Markdown reports says it: ``exit 1: 3
+    findings at or above warning (--fail-on warning)``. The command line exits with this status."""
+    failed = [item for item in report.inputs if item.error]
+    if failed:
+        count = len(failed)
+        return 2, (f"exit 2: {count} input{'s' if count != 1 else ''} could not be read ({failed[0].path}: "
+                   f"{failed[0].error}{', ...' if count > 1 else ''})")
+    option = f"--fail-on {fail_on}"
+    counting = [finding for finding in report.findings if finding.counts]
+    if fail_on == "never":
+        return 0, f"exit 0: {option}, whatever the findings"
+    threshold = SEVERITY_ORDER[fail_on]
+    counted = sum(SEVERITY_ORDER[finding.severity] >= threshold for finding in counting)
+    what = "finding" if report.gate is None else "finding that counts"
+    whats = "findings" if report.gate is None else "findings that count"
+    if counted:
+        return 1, f"exit 1: {counted:,} {what if counted == 1 else whats} at or above {fail_on} ({option})"
+    below = len(counting)
+    rest = f"; {below:,} below it" if below else ""
+    return 0, f"exit 0: no {what} at or above {fail_on} ({option}){rest}"
+
+
+def values_text(document: object, limit: int = 2000) -> str:
+    """A command or query with its literal values (``--show-values`` only), compact, as the JSON report holds it;
+    cut at ``limit`` characters."""
+    import json
+
+    text = json.dumps(document, ensure_ascii=False, separators=(", ", ": "), default=str)
+    return text if len(text) <= limit else text[:limit] + " …"

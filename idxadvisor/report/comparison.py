@@ -12,7 +12,7 @@ from idxadvisor.models.compare import Comparison, ShapeChange, SideSummary
 from idxadvisor.report import DEFAULT_TOP_FOR_PEOPLE, terminal_console
 from idxadvisor.report.readable import readable
 from idxadvisor.report.sarif import SCHEMA, artifact_uri
-from idxadvisor.units import human_count, human_ms, mask_secrets
+from idxadvisor.units import counted, human_count, human_ms, mask_secrets
 
 RULE_ID = "shape-regressed"
 _STYLES = {"regressed": "bold red", "improved": "green", "appeared": "cyan", "vanished": "dim", "unchanged": ""}
@@ -27,7 +27,9 @@ def render_comparison(comparison: Comparison, out: TextIO, *, format: str = "tex
         json.dump(sarif_document(comparison), out, indent=2)
         out.write("\n")
     elif format == "markdown":
-        out.write("\n".join(_markdown(readable(comparison), limit)) + "\n")
+        status, text = exit_line(comparison)
+        verdict = text.replace("--regression-pct", "`--regression-pct`")
+        out.write("\n".join(_markdown(readable(comparison), limit) + ["", _cell(verdict)]) + "\n")
     elif format == "html":
         from idxadvisor.report import html_compare
 
@@ -52,7 +54,8 @@ def _masked(comparison: Comparison) -> Comparison:
 def side_line(name: str, summary: SideSummary) -> str:
     span = f" over {summary.hours:,.1f} h" if summary.hours else ""
     inputs = f"{len(summary.inputs)} input{'s' if len(summary.inputs) != 1 else ''}"
-    return f"{name}: {inputs}, {human_count(summary.operations)} operations, {summary.shapes:,} shapes{span}"
+    operations = "operation" if summary.operations == 1 else "operations"
+    return f"{name}: {inputs}, {human_count(summary.operations)} {operations}, {counted(summary.shapes, 'shape')}{span}"
 
 
 def verdict_line(comparison: Comparison) -> str:
@@ -62,6 +65,17 @@ def verdict_line(comparison: Comparison) -> str:
     if comparison.regressed:
         return f"{comparison.regressed} shape{'s' if comparison.regressed != 1 else ''} regressed ({rule}); {counts}"
     return f"no shape regressed ({rule}); {counts}"
+
+
+def exit_line(comparison: Comparison) -> tuple[int, str]:
+    """The exit status of ``compare`` and why (the text and Markdown reports' last line; the command exits with it)."""
+    errors = comparison.before.errors + comparison.after.errors
+    if errors:
+        return 2, f"exit 2: {len(errors)} input{'s' if len(errors) != 1 else ''} could not be read ({errors[0]})"
+    if comparison.regressed:
+        return 1, (f"exit 1: {comparison.regressed} shape{'s' if comparison.regressed != 1 else ''} regressed (mean "
+                   f"or p95 up more than {comparison.regression_pct:g}%, --regression-pct)")
+    return 0, f"exit 0: no shape regressed (mean or p95 up more than {comparison.regression_pct:g}%, --regression-pct)"
 
 
 def time_change(change: ShapeChange, basis: str) -> str:
@@ -136,6 +150,9 @@ def _terminal(comparison: Comparison, out: TextIO, limit: int) -> None:
     if len(comparison.shapes) > limit:
         console.print(Text(f"\n{len(comparison.shapes) - limit} more shapes (--top N shows more; JSON has all)",
                            style="dim"))
+    status, text = exit_line(comparison)
+    console.print()
+    console.print(Text(text, style="bold green" if status == 0 else "bold red"))
 
 
 # -- Markdown ---------------------------------------------------------------------------------------------------------

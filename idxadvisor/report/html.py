@@ -647,7 +647,7 @@ def gate_section(page: Page) -> Section | None:
         facts.append(("Accepted findings", esc(gate.baseline)))
     changes = "".join(
         f"<tr><td>{esc(change.action)}</td><td>{esc(change.ns)}</td><td><code>{esc(change.name)}</code></td>"
-        f"<td><code>{esc(key_text(change.key))}</code></td>"
+        f"<td><code>{esc(key_text(change.key) if change.key else '')}</code></td>"
         f"<td>{f'<code>{esc(str(change.location))}</code>' if change.location is not None else ''}</td></tr>"
         for change in gate.changes)
     table = ('<table class="changes"><thead><tr><th>change</th><th>namespace</th><th>index</th><th>key</th>'

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any, TextIO
 
 from idxadvisor.models.report import Evidence, Finding, Report, SetShape, ShapeReport
 from idxadvisor.report.build import (
+    NO_SLOW_OPERATION,
     evidence_after_label,
     gate_line,
     groups_for_people,
     key_text,
     operation_counts,
     samples_line,
+    skipped_inputs_line,
     skips_for_people,
+    values_text,
 )
 from idxadvisor.report.server import evidence_line, server_lines
 from idxadvisor.report.sets import index_parts, selection_line, set_heading, set_method, writes_line
@@ -46,8 +50,13 @@ def _time(value: datetime | None) -> str:
     return value.isoformat(sep=" ", timespec="seconds") if value else "?"
 
 
-def render(report: Report, out: TextIO, verbose: bool = False, limit: int | None = 20) -> None:
-    out.write("\n".join(_lines(report, verbose, limit)) + "\n")
+def render(report: Report, out: TextIO, verbose: bool = False, limit: int | None = 20,
+           verdict: tuple[int, str] | None = None) -> None:
+    lines = _lines(report, verbose, limit)
+    if verdict is not None:  # the last line: the exit status and why
+        status, text = verdict
+        lines += ["", re.sub(r"(--fail-on [a-z]+)", r"`\1`", _cell(text))]
+    out.write("\n".join(lines) + "\n")
 
 
 def _lines(report: Report, verbose: bool, limit: int | None) -> list[str]:
@@ -66,6 +75,9 @@ def _lines(report: Report, verbose: bool, limit: int | None) -> list[str]:
     if report.samples:
         lines.append(f"Data: {samples_line(report.samples)}.")
     lines += [f"Not read: {_cell(line)}." for line in report.indexes_left_out]
+    if report.inputs_skipped:
+        line = skipped_inputs_line(report.inputs_skipped)
+        lines.append(f"{_cell(line[0].upper() + line[1:])}.")
     if report.server is not None:
         lines += [f"{_cell(line[0].upper() + line[1:])}." for line in server_lines(report.server)]
     lines += ["", "| input | format | lines | entries | problems | truncated |", "|---|---|--:|--:|--:|--:|"]
@@ -91,9 +103,9 @@ def _gate(report: Report) -> list[str]:
     if gate.changes:
         lines += ["", "| change | namespace | index | key | where |", "|---|---|---|---|---|"]
         for change in gate.changes:
-            key = key_text(change.key)
+            key = _code(key_text(change.key)) if change.key else ""
             where = _code(str(change.location)) if change.location is not None else ""
-            lines.append(f"| {change.action} | {_code(change.ns)} | {_code(change.name)} | {_code(key)} | {where} |")
+            lines.append(f"| {change.action} | {_code(change.ns)} | {_code(change.name)} | {key} | {where} |")
     else:
         lines += ["", "No index created, dropped, hidden or unhidden."]
     lines += [""] + [f"- note: {_cell(note)}" for note in gate.notes] if gate.notes else []
@@ -110,8 +122,15 @@ def _shapes(report: Report) -> list[str]:
         lines += ["| # | shape | count | total | p95 | max | plan | docs/returned | blocking sort |",
                   "|--:|---|--:|--:|--:|--:|---|--:|--:|"]
         lines += [_shape_row(rank, shape) for rank, shape in enumerate(report.shapes, start=1)]
+        examples = [(rank, shape.example) for rank, shape in enumerate(report.shapes, start=1)
+                    if shape.example is not None]  # --show-values
+        if examples:
+            lines += ["", "Examples with their values:", ""]
+            lines += [f"- {rank}: {_code(values_text(example))}" for rank, example in examples]
     else:
-        lines.append("No slow operations in scope.")
+        quiet = summary.operations == 0 and report.server is None
+        lines.append(f"{NO_SLOW_OPERATION[0].upper() + NO_SLOW_OPERATION[1:]}." if quiet else "No slow operations in "
+                     "scope.")
     return lines
 
 
@@ -191,6 +210,8 @@ def _shape_row(rank: int, shape: ShapeReport) -> str:
     plan = next(iter(shape.plans), "")
     ratio = f"{shape.docs_examined_per_returned:,.1f}" if shape.docs_examined_per_returned is not None else ""
     sort = f"{shape.blocking_sorts * 100 // max(shape.count, 1)}%" if shape.blocking_sorts else ""
+    if shape.used_disk:
+        sort += f"{'; ' if sort else ''}spilled to disk {shape.used_disk * 100 // max(shape.count, 1)}%"
     return (f"| {rank} | {_code(shape.shape)} | {human_count(shape.count)} | {human_ms(duration.total)} | "
             f"{human_ms(duration.p95)} | {human_ms(duration.max)} | {_code(plan) if plan else ''} | {ratio} | {sort} |")
 
@@ -210,6 +231,8 @@ def _finding(finding: Finding, ns: bool = True) -> list[str]:
         against = f", today → {evidence_after_label(finding)}" if finding.rule.startswith("CI") else ""
         lines.append(f"  - evidence ({finding.evidence.evaluator}{against}): keys examined {keys[0]} → {keys[1]}, "
                      f"documents examined {docs[0]} → {docs[1]}")
+        if finding.evidence.query is not None:  # --show-values
+            lines.append(f"  - query: {_code(values_text(finding.evidence.query))}")
         lines += _calibration(finding.evidence)
     return lines
 

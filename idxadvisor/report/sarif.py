@@ -13,7 +13,7 @@ today and with the set, the totals) and the indexes of ``--indexes`` files that 
 (``indexesLeftOut``).
 
 The location's ``uri`` is a valid URI reference: a relative path percent-encoded (relative to where the command ran,
-usually the repository root), an absolute path a ``file://`` URI. A report read from stdin has no file to point at, so
+usually the repository root, also for an absolute path under it), any other absolute path a ``file://`` URI. A report read from stdin has no file to point at, so
 its results have no ``locations``.
 """
 
@@ -70,12 +70,17 @@ def _run_properties(report: Report) -> dict[str, Any]:
 
 
 def artifact_uri(path: str) -> str | None:
-    """A path as a SARIF artifact URI: ``logs/my%20log.log``, ``file:///var/log/mongod.log``; None for stdin."""
+    """A path as a SARIF artifact URI: ``logs/my%20log.log``, ``file:///var/log/mongod.log``; None for stdin. An
+    absolute path under the working directory (the repository, in CI) is made relative to it, as code scanning
+    wants, whichever way the command was given its files."""
     if path == "-":
         return None
     path = mask_secrets(path)
     if Path(path).is_absolute():
-        return Path(path).as_uri()
+        try:
+            path = str(Path(path).relative_to(Path.cwd()))
+        except (ValueError, OSError):  # outside the working directory (or it is gone)
+            return Path(path).as_uri()
     return quote(PurePath(path).as_posix())
 
 

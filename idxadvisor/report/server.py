@@ -36,10 +36,21 @@ def plan_cost(plan: dict[str, Any], evaluator: str = "estimator") -> str:
     if "unsupported" in plan:
         return f"not {'estimated' if evaluator == 'estimator' else 'measured'} ({plan['unsupported']})"
     if "error" in plan:  # an index that cannot be built (two array fields), say
-        error = plan["error"]
-        return f"fails ({error.get('errmsg', error) if isinstance(error, dict) else error})"
+        return f"fails: {error_sentence(plan['error'], plan.get('index'))}"
     return (f"{plan.get('planSummary', '?')}: keys {_number(plan.get('totalKeysExamined'))}, "
             f"docs {_number(plan.get('totalDocsExamined'))}, returned {_number(plan.get('nReturned'))}")
+
+
+def error_sentence(error: Any, index: str | None = None) -> str:
+    """A server's (or the estimator's) refusal as a sentence: ``index tags_sizes cannot be built: cannot index
+    parallel arrays [sizes] [tags] (CannotIndexParallelArrays, code 171)``; never the raw document."""
+    if not isinstance(error, dict):
+        return str(error)
+    message = str(error.get("errmsg") or error.get("message") or "the server refused the request")
+    names = [str(error["codeName"])] if error.get("codeName") else []
+    names += [f"code {error['code']}"] if error.get("code") is not None else []
+    text = f"{message} ({', '.join(names)})" if names else message
+    return f"index {index} cannot be built: {text}" if index else text
 
 
 def evidence_line(evidence: Evidence, after_label: str = "with the index") -> str:

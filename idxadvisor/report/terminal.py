@@ -16,17 +16,20 @@ from rich.text import Text
 
 from idxadvisor.models.report import Finding, FindingGroup, InputReport, Report, ShapeReport
 from idxadvisor.report.build import (
+    NO_SLOW_OPERATION,
     change_line,
     evidence_after_label,
     gate_line,
     groups_for_people,
     operation_counts,
     samples_line,
+    skipped_inputs_line,
     skips_for_people,
+    values_text,
 )
 from idxadvisor.report.server import calibration_line, evidence_line, server_lines
 from idxadvisor.report.sets import index_line, selection_line, set_heading, set_method, shape_line, writes_line
-from idxadvisor.units import human_count, human_impact, human_ms
+from idxadvisor.units import counted, human_count, human_impact, human_ms
 
 SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -43,8 +46,10 @@ def _indented(text: str, indent: int, width: int, style: str = "") -> list[Text]
     return [Text(line, style=style) for line in lines]
 
 
-def render(report: Report, console: Console, verbose: bool = False, limit: int | None = 20) -> None:
-    """The report; ``limit`` bounds the suggested indexes and findings listed (the JSON report holds them all)."""
+def render(report: Report, console: Console, verbose: bool = False, limit: int | None = 20,
+           verdict: tuple[int, str] | None = None) -> None:
+    """The report; ``limit`` bounds the suggested indexes and findings listed (the JSON report holds them all);
+    ``verdict``, the exit status and why, is its last line."""
     width = console.width
     console.print(_header(report))
     console.print(_inputs(report.inputs, verbose))
@@ -60,6 +65,10 @@ def render(report: Report, console: Console, verbose: bool = False, limit: int |
     _print_findings(report, console, width, limit)
     if verbose:
         _print_skipped(report, console, width)
+    if verdict is not None:
+        status, text = verdict
+        console.print()
+        console.print(Text(text, style="bold green" if status == 0 else "bold red"))
 
 
 def _header(report: Report) -> Text:
@@ -67,8 +76,9 @@ def _header(report: Report) -> Text:
     text = Text()
     text.append(f"idxadvisor {report.tool.version}", style="bold")
     text.append(f"  {summary.inputs} input{'s' if summary.inputs != 1 else ''}, ")
-    text.append(f"{summary.lines:,} lines, {summary.entries:,} slow-operation entries, ")
-    text.append(f"{summary.operations:,} operations")
+    entries = counted(summary.entries, "slow-operation entry", "slow-operation entries")
+    text.append(f"{counted(summary.lines, 'line')}, {entries}, ")
+    text.append(f"{counted(summary.operations, 'operation')}")
     text.append("\n")
     text.append(f"problems {summary.problems:,}", style="red" if summary.problems else "")
     text.append(f" · truncated {summary.truncated:,}", style="yellow" if summary.truncated else "")
@@ -78,12 +88,14 @@ def _header(report: Report) -> Text:
     if summary.first_seen or summary.last_seen:
         text.append(f"\n{_time(summary.first_seen)} → {_time(summary.last_seen)}")
     for reason, count in summary.excluded.items():
-        text.append(f"\nleft out: {count:,} operations: {reason}", style="dim")
+        text.append(f"\nleft out: {counted(count, 'operation')}: {reason}", style="dim")
     if report.samples:
         text.append(f"\ndata: {samples_line(report.samples)}", style="red" if any(s.problems for s in report.samples)
                     else "")
     for line in report.indexes_left_out:
         text.append(f"\nnot read: {line}", style="yellow")
+    if report.inputs_skipped:
+        text.append(f"\n{skipped_inputs_line(report.inputs_skipped)}", style="dim")
     if report.server is not None:
         for line in server_lines(report.server):
             warn = line.startswith("not read") or "NOT DROPPED" in line or "not built" in line
@@ -141,7 +153,8 @@ def _print_shapes(report: Report, console: Console, width: int) -> None:
     title = Text(f"Top {len(shapes)} of {report.summary.shapes} query shapes", style="bold")
     console.print(title)
     if not shapes:
-        console.print(Text("  no slow operations in scope", style="dim"))
+        quiet = report.summary.operations == 0 and report.server is None
+        console.print(Text(f"  {NO_SLOW_OPERATION if quiet else 'no slow operations in scope'}", style="dim"))
     for rank, shape in enumerate(shapes, start=1):
         console.print(_shape_block(rank, shape, width))
 
@@ -169,6 +182,8 @@ def _shape_block(rank: int, shape: ShapeReport, width: int) -> Group:
         details.append(f"{examined:,.0f} examined per execution, nothing returned")
     if shape.blocking_sorts:
         details.append(f"blocking sort {shape.blocking_sorts * 100 // max(shape.count, 1)}%")
+    if shape.used_disk:
+        details.append(f"spilled to disk {shape.used_disk * 100 // max(shape.count, 1)}%")
     if shape.errors:
         details.append(f"{shape.errors:,} failed")
     if shape.truncated:
@@ -176,6 +191,8 @@ def _shape_block(rank: int, shape: ShapeReport, width: int) -> Group:
     if shape.internal:
         details.append("internal")
     parts = [first, *_indented(body, 5, width, "cyan"), *_indented(" · ".join(details), 5, width, "dim")]
+    if shape.example is not None:  # --show-values
+        parts += _indented(f"example: {values_text(shape.example)}", 5, width)
     return Group(*parts)
 
 
@@ -264,7 +281,8 @@ def _group_head(group: FindingGroup, width: int) -> Group:
     head = Text()
     head.append(f"{group.severity.upper():<7} ", style=SEVERITY_STYLES.get(group.severity, ""))
     head.append(f"{group.ns}", style="bold")
-    head.append(f"  {len(group.findings)} findings, one root cause · {human_impact(group.impact, group.impact_unit)}")
+    head.append(f"  {counted(len(group.findings), 'finding')}, one root cause · "
+                f"{human_impact(group.impact, group.impact_unit)}")
     return Group(head, *_indented(group.title, 8, width, "cyan"))
 
 
@@ -288,6 +306,8 @@ def _finding_block(finding: Finding, width: int, indent: int = 0, ns: bool = Tru
     evidence = finding.evidence
     if evidence is not None:
         parts += _indented(evidence_line(evidence, evidence_after_label(finding)), body, width, "dim")
+        if evidence.query is not None:  # --show-values
+            parts += _indented(f"query: {values_text(evidence.query)}", body, width)
         if evidence.estimate is not None:
             parts += _indented(evidence_line(evidence.estimate), body, width, "dim")
         calibration = calibration_line(evidence)

@@ -11,6 +11,7 @@ from idxadvisor.rules.base import Rule
 from idxadvisor.rules.ci001_index_in_use_dropped import IndexInUseDropped
 from idxadvisor.rules.ci002_shape_loses_support import ShapeLosesSupport
 from idxadvisor.rules.ci003_redundant_new_index import RedundantNewIndex
+from idxadvisor.rules.ci004_refused_index import RefusedIndex
 from idxadvisor.rules.ix001_missing_compound_index import MissingCompoundIndex
 from idxadvisor.rules.ix002_esr_order import EsrOrder
 from idxadvisor.rules.ix003_parallel_array_index import ParallelArrayIndex
@@ -31,6 +32,7 @@ ALL_RULES: tuple[type[Rule], ...] = (
     IndexInUseDropped,
     ShapeLosesSupport,
     RedundantNewIndex,
+    RefusedIndex,
     MissingCompoundIndex,
     EsrOrder,
     ParallelArrayIndex,

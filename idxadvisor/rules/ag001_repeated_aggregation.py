@@ -3,7 +3,7 @@ from __future__ import annotations
 from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict
 from idxadvisor.rules.trend import growth_of
 from idxadvisor.shapes.digest import ShapeStats
-from idxadvisor.units import human_ms
+from idxadvisor.units import counted, human_ms
 
 _REGULAR = 0.5  # interquartile spread of the intervals, relative to their median, below which runs are periodic
 YIELD_ITERATIONS = 128  # work cycles between yields before 4.4 (internalQueryExecYieldIterations, SERVER-46161)
@@ -78,7 +78,7 @@ class RepeatedAggregation(Rule):
             return None
         runs = analysis.executions
         if runs < self.options["min_runs"]:
-            return Quiet(f"ran {runs} times (fewer than {self.options['min_runs']})")
+            return Quiet(f"ran {counted(runs, 'time')} (fewer than {self.options['min_runs']})")
         if stats.docs_measured * 2 >= runs:
             return self._measured(analysis)
         return self._judged(analysis)
@@ -88,8 +88,8 @@ class RepeatedAggregation(Rule):
         documents = stats.docs_examined / min(stats.docs_measured, runs)  # getMores add to their run's count
         if documents < self.options["min_docs_per_run"]:
             return Quiet(f"reads {documents:,.0f} documents per run (fewer than {self.options['min_docs_per_run']:,.0f})")
-        message = (f"the same aggregation ran {runs:,} times{_span(stats)}, reading {documents:,.0f} documents each "
-                   "time to produce a few counts or sums.")
+        message = (f"the same aggregation ran {counted(runs, 'time')}{_span(stats)}, reading {documents:,.0f} "
+                   "documents each time to produce a few counts or sums.")
         details, severity = _rhythm(stats)
         details.append(_ADVICE)
         return Verdict(message, severity=severity, details=details, impact=documents * runs)
@@ -109,8 +109,8 @@ class RepeatedAggregation(Rule):
                     else f"a run takes {human_ms(typical)} (p50)")
             return Quiet(f"the log does not show documents examined, and what it shows is light: {work}, runs do "
                          "not overlap and do not grow")
-        message = (f"the same aggregation ran {runs:,} times{_span(stats)} to produce a few counts or sums; the log "
-                   "does not show the documents each run reads (servers before 4.2 log no docsExamined for an "
+        message = (f"the same aggregation ran {counted(runs, 'time')}{_span(stats)} to produce a few counts or sums; "
+                   "the log does not show the documents each run reads (servers before 4.2 log no docsExamined for an "
                    "aggregation), so this is judged from the period, the durations, the overlap and numYields.")
         if bound is not None:
             details.append(f"{stats.num_yields / stats.yields_measured:,.0f} yields per run: a server before 4.4 "
@@ -146,8 +146,8 @@ def _rhythm(stats: ShapeStats) -> tuple[list[str], str | None]:
     if overlapping:
         if overlapping * 4 >= len(stats.runs):
             severity = "error"
-        details.append(f"{overlapping:,} of the latest {len(stats.runs):,} runs started before the previous one had "
-                       f"ended (up to {most} at once)")
+        details.append(f"{overlapping:,} of the latest {counted(len(stats.runs), 'run')} started before the previous "
+                       f"one had ended (up to {most} at once)")
     return details, severity
 
 

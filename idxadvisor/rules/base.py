@@ -45,6 +45,7 @@ class Verdict:
     location: SourceLocation | None = None  # check: the index file entry or script call it is about
     related: list[str] = field(default_factory=list)  # fingerprints of other shapes with the same root cause
     command: str | None = None  # the command that fixes a finding about an existing index (default: drop it)
+    subject: str | None = None  # what a finding about no shape and no existing index is about (its fingerprint)
 
 
 @dataclass

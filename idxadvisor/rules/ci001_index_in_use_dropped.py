@@ -6,6 +6,7 @@ from idxadvisor.indexes.change import IndexChange, IndexEvent
 from idxadvisor.indexes.plans import parse_plan_summary
 from idxadvisor.rules.base import Rule, RuleContext, ShapeAnalysis, Verdict, analyze_shape
 from idxadvisor.shapes.digest import ShapeStats
+from idxadvisor.units import counted
 
 _LISTED = 3  # shapes named in the message; the details list them all
 
@@ -73,7 +74,7 @@ def _verdict(event: IndexEvent, users: list[ShapeStats], change: IndexChange, co
     verb = "drops" if event.action == "dropped" else "hides"
     shown = ", ".join(stats.shape.text for stats in users[:_LISTED]) + (" …" if len(users) > _LISTED else "")
     message = (f"the change {verb} {index.name} {index}, which {len(users)} shape{'s' if len(users) > 1 else ''} "
-               f"of the workload use{'s' if len(users) == 1 else ''} ({executions:,} executions): {shown}.")
+               f"of the workload use{'s' if len(users) == 1 else ''} ({counted(executions, 'execution')}): {shown}.")
     if stranded:
         message += (f" {len(stranded)} of them would be left with no index to bound {'its' if len(stranded) == 1 else 'their'} "
                     "scan: a collection scan.")

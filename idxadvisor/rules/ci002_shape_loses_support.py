@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from idxadvisor.indexes.model import IndexSpec
 from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict
+from idxadvisor.units import counted
 
 
 class ShapeLosesSupport(Rule):
@@ -56,7 +57,7 @@ class ShapeLosesSupport(Rule):
         if after is not None and served_today is None:
             return Quiet(f"the proposed {after.name} {after} bounds its scan as today's {today.name} did")
         location = change.location_of(analysis.ns, today)
-        runs = f"{analysis.executions:,} executions"
+        runs = f"{counted(analysis.executions, 'execution')}"
         if after is None:
             return Verdict(f"{analysis.shape.op} {_how(served_today, today)} today; no proposed index can bound its "
                            f"scan: it would scan the collection ({runs}, {analysis.examination()} today).",

@@ -377,7 +377,8 @@ def _collection_finding(rule: Rule, ns: str, verdict: Verdict, context: RuleCont
     unless the rule gives another (IX005, IX006 hide it first: whether anything needed it is learnt by watching), or
     proposes an index instead of it (``verdict.index``)."""
     existing = verdict.existing_index
-    fingerprint = hashlib.sha256(f"{ns} {existing.name if existing else ''}".encode()).hexdigest()[:16]
+    subject = existing.name if existing else verdict.subject or ""
+    fingerprint = hashlib.sha256(f"{ns} {subject}".encode()).hexdigest()[:16]
     index = None
     if verdict.index:
         index = IndexProposal(ns=ns, key=list(verdict.index), command=IndexSpec(key=verdict.index)

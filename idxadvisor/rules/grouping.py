@@ -17,6 +17,7 @@ import hashlib
 from collections.abc import Mapping
 
 from idxadvisor.models.report import SEVERITY_ORDER, Finding, FindingGroup
+from idxadvisor.units import counted
 
 
 def _anchors(finding: Finding, related: Mapping[str, set[str]]) -> list[str]:
@@ -94,7 +95,7 @@ def _title(findings: list[Finding], members: list[int], shapes: list[str], shape
     keys = {tuple(map(tuple, finding.index.key)) for finding in proposing}  # type: ignore[union-attr]
     if len(shapes) > 1 and len(keys) == 1 and {finding.fingerprint for finding in proposing} == set(shapes):
         key = "{ " + ", ".join(f"{name}: {direction}" for name, direction in next(iter(keys))) + " }"
-        return f"{lead.ns}: {len(shapes)} shapes that need {key}"
+        return f"{lead.ns}: {counted(len(shapes), 'shape')} that need {key}"
     text = shape_texts.get(shapes[0], f"{lead.ns} shape {shapes[0]}")
     others = len(shapes) - 1
     return text + (f" (and {others} related shape{'s' if others > 1 else ''})" if others else "")

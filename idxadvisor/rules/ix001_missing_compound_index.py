@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from idxadvisor.indexes.candidates import serves
 from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict, render_fields
+from idxadvisor.units import counted
 
 NO_PLAN_NOR_WORK = ("the log shows neither a plan nor what this shape examined (servers before 4.2 log neither for an "
                     "aggregation): nothing to judge an index by")
@@ -70,7 +71,7 @@ class MissingCompoundIndex(Rule):
         plan = plan_words(analysis)
         fields = ", ".join(sorted(roles.fields - {name for name, _ in roles.sort}))
         message = (f"{analysis.shape.op} filtering on {fields} uses {plan} and {analysis.examination()}, "
-                   f"{analysis.executions:,} executions.")
+                   f"{counted(analysis.executions, 'execution')}.")
         return Verdict(message, index=analysis.candidate)
 
 

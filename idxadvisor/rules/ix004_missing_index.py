@@ -3,6 +3,7 @@ from __future__ import annotations
 from idxadvisor.indexes.candidates import serves
 from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict, render_fields
 from idxadvisor.rules.ix001_missing_compound_index import NO_PLAN_NOR_WORK, UNKNOWN_PLAN, efficiency_reason, wasteful
+from idxadvisor.units import counted
 
 
 class MissingIndex(Rule):
@@ -64,5 +65,5 @@ class MissingIndex(Rule):
         else:
             how = f"uses {render_fields(used)}, which does not bound it,"  # type: ignore[arg-type]
         message = (f"{analysis.shape.op} filtering on {leading[0]} {how} and "
-                   f"{analysis.examination()}, {analysis.executions:,} executions.")
+                   f"{analysis.examination()}, {counted(analysis.executions, 'execution')}.")
         return Verdict(message, index=analysis.candidate)

@@ -3,7 +3,7 @@ from __future__ import annotations
 from idxadvisor.indexes.plans import parse_plan_summary
 from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict, render_fields
 from idxadvisor.shapes.digest import PlanCost
-from idxadvisor.units import human_count, human_ms
+from idxadvisor.units import counted, human_count, human_ms
 
 
 class PlanFlapping(Rule):
@@ -73,16 +73,16 @@ class PlanFlapping(Rule):
         if ratio < self.options["min_cost_ratio"]:
             return Quiet(f"its {len(competing)} plans cost about the same ({_mean(good):,.0f} and "
                          f"{_mean(bad):,.0f} ms on average)")
-        why = [f"the plan changed {switches:,} times from one execution to the next"]
+        why = [f"the plan changed {counted(switches, 'time')} from one execution to the next"]
         if stats.replanned:
-            why.append(f"it was replanned {stats.replanned:,} times")
+            why.append(f"it was replanned {counted(stats.replanned, 'time')}")
         if cache_keys >= self.options["min_cache_keys"]:
             why.append(f"its plan cache key took {cache_keys} values")
         message = (f"{analysis.shape.op} flaps between {len(competing)} plans ({'; '.join(why)}): "
                    f"{_describe(*bad, executions)} against {_describe(*good, executions)}.")
         extra = _extra_work(good[1], bad[1])
         details = [f"the worse plan cost {human_ms(bad[1].total_ms - bad[1].count * _mean(good))} more than the "
-                   f"better one would have over its {bad[1].count:,} executions"
+                   f"better one would have over its {counted(bad[1].count, 'execution')}"
                    + (f", and {human_count(extra)} more documents or keys examined" if extra else "")]
         indexes = [render_fields(key) for plan in competing for key in parse_plan_summary(plan).indexes]
         candidate = analysis.candidate

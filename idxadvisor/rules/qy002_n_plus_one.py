@@ -5,7 +5,7 @@ from datetime import datetime, timezone
 from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict
 from idxadvisor.shapes.digest import BURST_GAP_MS
 from idxadvisor.shapes.shape import point_lookup_field
-from idxadvisor.units import human_ms
+from idxadvisor.units import counted, human_ms
 
 
 class NPlusOne(Rule):
@@ -64,15 +64,15 @@ class NPlusOne(Rule):
         if worst is None or worst.size < 2:
             return None  # no burst at all
         if worst.size < least:
-            return Quiet(f"no burst of {least} lookups from one connection (the largest: {worst.size})")
+            return Quiet(f"no burst of {counted(least, 'lookup')} from one connection (the largest: {worst.size})")
         bursts = sum(count for size, count in sizes.items() if size >= least)
         in_bursts = sum(size * count for size, count in sizes.items() if size >= least)
         when = datetime.fromtimestamp(worst.start_ms / 1000, tz=timezone.utc).isoformat(sep=" ", timespec="seconds")
         app = f" ({worst.app})" if worst.app else ""
-        message = (f"find by {field} ran {worst.size:,} times in a row on {worst.connection}{app} within "
+        message = (f"find by {field} ran {counted(worst.size, 'time')} in a row on {worst.connection}{app} within "
                    f"{human_ms(worst.end_ms - worst.start_ms)} at {when}: a loop loading documents one by one "
                    f"(N+1). {bursts:,} such burst{'s' if bursts != 1 else ''} of {least}+ lookups, "
-                   f"{in_bursts:,} lookups in all.")
+                   f"{counted(in_bursts, 'lookup')} in all.")
         details = [f"fetch them in one query, {{ {field}: {{ $in: [...] }} }}, or join on the server with $lookup "
                    f"(foreignField: \"{field}\"); in an ORM, eager loading or a batching data loader"]
         connections = analysis.stats.connections

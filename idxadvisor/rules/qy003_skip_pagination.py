@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict, render_fields
 from idxadvisor.rules.qy001_count_slower_than_find import is_count
-from idxadvisor.units import human_count
+from idxadvisor.units import counted, human_count
 
 
 class SkipPagination(Rule):
@@ -59,10 +59,10 @@ class SkipPagination(Rule):
         if stats.skip_max < self.options["min_skip"]:
             return Quiet(f"skips at most {stats.skip_max:,} documents (fewer than {self.options['min_skip']:,})")
         if stats.skipped_executions < self.options["min_skipping_executions"]:
-            return Quiet(f"skips in {stats.skipped_executions} executions only")
+            return Quiet(f"skips in {counted(stats.skipped_executions, 'execution')} only")
         message = (f"{analysis.shape.op} pages with skip: up to {stats.skip_max:,} documents skipped (mean "
-                   f"{mean:,.0f} over {stats.skipped_executions:,} executions), each read and thrown away before "
-                   "the page is returned.")
+                   f"{mean:,.0f} over {counted(stats.skipped_executions, 'execution')}), each read and thrown away "
+                   "before the page is returned.")
         details = [_keyset_advice(analysis)]
         related = []
         count = _count_of_listing(analysis, context)

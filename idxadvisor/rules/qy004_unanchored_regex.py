@@ -6,6 +6,7 @@ from typing import Any
 from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict, query_filter
 from idxadvisor.rules.ix001_missing_compound_index import efficiency_reason, wasteful
 from idxadvisor.shapes.shape import REGEX_UNANCHORED, regex_prefix
+from idxadvisor.units import counted
 
 
 class UnanchoredRegex(Rule):
@@ -68,7 +69,7 @@ class UnanchoredRegex(Rule):
         else:
             return Quiet(f"another predicate narrows the scan: it {efficiency_reason(analysis)}")
         message = (f"{analysis.shape.op} filters {', '.join(fields)} with a regex no index can seek into (no ^ prefix "
-                   f"or case-insensitive), and {examined}, {analysis.executions:,} executions.")
+                   f"or case-insensitive), and {examined}, {counted(analysis.executions, 'execution')}.")
         representative = analysis.stats.representative
         kinds = regex_kinds(query_filter(representative.op if representative else analysis.shape.op,
                                          representative.command if representative else None))

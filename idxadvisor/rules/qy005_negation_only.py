@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict
 from idxadvisor.shapes.shape import NE, NIN, NOT
+from idxadvisor.units import counted
 
 
 class NegationOnly(Rule):
@@ -64,7 +65,7 @@ class NegationOnly(Rule):
         returned = stats.nreturned / analysis.executions
         message = (f"{analysis.shape.op} selects only by negation ({', '.join(negated)}: $ne, $nin or $not), which "
                    f"no index can narrow: it reads {examined:,.0f} documents per execution and returns "
-                   f"{returned:,.0f}, {analysis.executions:,} executions.")
+                   f"{returned:,.0f}, {counted(analysis.executions, 'execution')}.")
         if stats.measured and returned >= examined / 2:
             advice = ("it returns most of what it reads: the query asks for most of the collection; page it, or "
                       "narrow it with a positive predicate")

@@ -3,6 +3,7 @@ from __future__ import annotations
 from idxadvisor.indexes.candidates import IN_EQUALITY_LIMIT
 from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict
 from idxadvisor.shapes.shape import IN
+from idxadvisor.units import counted
 
 
 class LargeIn(Rule):
@@ -55,8 +56,8 @@ class LargeIn(Rule):
         if analysis.executions < context.settings.min_count:
             return Quiet(f"too few executions ({analysis.executions} < --min-count {context.settings.min_count})")
         message = (f"{analysis.shape.op} sends $in lists of up to {longest:,} values (on {', '.join(fields)}), "
-                   f"{analysis.executions:,} executions: each value is one more index seek, and the whole list is "
-                   "parsed, planned and logged every time.")
+                   f"{counted(analysis.executions, 'execution')}: each value is one more index seek, and the whole list "
+                   "is parsed, planned and logged every time.")
         details = []
         if analysis.shape.sort:
             details.append(f"past {IN_EQUALITY_LIMIT} values the planner no longer merges one scan per value in sort "

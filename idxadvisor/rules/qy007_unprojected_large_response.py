@@ -4,7 +4,7 @@ from collections import Counter
 
 from idxadvisor.indexes.sampling import SampleStatistics
 from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict
-from idxadvisor.units import human_bytes
+from idxadvisor.units import counted, human_bytes
 
 #: Pipeline stages after which the client no longer gets whole documents.
 _RESHAPING = ("$project", "$unset", "$group", "$count", "$replaceRoot", "$replaceWith", "$bucket", "$bucketAuto",
@@ -70,7 +70,8 @@ class UnprojectedLargeResponse(Rule):
                          f"{human_bytes(self.options['min_bytes_per_execution'])})")
         message = (f"{shape.op} returns whole documents of about {human_bytes(per_document)} with no projection: "
                    f"{human_bytes(per_execution)} per execution, {stats.nreturned / analysis.executions:,.0f} "
-                   f"documents, {analysis.executions:,} executions ({human_bytes(stats.response_bytes)} in all).")
+                   f"documents, {counted(analysis.executions, 'execution')} "
+                   f"({human_bytes(stats.response_bytes)} in all).")
         details = ["project the fields the client uses ({ title: 1, … } or a $project stage); an index holding the "
                    "filter and those fields covers the query without reading the documents"]
         if analysis.sample is not None:

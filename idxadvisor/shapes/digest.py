@@ -590,7 +590,7 @@ class ShapeStats:
             self.getmores += 1
         if get("has_sort_stage"):
             self.blocking_sorts += 1
-        if get("used_disk"):
+        if get("used_disk") or get("spills"):
             self.used_disk += 1
         if get("error") is not None:
             self.errors += 1

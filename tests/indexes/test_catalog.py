@@ -116,6 +116,16 @@ def test_an_mdbkit_export_is_read_with_its_usage(tmp_path: Path) -> None:
     assert specs[0].accesses is None
 
 
+def test_an_mdbkit_export_of_one_database_names_its_collections_bare(tmp_path: Path) -> None:
+    export = {**MDBKIT_EXPORT, "db": "shop", "collections": {"orders": MDBKIT_EXPORT["collections"]["shop.orders"],
+                                                             "shop.events": [{"key": {"_id": 1}, "name": "_id_"}]},
+              "usage": {"orders": MDBKIT_EXPORT["usage"]["shop.orders"]}}
+    catalog = load_index_file(write(tmp_path, json.dumps(export)))
+    assert sorted(catalog) == ["shop.events", "shop.orders"]  # a key that is a namespace of the database stays one
+    assert [spec.name for spec in catalog["shop.orders"]] == ["_id_", "status_1_createdAt_-1", "total_1"]
+    assert catalog["shop.orders"][1].accesses == {"ops": 42, "since": {"$date": "2026-10-02T18:36:41.101Z"}}
+
+
 @pytest.mark.parametrize("usage", [1.5, True, "status_1", {"name": "status_1", "ops": 3}])
 def test_mdbkit_usage_of_another_shape_is_no_usage(tmp_path: Path, usage: object) -> None:
     export = {**MDBKIT_EXPORT, "usage": {"shop.orders": usage}}

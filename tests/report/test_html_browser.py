@@ -246,7 +246,8 @@ def test_a_page_of_2000_shapes_works(context: Any, large: tuple[Report, Path]) -
 
 def test_an_empty_report_opens_cleanly(context: Any, tmp_path: Path) -> None:
     empty = tmp_path / "empty.log"
-    empty.write_text("")
+    empty.write_text('{"t":{"$date":"2026-11-02T09:00:02.000+00:00"},"s":"I","c":"NETWORK","id":22943,'
+                     '"ctx":"listener","msg":"Connection accepted","attr":{}}\n')  # a log, without slow operations
     page = write_page(analyze([str(empty)], Settings(format="html", jobs=1)), tmp_path / "empty.html")
     visit = open_report(context, page)
     assert visit.figures() == [] and "No findings." in visit.page.text_content("#findings")

@@ -114,3 +114,14 @@ def test_the_json_report_keeps_the_names_as_they_were(escaping_log: Path) -> Non
     render_report(analyze([str(escaping_log)], Settings(min_count=1)), out, format="json")
     report = json.loads(out.getvalue())
     assert report["shapes"][0]["ns"] == f"shop.c{ESCAPES}"
+
+
+def test_an_estimator_refusal_reads_as_a_sentence_not_a_dictionary() -> None:
+    from idxadvisor.report.server import plan_cost
+
+    error = {"code": 171, "codeName": "CannotIndexParallelArrays", "message": "cannot index parallel arrays [sizes] [tags]"}
+    assert plan_cost({"error": error, "index": "tags_sizes"}) == (
+        "fails: index tags_sizes cannot be built: cannot index parallel arrays [sizes] [tags] "
+        "(CannotIndexParallelArrays, code 171)")
+    assert plan_cost({"error": error}) == (
+        "fails: cannot index parallel arrays [sizes] [tags] (CannotIndexParallelArrays, code 171)")

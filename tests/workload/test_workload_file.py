@@ -340,9 +340,10 @@ def test_a_workload_on_stdin_is_refused_with_its_reason(tmp_path: Path, capsys: 
     save_workload(path, *demo_digest)
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(path.read_bytes())))
     assert run(["analyze", "-", "--format", "json"]) == 2
-    captured = capsys.readouterr()
-    assert json.loads(captured.out)["inputs"][0]["format"] == "workload"
+    captured = capsys.readouterr()  # nothing else was read: one line, no report
+    assert captured.out == "" and captured.err.count("\n") == 1
     assert "a workload file is read only when named as a file" in captured.err
+    assert captured.err.endswith(": nothing to analyze\n")
 
 
 def test_saving_into_a_missing_directory_is_a_usage_error(tmp_path: Path, demo_digest: tuple) -> None:
