@@ -124,7 +124,8 @@ def watch(
         running.run()
         report = running.report()
         render(report, out, format=settings.format, verbose=settings.verbose, top=settings.top,
-               artifact=settings.indexes[0].rpartition("=")[2] if settings.indexes else None)
+               artifact=settings.indexes[0].rpartition("=")[2] if settings.indexes else None,
+               fail_on=settings.fail_on)
     report_input_errors(report)
     for line in report.indexes_left_out:
         warning_line(line)

@@ -67,6 +67,7 @@ def test_lines_appended_show_a_new_shape_within_one_interval(log: Path) -> None:
         watch.kill()
     assert code == 0
     assert "6 operations" in report and "2 shapes" in report  # the text report, the default --format
+    assert report.rstrip().splitlines()[-1].startswith("exit 0: no finding at or above warning")  # analyze's verdict
 
 
 def test_a_rename_rotation_loses_nothing_and_counts_nothing_twice(log: Path, tmp_path: Path) -> None:
