@@ -185,13 +185,17 @@ def path_bounds(path: str, subpaths: bool) -> OIL:
     return oil
 
 
-def slice_entries(keys: WildcardKeys, oils: Sequence[OIL], direction: int) -> tuple[list[int], list[KeyTuple]]:
-    """The keys a scan with these ``$_path`` bounds can reach: those in the bounds and one neighbour each side."""
+def slice_entries(keys: WildcardKeys, oils: Sequence[OIL], direction: int, single_range: bool = False
+                  ) -> tuple[list[int], list[KeyTuple]]:
+    """The keys a scan with these ``$_path`` bounds can reach: those in the bounds and one neighbour each side.
+
+    The index's multikey metadata keys sort before every path; a backward scan over several ranges reads one of
+    them after its last range, which is not modelled. A single range stops at its end key and never reads it."""
     entries = keys.entries
     low, high = oils[0][0].start_key, oils[0][-1].end_key
     start = bisect_left(entries, (low,))
     stop = bisect_right(entries, (high, (999,)))
-    if start == 0 and direction < 0 and keys.multikey:
+    if start == 0 and direction < 0 and keys.multikey and not single_range:
         raise Unsupported("a backward wildcard scan reaching the index's multikey metadata keys is not modelled")
     lo, hi = max(0, start - 1), min(len(entries), stop + 1)
     chosen = entries[lo:hi]
