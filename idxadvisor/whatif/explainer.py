@@ -1,6 +1,6 @@
 """One what-if ``explain``: the request as the planner sees it, its candidate plans, the winner and its counters.
 
-:func:`explain_request` runs a ``find``, ``count``, ``distinct`` or ``aggregate`` (planner-semantics.md; issue 11
+:func:`~idxadvisor.whatif.dispatch.explain_request` runs a ``find``, ``count``, ``distinct`` or ``aggregate`` (planner-semantics.md; issue 11
 adds partial, hashed and collated indexes, collations, hints by name, ``min``/``max``, ``distinct`` and the
 pipeline prefix the classic planner runs). :class:`Explainer` does the work: which indexes may serve the query
 (a partial index only for a query that implies its filter, an index in another collation only for predicates
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bson import MaxKey, MinKey, ObjectId, Regex
 from mongomock.filtering import filter_applies
@@ -48,6 +48,7 @@ from idxadvisor.whatif.query import (
 )
 from idxadvisor.whatif.request import WhatIfQuery, json_safe
 from idxadvisor.whatif.scan import start_end_keys
+from idxadvisor.whatif.source import Sample
 from idxadvisor.whatif.stages import (
     CollScan,
     CountScan,
@@ -68,9 +69,6 @@ from idxadvisor.whatif.stages import (
     Stage,
     render_key_pattern_plain,
 )
-
-if TYPE_CHECKING:
-    from idxadvisor.whatif.estimator import Estimator
 
 NATURAL = "$natural"
 _SPECIAL_REASON = {
@@ -96,25 +94,10 @@ class BuildError(Exception):
         self.error = error
 
 
-def explain_request(estimator: Estimator, query: WhatIfQuery, specs: list[IndexSpec],
-                    hint: IndexSpec | str | None) -> dict[str, Any]:
-    """Explain one request (see :meth:`Estimator.explain`)."""
-    from idxadvisor.whatif.pipeline import explain_aggregate
-
-    try:
-        if query.command == "aggregate":
-            return explain_aggregate(estimator, query, specs, hint)
-        return Explainer(estimator, query, specs, hint).run()
-    except ServerError as exc:
-        return {"error": exc.error}
-    except BuildError as exc:
-        return {"error": exc.error, "index": exc.spec.name}
-
-
 class Explainer:
     """One ``explain`` call: guards, candidate plans, plan choice, execution and the report."""
 
-    def __init__(self, estimator: Estimator, query: WhatIfQuery, specs: list[IndexSpec],
+    def __init__(self, estimator: Sample, query: WhatIfQuery, specs: list[IndexSpec],
                  hint: IndexSpec | str | None, *, count_like: bool = False, strict_distinct: bool = False,
                  group_fields: Sequence[str] = ()) -> None:
         self.base = estimator.base
@@ -552,7 +535,7 @@ class Explainer:
     def branch_matches(self, branch: list[Any]) -> list[bool] | None:
         if self.matched is None:
             return None
-        result = self.est._match_all(matcher_filter(branch))
+        result = self.est.match_all(matcher_filter(branch))
         return result if isinstance(result, list) else None
 
     def finish(self, access: Stage, label: str, models: list[IndexModel]) -> Candidate:
@@ -834,7 +817,7 @@ def _scan_report(node: Stage, rt: Runtime) -> dict[str, Any]:
 
 
 
-def guard_leaves(estimator: Estimator, leaves: Sequence[Leaf]) -> None:
+def guard_leaves(estimator: Sample, leaves: Sequence[Leaf]) -> None:
     """Reject predicates whose values in the sample mongomock and MongoDB compare differently."""
     nullish_ops = ("ne", "nin", "not", "exists", "not_regex")
     for leaf in leaves:

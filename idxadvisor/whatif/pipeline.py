@@ -17,15 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from idxadvisor.indexes.model import IndexSpec
 from idxadvisor.whatif.explainer import Explainer
 from idxadvisor.whatif.query import Unsupported
 from idxadvisor.whatif.request import WhatIfQuery
-
-if TYPE_CHECKING:
-    from idxadvisor.whatif.estimator import Estimator
+from idxadvisor.whatif.source import Sample
 
 
 @dataclass
@@ -135,7 +133,7 @@ def _field_path(expression: Any) -> str | None:
     return expression[1:] or None
 
 
-def explain_aggregate(estimator: Estimator, query: WhatIfQuery, specs: list[IndexSpec],
+def explain_aggregate(estimator: Sample, query: WhatIfQuery, specs: list[IndexSpec],
                       hint: IndexSpec | str | None) -> dict[str, Any]:
     """The query layer's plan for an aggregation, with ``pipeline`` naming the stages left after it."""
     pushed = push_down(query.pipeline or ())
