@@ -831,7 +831,7 @@ def guard_leaves(estimator: Sample, leaves: Sequence[Leaf]) -> None:
             raise Unsupported(f"{leaf.path}: JavaScript code values (mongomock compares them as strings)")
         operands = _operands(leaf)
         nullish = leaf.op in nullish_ops or any(v is None for v in operands)
-        if nullish and column.array_before_leaf:
+        if nullish and column.array_before_leaf and not _elements_only(leaf, column.multikey_paths):
             raise Unsupported(f"{leaf.path}: null/$exists/$ne semantics through an array on the path "
                               "differ between mongomock and MongoDB versions")
         if nullish and facts.undefined and estimator.server_version < (8, 0):
@@ -842,6 +842,17 @@ def guard_leaves(estimator: Sample, leaves: Sequence[Leaf]) -> None:
             raise Unsupported(f"{leaf.path}: booleans and 0/1 numbers (mongomock treats True == 1)")
         if any(isinstance(v, ObjectId) for v in operands) and facts.strings_in_arrays:
             raise Unsupported(f"{leaf.path}: ObjectId equality against arrays of strings (mongomock quirk)")
+
+
+def _elements_only(leaf: Leaf, array_paths: set[str]) -> bool:
+    """Whether the leaf sees array elements rather than a path through arrays: inside a value ``$elemMatch``, or
+    inside an object ``$elemMatch`` with no array below its path (mongomock and MongoDB agree there)."""
+    context = leaf.context
+    if context is None:
+        return False
+    if context.is_value:
+        return True
+    return all(path == context.path or context.path.startswith(path + ".") for path in array_paths)
 
 
 def _collated_filter(expression: Mapping[str, Any], collator: Any) -> Mapping[str, Any]:

@@ -379,7 +379,7 @@ def _parse_elem_match(path: str, operand: Any, context: ElemMatchContext | None)
         if len(leaves) != len(children):
             raise Unsupported("$elemMatch inside a value $elemMatch")
         for leaf in leaves:
-            if leaf.op not in ("eq", "gt", "gte", "lt", "lte", "in", "exists", "regex"):
+            if leaf.op not in ("eq", "ne", "gt", "gte", "lt", "lte", "in", "exists", "regex"):
                 raise Unsupported(f"${leaf.op} inside a value $elemMatch")
         return ElemMatchValue(path, leaves, ctx)
     ctx = ElemMatchContext(path, is_value=False)
