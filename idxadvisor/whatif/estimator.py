@@ -32,7 +32,6 @@ from typing import Any
 
 from bson import Code, Decimal128, ObjectId, json_util
 from bson.json_util import CANONICAL_JSON_OPTIONS
-from mongomock.filtering import filter_applies
 
 from idxadvisor.errors import UsageError
 from idxadvisor.ingest.samples import MAX_NESTING, Undefined, too_deep
@@ -42,6 +41,7 @@ from idxadvisor.whatif.collation import Collator, collator_for
 from idxadvisor.whatif.dispatch import explain_request
 from idxadvisor.whatif.explainer import NATURAL, ServerError, guard_leaves
 from idxadvisor.whatif.keys import IndexModel, PathColumn, build_column, build_index, hashed_column
+from idxadvisor.whatif.matching import filter_applies
 from idxadvisor.whatif.partial import parse_partial_filter
 from idxadvisor.whatif.query import ParsedQuery, Unsupported, iter_leaves, matcher_filter
 from idxadvisor.whatif.request import COMMANDS, QUERY_FIELDS, WhatIfQuery, json_safe

@@ -15,13 +15,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bson import MaxKey, MinKey, ObjectId, Regex
-from mongomock.filtering import filter_applies
 
 from idxadvisor.indexes.model import IndexSpec
 from idxadvisor.whatif.bounds import ALL_VALUES, point
 from idxadvisor.whatif.bsonorder import is_number, sort_key
 from idxadvisor.whatif.collation import collator_for
 from idxadvisor.whatif.keys import IndexModel
+from idxadvisor.whatif.matching import filter_applies
 from idxadvisor.whatif.partial import implies, parse_partial_filter
 from idxadvisor.whatif.plan import (
     Candidate,
@@ -217,9 +217,10 @@ class Explainer:
     def guard_data(self) -> None:
         """Reject data on which mongomock and MongoDB disagree for this query."""
         for node in self.parsed.conjuncts:
-            for path in _node_paths(node):
+            for path in _elem_match_paths(node):
                 if self.est.column(path).nested_arrays:
-                    raise Unsupported(f"{path}: arrays nested in arrays are not modelled")
+                    raise Unsupported(f"{path}: $elemMatch over arrays nested in arrays (mongomock matches the "
+                                      "inner arrays' elements, MongoDB does not)")
         guard_leaves(self.est, iter_leaves(self.parsed.conjuncts))
         array_sort_fields = 0
         for path, _ in self.parsed.sort:
@@ -749,13 +750,13 @@ def _related(a: str, b: str) -> bool:
     return a == b or a.startswith(b + ".") or b.startswith(a + ".")
 
 
-def _node_paths(node: Any) -> list[str]:
-    if isinstance(node, Leaf):
-        return [node.path]
+def _elem_match_paths(node: Any) -> list[str]:
+    """The paths an ``$elemMatch`` reads (nested arrays are modelled elsewhere: keys, bounds and the matcher agree
+    with MongoDB on one level of array traversal, but not inside ``$elemMatch``)."""
     if isinstance(node, (ElemMatchValue, ElemMatchObject)):
         return [node.path] + [c.path for c in node.children]
     if isinstance(node, OrNode):
-        return [p for branch in node.branches for n in branch for p in _node_paths(n)]
+        return [p for branch in node.branches for n in branch for p in _elem_match_paths(n)]
     return []
 
 

@@ -132,6 +132,7 @@ class IndexPlanner:
             compound=len(model.fields) > 1,
             null_has_undefined=self.shape.version < (8, 0),
             hashed=model.hashed[position],
+            collated=model.collator is not None,
         )
 
     @property

@@ -21,6 +21,7 @@ from typing import Any
 from bson import Code, Decimal128, MaxKey, MinKey, Regex
 
 from idxadvisor.whatif.bsonorder import UNDEFINED, UnsupportedValue, sort_key
+from idxadvisor.whatif.bsontypes import TypeSetError, parse_type_set
 
 
 class Unsupported(Exception):
@@ -41,7 +42,6 @@ _UNSUPPORTED_OPERATORS = {
     "$within": "geo operators",
     "$size": "$size (mongomock matches scalars with $size: 1)",
     "$all": "$all",
-    "$type": "$type",
     "$mod": "$mod (not implemented by mongomock)",
     "$bitsAllSet": "bitwise operators",
     "$bitsAllClear": "bitwise operators",
@@ -69,7 +69,8 @@ class ElemMatchContext:
 
 @dataclass(eq=False)
 class Leaf:
-    """One predicate on one path: ``op`` is eq, gt, gte, lt, lte, in, ne, nin, exists, regex or not."""
+    """One predicate on one path: ``op`` is eq, gt, gte, lt, lte, in, ne, nin, exists, regex, type (a
+    :class:`~idxadvisor.whatif.bsontypes.TypeSet`) or not."""
 
     path: str
     op: str
@@ -297,6 +298,11 @@ def _parse_operators(path: str, ops: Mapping[str, Any], context: ElemMatchContex
             nodes.append(Leaf(path, "ne", _check_operand(path, operand), context))
         elif op == "$exists":
             nodes.append(Leaf(path, "exists", bool(operand), context))
+        elif op == "$type":
+            try:
+                nodes.append(Leaf(path, "type", parse_type_set(operand), context))
+            except TypeSetError as exc:
+                raise Unsupported(f"$type: {exc}") from None
         elif op == "$regex":
             nodes.append(Leaf(path, "regex", _regex_from_value(operand, options), context))
         elif op == "$not":
@@ -528,7 +534,8 @@ def _or_to_in(branches: list[list[Node]], version: tuple[int, int]) -> list[list
 # MatchExpression::MatchType order (matchExpressionComparator compares the type first)
 _MATCH_TYPE = {"AND": 0, "OR": 1, "ELEM_MATCH_OBJECT": 2, "ELEM_MATCH_VALUE": 3, "EQ": 5, "LTE": 6, "LT": 7,
                "GT": 8, "GTE": 9, "REGEX": 10, "EXISTS": 12, "MATCH_IN": 13, "NOT": 19}
-_LEAF_TYPE = {"eq": "EQ", "lte": "LTE", "lt": "LT", "gt": "GT", "gte": "GTE", "regex": "REGEX", "in": "MATCH_IN"}
+_LEAF_TYPE = {"eq": "EQ", "lte": "LTE", "lt": "LT", "gt": "GT", "gte": "GTE", "regex": "REGEX", "in": "MATCH_IN",
+              "type": "TYPE_OPERATOR"}
 
 
 def _expression_key(kind: str, path: str, children: Sequence[Any] = ()) -> tuple[Any, ...]:
