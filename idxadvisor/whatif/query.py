@@ -411,9 +411,6 @@ def _check_operand(path: str, value: Any) -> Any:
     if isinstance(value, Code):
         raise Unsupported("JavaScript code operands (mongomock compares them as strings)")
     if isinstance(value, Mapping):
-        if len(value) > 1:
-            raise Unsupported(f"{path}: equality to a multi-field document (field order matters in MongoDB, "
-                              "not in mongomock)")
         for item in value.values():
             _check_operand(path, item)
     if isinstance(value, (list, tuple)):
@@ -712,17 +709,35 @@ def _merge_conditions(left: Any, right: Any) -> dict[str, Any] | None:
     return {**ops[0], **ops[1]}
 
 
+class OrderedDocument(dict):  # type: ignore[type-arg]
+    """A document operand that equals another document only with the same fields in the same order, as BSON
+    documents compare in MongoDB (a plain dict ignores the order). As a dict subclass its ``__eq__`` is the one
+    Python uses on either side of ``==`` with a plain dict, so mongomock's comparisons go through it."""
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Mapping):
+            return False
+        return list(self.keys()) == list(other.keys()) and all(self[k] == other[k] for k in self)
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 def _matcher_value(value: Any) -> Any:
     if isinstance(value, RegexSpec):
         return value.compiled
     if isinstance(value, list):
         return [_matcher_value(v) for v in value]
+    if isinstance(value, Mapping) and not isinstance(value, OrderedDocument):
+        return OrderedDocument((k, _matcher_value(v)) for k, v in value.items())
     return value
 
 
 def _leaf_condition(leaf: Leaf) -> Any:
     if leaf.op == "eq":
-        return leaf.value if not isinstance(leaf.value, Mapping) or leaf.value else {"$eq": {}}
+        return _matcher_value(leaf.value) if not isinstance(leaf.value, Mapping) or leaf.value else {"$eq": {}}
     if leaf.op == "regex":
         return leaf.value.compiled
     if leaf.op == "not_regex":
