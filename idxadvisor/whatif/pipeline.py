@@ -1,7 +1,8 @@
 """Aggregations: the prefix of a pipeline the classic query planner runs, and what the rest asks of it.
 
-The planner sees the pipeline's leading ``$match`` stages (one conjunction), a ``$sort`` with the ``$limit`` that
-follows it (coalesced into the sort), and the fields the later stages depend on:
+The planner sees the pipeline's leading ``$match`` stages (one conjunction), a ``$sort``, the ``$limit`` stages that
+follow (coalesced into the smallest, folded into the sort or pushed down as the query's limit), and the fields the
+later stages depend on:
 
 * nothing after the prefix: whole documents (a FETCH or COLLSCAN);
 * a final ``$project`` of plain fields: that projection (a covered plan is possible);
@@ -59,13 +60,16 @@ def push_down(pipeline: Sequence[Mapping[str, Any]]) -> PushedDown:
             raise Unsupported("$sort needs a document")
         out.sort = dict(stages[position][1])
         position += 1
-        if position < len(stages) and stages[position][0] == "$limit":
-            limit = stages[position][1]
-            if isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit != int(limit) or limit < 1:
-                raise Unsupported("$limit needs a positive integer")
-            out.limit = int(limit)
+    # $limit stages right after the prefix coalesce into the smallest and go down into the query (the sort's
+    # top-k, or a LIMIT over the scan); the pipeline keeps a $limit of its own.
+    while position < len(stages) and stages[position][0] == "$limit":
+        limit = stages[position][1]
+        if isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit != int(limit) or limit < 1:
+            raise Unsupported("$limit needs a positive integer")
+        out.limit = int(limit) if out.limit is None else min(out.limit, int(limit))
+        if "$limit" not in out.later:
             out.later.append("$limit")
-            position += 1
+        position += 1
     rest = stages[position:]
     _classify_tail(out, rest)
     out.later.extend(name for name, _ in rest)
