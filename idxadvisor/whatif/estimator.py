@@ -43,7 +43,7 @@ from idxadvisor.whatif.explainer import NATURAL, ServerError, guard_leaves
 from idxadvisor.whatif.keys import IndexModel, PathColumn, build_column, build_index, hashed_column
 from idxadvisor.whatif.matching import filter_applies
 from idxadvisor.whatif.partial import parse_partial_filter
-from idxadvisor.whatif.query import ParsedQuery, Unsupported, iter_leaves, matcher_filter
+from idxadvisor.whatif.query import ParsedQuery, Unsupported, is_positional, iter_leaves, matcher_filter
 from idxadvisor.whatif.request import COMMANDS, QUERY_FIELDS, WhatIfQuery, json_safe
 from idxadvisor.whatif.source import ColumnFacts
 from idxadvisor.whatif.stages import render_key_pattern_plain
@@ -197,10 +197,12 @@ class Estimator:
     def wildcard_holds(self, spec: IndexSpec, path: str) -> bool:
         return wildcard_included(spec, spec.wildcard_projection, path)
 
-    def wildcard_model(self, spec: IndexSpec, path: str) -> IndexModel:
+    def wildcard_model(self, spec: IndexSpec, path: str) -> IndexModel | None:
         """The expansion ``{$_path: 1, <path>: 1}`` of a wildcard index (``expandWildcardIndexEntry``)."""
         keys = self.wildcard_keys(spec)
         model = expanded_model(keys, path)
+        if model is None:
+            return None
         model.collator = collator_for(spec.collation)
         if spec.partial_filter is not None:
             model.members = self.partial_members(spec.partial_filter)
@@ -249,7 +251,7 @@ class Estimator:
         return cached
 
     def _mergeable(self, path: str) -> bool:
-        return not self.column(path).array_before_leaf
+        return not is_positional(path) and not self.column(path).array_before_leaf
 
     def match_all(self, flt: Mapping[str, Any]) -> list[bool] | str:
         if not flt:

@@ -42,6 +42,7 @@ from idxadvisor.whatif.query import (
     OrNode,
     RegexSpec,
     Unsupported,
+    is_positional,
     iter_leaves,
     matcher_filter,
     parse_query,
@@ -191,8 +192,9 @@ class Explainer:
         if any("$**" in name for name in spec.fields):
             if spec.partial_filter is not None:
                 self._partial_filters[id(spec)] = parse_partial_filter(spec.partial_filter, self.version)
-            return [self.base.wildcard_model(spec, path) for path in sorted(paths)
-                    if self.base.wildcard_holds(spec, path)]
+            expansions = [self.base.wildcard_model(spec, path) for path in sorted(paths)
+                          if self.base.wildcard_holds(spec, path)]
+            return [model for model in expansions if model is not None]
         model = self.base.model(spec)
         if spec.partial_filter is not None:
             self._partial_filters[id(spec)] = parse_partial_filter(
@@ -832,6 +834,8 @@ def guard_leaves(estimator: Sample, leaves: Sequence[Leaf]) -> None:
             raise Unsupported(f"{leaf.path}: JavaScript code values (mongomock compares them as strings)")
         operands = _operands(leaf)
         nullish = leaf.op in nullish_ops or any(v is None for v in operands)
+        if nullish and is_positional(leaf.path):
+            raise Unsupported(f"{leaf.path}: null/$exists/$ne on a positional path are not modelled")
         if nullish and column.array_before_leaf and not _elements_only(leaf, column.multikey_paths):
             raise Unsupported(f"{leaf.path}: null/$exists/$ne semantics through an array on the path "
                               "differ between mongomock and MongoDB versions")

@@ -1,18 +1,24 @@
-"""The residual-filter matcher: mongomock's, with ``$type`` as MongoDB evaluates it.
+"""The residual-filter matcher: mongomock's, with ``$type`` and positional paths as MongoDB evaluates them.
 
 mongomock's own ``$type`` confuses ``int`` with ``long`` and ``bool`` with numbers, refuses ``null`` and type
 arrays; the model builds ``$type`` conditions as :class:`~idxadvisor.whatif.bsontypes.TypeSet` values and matches
 them here. A private filterer is used so that mongomock's module-level one stays as the library ships it.
+
+A path with a numeric component (``a.0.b``) reaches, in MongoDB, both the array element at that position and the
+field of that name in each document of the array (``BSONElementIterator``); mongomock follows only one of the two.
+Such a path is matched on the values MongoDB reaches (:func:`path_values`), handed to mongomock as the documents
+of a synthetic array field so that its usual candidate loop (and leaf-array expansion) applies to each value.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from mongomock import filtering
 
 from idxadvisor.whatif.bsontypes import TypeSet, TypeSetError, value_matches
+from idxadvisor.whatif.query import is_positional
 
 
 def _type_operator(value: Any, types: Any) -> bool:
@@ -30,6 +36,49 @@ _FILTERER = filtering._Filterer()
 _FILTERER._operator_map["$type"] = _type_operator
 
 
+_SYNTHETIC = "\x00positional"
+_VALUE = "v"
+
+
+def path_values(value: Any, parts: Sequence[str]) -> Iterator[Any]:
+    """The values a dotted path reaches in MongoDB's matcher: through documents by field name, through arrays both
+    by position (a numeric component) and into each element that is a document (never into nested arrays)."""
+    if not parts:
+        yield value
+        return
+    part, rest = parts[0], parts[1:]
+    if isinstance(value, Mapping):
+        if part in value:
+            yield from path_values(value[part], rest)
+    elif isinstance(value, list):
+        if part.isdigit() and (part == "0" or not part.startswith("0")) and int(part) < len(value):
+            yield from path_values(value[int(part)], rest)
+        for element in value:
+            if isinstance(element, Mapping):
+                yield from path_values(element, parts)
+
+
+def _rewrite(search_filter: Mapping[str, Any], paths: dict[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, condition in search_filter.items():
+        if key in ("$and", "$or", "$nor") and isinstance(condition, list):
+            out[key] = [_rewrite(branch, paths) for branch in condition]
+        elif not key.startswith("$") and is_positional(key):
+            synthetic = paths.setdefault(key, f"{_SYNTHETIC}{len(paths)}")
+            out[f"{synthetic}.{_VALUE}"] = condition
+        else:
+            out[key] = condition
+    return out
+
+
 def filter_applies(search_filter: Mapping[str, Any], document: Mapping[str, Any]) -> bool:
-    """Whether ``document`` matches ``search_filter`` (mongomock's ``filter_applies`` with the fixed ``$type``)."""
+    """Whether ``document`` matches ``search_filter`` (mongomock's ``filter_applies`` with MongoDB's ``$type`` and
+    positional paths)."""
+    paths: dict[str, str] = {}
+    rewritten = _rewrite(search_filter, paths)
+    if paths:
+        document = dict(document)
+        for path, synthetic in paths.items():
+            document[synthetic] = [{_VALUE: value} for value in path_values(document, path.split("."))]
+        search_filter = rewritten
     return bool(_FILTERER.apply(search_filter, document))

@@ -291,8 +291,8 @@ class IndexPlanner:
         bounds reach documents, which then cover every value and must be fetched)."""
         value_oil, subpaths = wildcard_adjust_bounds(oils[1] or [ALL_VALUES])
         oils[1] = value_oil
-        oils[0] = wildcard_path_bounds(self.model.fields[1], subpaths)
-        if subpaths:
+        oils[0] = wildcard_path_bounds(self.model.fields[1], subpaths, self.model.array_indices)
+        if subpaths or self.model.array_indices:  # positions through arrays: the keys cannot tell, fetch
             consumed = consumed - {id(item.node) for item in chosen}
         if key_filter_leaves:  # an IXSCAN filter on wildcard keys is not modelled: evaluate after the fetch
             consumed = consumed - {id(leaf) for leaf in key_filter_leaves}

@@ -241,12 +241,17 @@ def _logical_children(key: str, value: Any) -> list[Mapping[str, Any]]:
     return list(value)
 
 
-def _check_path(path: str) -> None:
+def is_positional(path: str) -> bool:
+    """Whether a path has a numeric component (``a.0.b``): an array position or a field name, whichever exists."""
+    return any(part.isdigit() for part in path.split("."))
+
+
+def _check_path(path: str, positional_ok: bool = False) -> None:
     parts = path.split(".")
     if any(not part for part in parts):
         raise Unsupported(f"path {path!r} has an empty component")
-    if any(part.isdigit() for part in parts):
-        raise Unsupported(f"positional path {path!r} (numeric component) is not modelled")
+    if not positional_ok and is_positional(path):
+        raise Unsupported(f"positional path {path!r} (numeric component) in a sort or projection is not modelled")
     if any(part.startswith("$") for part in parts):
         raise Unsupported(f"path {path!r} is not a plain field path")
 
@@ -257,7 +262,7 @@ def _is_operator_doc(value: Any) -> bool:
 
 
 def _parse_field(path: str, value: Any, context: ElemMatchContext | None) -> list[Node]:
-    _check_path(path)
+    _check_path(path, positional_ok=True)
     if isinstance(value, Mapping) and any(isinstance(k, str) and k.startswith("$") for k in value):
         if not _is_operator_doc(value):
             raise Unsupported(f"{path}: a document mixing operators and fields is not a valid filter")

@@ -138,16 +138,100 @@ def build_wildcard_keys(spec: IndexSpec, projection: Mapping[str, Any] | None,
     return keys
 
 
-def expanded_model(keys: WildcardKeys, path: str) -> IndexModel:
-    """The index ``{$_path: 1, <path>: 1}`` the planner uses for one queried field."""
+MAX_ARRAY_INDEX_DEPTH = 8  # kWildcardMaxArrayIndexTraversalDepth
+
+
+def _strict_numeric(part: str) -> bool:
+    """``FieldRef::isNumericPathComponentStrict``: digits without a leading zero (``0`` itself is numeric)."""
+    return part.isdigit() and (part == "0" or not part.startswith("0"))
+
+
+def _index_path_matches(query: list[str], stored: list[str], components: set[int]) -> bool:
+    """``fieldNameOrArrayIndexPathMatches``: ``query`` equals ``stored`` once numeric parts that follow a multikey
+    component are read as array indices and skipped."""
+    if len(stored) > len(query):
+        return False
+    offset = 0
+    for i, part in enumerate(query):
+        if i - offset >= len(stored):
+            return False
+        if part == stored[i - offset]:
+            continue
+        if (i - 1) in components and _strict_numeric(part):
+            offset += 1
+            continue
+        return False
+    return len(query) == len(stored) + offset
+
+
+def _multikey_components(multikey: set[str], parts: list[str]) -> set[int]:
+    """``buildMultiKeyPathsForExpandedWildcardIndexEntry``: which prefixes of the queried path are arrays."""
+    components: set[int] = set()
+    for i in range(len(parts)):
+        prefix = parts[: i + 1]
+        joined = ".".join(prefix)
+        if joined in multikey or (any(_strict_numeric(p) for p in prefix) and any(
+                _index_path_matches(prefix, stored.split("."), components) for stored in multikey)):
+            components.add(i)
+    return components
+
+
+def _array_indices(components: set[int], parts: list[str]) -> list[int]:
+    """``findArrayIndexPathComponents``: numeric parts right after a multikey component."""
+    return [i + 1 for i in sorted(components) if i < len(parts) - 1 and _strict_numeric(parts[i + 1])]
+
+
+def _answerable(keys: WildcardKeys, parts: list[str], indices: list[int]) -> bool:
+    """``validateNumericPathComponents``: at most 8 array indices, never two positions in a row after an array,
+    and not through an array index that the index's inclusion projection names."""
+    if not indices:
+        return True
+    if len(indices) > MAX_ARRAY_INDEX_DEPTH:
+        return False
+    if any(i + 1 < len(parts) and _strict_numeric(parts[i + 1]) for i in indices):
+        return False
+    projection = keys.spec.wildcard_projection
+    if not projection or not _projection_is_inclusion(projection):
+        return True
+    including = [name.split(".") for name in projection if name != "_id" and projection[name]
+                 and parts[: len(name.split("."))] == name.split(".")]
+    return not including or indices[0] >= len(including[0])
+
+
+def expanded_model(keys: WildcardKeys, path: str) -> IndexModel | None:
+    """The index ``{$_path: 1, <path>: 1}`` the planner uses for one queried field (``createExpandedIndexEntry``),
+    or ``None`` when a numeric component makes the path unanswerable by the index."""
     spec = IndexSpec(key=((PATH_FIELD, 1), (path, 1)), name=keys.spec.name)
     parts = path.split(".")
-    multikey = {".".join(parts[:n]) for n in range(1, len(parts) + 1) if ".".join(parts[:n]) in keys.multikey}
+    components = _multikey_components(keys.multikey, parts)
+    indices = _array_indices(components, parts)
+    if not _answerable(keys, parts, indices):
+        return None
+    multikey = {".".join(parts[: i + 1]) for i in components}
     placeholder = PathColumn(PATH_FIELD, [MISSING] * len(keys.by_doc), {}, set(), False, False)
     model = IndexModel(spec, [placeholder, placeholder], [set(), multikey], dict(keys.by_doc))
     model.wildcard = keys
     model.origin = keys.spec
+    model.array_indices = tuple(indices)
     return model
+
+
+def index_or_field_paths(path: str, indices: Sequence[int], subpaths: bool) -> list[str]:
+    """``generateFieldNameOrArrayIndexPathSet``: the path with every subset of its possible array indices left
+    out (an index key never holds positions); with subpath bounds, a path another one prefixes is dropped."""
+    parts = path.split(".")
+    found: set[tuple[str, ...]] = set()
+    for mask in range(1 << len(indices)):
+        skipped = {index for bit, index in enumerate(indices) if mask & (1 << bit)}
+        found.add(tuple(part for i, part in enumerate(parts) if i not in skipped))
+    ordered = sorted(found)
+    if subpaths:
+        kept: list[tuple[str, ...]] = []
+        for candidate in ordered:
+            if not any(candidate[: len(shorter)] == shorter for shorter in kept):
+                kept.append(candidate)
+        ordered = kept
+    return [".".join(candidate) for candidate in ordered]
 
 
 def supports(leaf: Leaf) -> bool:
@@ -178,10 +262,15 @@ def adjust_bounds(oil: OIL) -> tuple[OIL, bool]:
     return oil, False
 
 
-def path_bounds(path: str, subpaths: bool) -> OIL:
-    oil = [point(path)]
-    if subpaths:
-        oil.append(Interval(path + ".", True, path + "/", False))
+def path_bounds(path: str, subpaths: bool, indices: Sequence[int] = ()) -> OIL:
+    """The ``$_path`` bounds: a point per path the query may mean, each with its subpaths when needed."""
+    oil: OIL = []
+    for each in index_or_field_paths(path, indices, subpaths):
+        oil.append(point(each))
+        if subpaths:
+            oil.append(Interval(each + ".", True, each + "/", False))
+    if [iv.start_key for iv in oil] != sorted(iv.start_key for iv in oil):
+        raise Unsupported(f"the $_path bounds of {path} are not in index order")
     return oil
 
 
