@@ -36,18 +36,29 @@ class WildcardKeys:
     """Every key of a wildcard index over the sample, sorted as the index holds them."""
 
     spec: IndexSpec
-    entries: list[tuple[SortKey, SortKey, int]]       # (path key, value key, record id), in index order
+    entries: list[tuple[Any, ...]]                     # (path key, value key, regular keys..., record id), sorted
     multikey: set[str]                                 # array paths (the index's multikey metadata)
     paths: set[str]                                    # every path that has a key
     by_doc: dict[int, list[KeyTuple]] = field(default_factory=dict)
 
 
 def wildcard_root(spec: IndexSpec) -> str:
-    """``""`` for ``$**``, ``"a.b"`` for ``a.b.$**``."""
-    if any(direction != 1 and direction != -1 for _, direction in spec.key) or len(spec.key) != 1:
-        raise Unsupported("compound wildcard indexes are not modelled")
+    """``""`` for ``$**``, ``"a.b"`` for ``a.b.$**`` (also as the first field of a compound wildcard index)."""
+    if any(direction != 1 and direction != -1 for _, direction in spec.key):
+        raise Unsupported("a wildcard index with a special (hashed, text, geo) field is not modelled")
+    if len(spec.key) > 1:
+        if not spec.fields[0].endswith("$**") or spec.key[0][1] != 1:
+            raise Unsupported("compound wildcard indexes are modelled with an ascending wildcard field first "
+                              "(regular fields before it, or a descending wildcard field, are not)")
+        if any(name.endswith("$**") for name in spec.fields[1:]):
+            raise Unsupported("a wildcard index with two wildcard fields")
     name = spec.fields[0]
     return "" if name == "$**" else name[: -len(".$**")]
+
+
+def regular_fields(spec: IndexSpec) -> list[str]:
+    """The regular fields after the wildcard field of a compound wildcard index (7.0+)."""
+    return list(spec.fields[1:])
 
 
 def included(spec: IndexSpec, projection: Mapping[str, Any] | None, path: str) -> bool:
@@ -124,16 +135,39 @@ class _Walker:
                 self.add(child, value)
 
 
+def _regular_value(doc: Mapping[str, Any], path: str) -> Any:
+    """A regular field of a compound wildcard index: one value (null when missing); an array there is refused, as
+    the server refuses to index it (regular fields of a compound wildcard index cannot be multikey)."""
+    value: Any = doc
+    for part in path.split("."):
+        if isinstance(value, list):
+            raise Unsupported(f"an array on {path}, a regular field of a compound wildcard index (the server "
+                              "rejects the document)")
+        value = value.get(part, MISSING) if isinstance(value, Mapping) else MISSING
+        if value is MISSING:
+            return None
+    if isinstance(value, list):
+        raise Unsupported(f"an array on {path}, a regular field of a compound wildcard index (the server "
+                          "rejects the document)")
+    return value
+
+
 def build_wildcard_keys(spec: IndexSpec, projection: Mapping[str, Any] | None,
                         documents: Sequence[Mapping[str, Any]]) -> WildcardKeys:
+    """Every key: ``($_path, value)`` per leaf, followed by the regular fields' values in a compound index. A
+    document without any wildcard key has no key here: only a scan of the regular fields alone (not modelled)
+    would reach the keys the server gives it."""
     keys = WildcardKeys(spec, [], set(), set())
+    regular = regular_fields(spec)
     for rid, doc in enumerate(documents):
         walker = _Walker(spec, projection, keys.multikey)
         walker.walk(doc, "", False)
-        keys.by_doc[rid] = list(walker.found)
-        for path_key, value_key in walker.found:
-            keys.entries.append((path_key, value_key, rid))
-            keys.paths.add(path_key[1])
+        suffix = tuple(sort_key(_regular_value(doc, name)) for name in regular)
+        found = [(path_key, value_key, *suffix) for path_key, value_key in walker.found]
+        keys.by_doc[rid] = found
+        for key in found:
+            keys.entries.append((*key, rid))
+            keys.paths.add(key[0][1])
     keys.entries.sort()
     return keys
 
@@ -201,7 +235,8 @@ def _answerable(keys: WildcardKeys, parts: list[str], indices: list[int]) -> boo
 def expanded_model(keys: WildcardKeys, path: str) -> IndexModel | None:
     """The index ``{$_path: 1, <path>: 1}`` the planner uses for one queried field (``createExpandedIndexEntry``),
     or ``None`` when a numeric component makes the path unanswerable by the index."""
-    spec = IndexSpec(key=((PATH_FIELD, 1), (path, 1)), name=keys.spec.name)
+    regular = keys.spec.key[1:]
+    spec = IndexSpec(key=((PATH_FIELD, 1), (path, 1), *regular), name=keys.spec.name)
     parts = path.split(".")
     components = _multikey_components(keys.multikey, parts)
     indices = _array_indices(components, parts)
@@ -209,7 +244,8 @@ def expanded_model(keys: WildcardKeys, path: str) -> IndexModel | None:
         return None
     multikey = {".".join(parts[: i + 1]) for i in components}
     placeholder = PathColumn(PATH_FIELD, [MISSING] * len(keys.by_doc), {}, set(), False, False)
-    model = IndexModel(spec, [placeholder, placeholder], [set(), multikey], dict(keys.by_doc))
+    model = IndexModel(spec, [placeholder] * (2 + len(regular)), [set(), multikey] + [set() for _ in regular],
+                       dict(keys.by_doc))
     model.wildcard = keys
     model.origin = keys.spec
     model.array_indices = tuple(indices)
@@ -284,8 +320,9 @@ def slice_entries(keys: WildcardKeys, oils: Sequence[OIL], direction: int, singl
     low, high = oils[0][0].start_key, oils[0][-1].end_key
     start = bisect_left(entries, (low,))
     stop = bisect_right(entries, (high, (999,)))
-    if start == 0 and direction < 0 and keys.multikey and not single_range:
+    compound = len(keys.spec.key) > 1  # the server also keys documents without wildcard keys there
+    if start == 0 and direction < 0 and (keys.multikey or compound) and not single_range:
         raise Unsupported("a backward wildcard scan reaching the index's multikey metadata keys is not modelled")
     lo, hi = max(0, start - 1), min(len(entries), stop + 1)
     chosen = entries[lo:hi]
-    return [rid for _, _, rid in chosen], [(path_key, value_key) for path_key, value_key, _ in chosen]
+    return [entry[-1] for entry in chosen], [entry[:-1] for entry in chosen]
