@@ -218,9 +218,31 @@ def translate_equality(path: str, value: Any, ctx: IndexContext) -> tuple[OIL, T
     return [point(value)], Tightness.EXACT
 
 
+def _array_comparison(op: str, value: list[Any]) -> tuple[OIL, Tightness]:
+    """``buildBoundsForQueryElementForLT/GT`` with an array operand: a multikey index keys the elements, so the
+    bounds reach from MinKey (or to MaxKey) and stop at the first element when its type sorts past (or before)
+    arrays, both ends included whatever the operator (``inclusiveBounds``); always fetched."""
+    first_rank = type_rank(value[0]) if value else None
+    if op in ("lt", "lte"):
+        if not value:
+            end: Any = []
+        else:
+            end = value[0] if first_rank is not None and first_rank > RANK_ARRAY else value
+        interval = Interval(MinKey(), True, end, True)
+    else:
+        if not value:
+            start: Any = MinKey()
+        else:
+            start = value[0] if first_rank is not None and first_rank < RANK_ARRAY else value
+        interval = Interval(start, True, MaxKey(), True)
+    return ([] if interval.is_empty else [interval]), Tightness.INEXACT_FETCH
+
+
 def translate_comparison(op: str, value: Any) -> tuple[OIL, Tightness]:
     if value is None:  # $gt/$lt null: type bracketing leaves nothing
         return [], Tightness.EXACT
+    if isinstance(value, list):
+        return _array_comparison(op, value)
     if not has_type_bracket(value):
         raise Unsupported(f"range bounds for a {type(value).__name__} operand are not modelled")
     if is_number(value):

@@ -12,11 +12,12 @@ of a synthetic array field so that its usual candidate loop (and leaf-array expa
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from mongomock import filtering
 
+from idxadvisor.whatif.bsonorder import sort_key
 from idxadvisor.whatif.bsontypes import TypeSet, TypeSetError, value_matches
 from idxadvisor.whatif.query import is_positional
 
@@ -32,8 +33,28 @@ def _type_operator(value: Any, types: Any) -> bool:
         raise NotImplementedError(str(exc)) from None
 
 
+def _array_comparison(operator: str, original: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
+    """``$lt``/``$gt``… against an array: only arrays compare (type bracketing), the value itself or an array
+    element of it, in BSON order (mongomock also compares the elements of nested arrays)."""
+    compare = {"$lt": lambda a, b: a < b, "$lte": lambda a, b: a <= b,
+               "$gt": lambda a, b: a > b, "$gte": lambda a, b: a >= b}[operator]
+
+    def apply(value: Any, operand: Any) -> bool:
+        if not isinstance(operand, list):
+            return original(value, operand)
+        if value is filtering.NOTHING or not isinstance(value, list):
+            return False
+        target = sort_key(operand)
+        candidates = [value, *(element for element in value if isinstance(element, list))]
+        return any(compare(sort_key(candidate), target) for candidate in candidates)
+
+    return apply
+
+
 _FILTERER = filtering._Filterer()
 _FILTERER._operator_map["$type"] = _type_operator
+for _name in ("$lt", "$lte", "$gt", "$gte"):
+    _FILTERER._operator_map[_name] = _array_comparison(_name, _FILTERER._operator_map[_name])
 
 
 _SYNTHETIC = "\x00positional"

@@ -324,8 +324,10 @@ def _comparison(path: str, op: str, operand: Any, context: ElemMatchContext | No
         raise Unsupported("comparisons with MinKey/MaxKey (mongomock cannot order them)")
     if isinstance(operand, (Regex, re.Pattern)):
         raise Unsupported(f"${op} with a regular expression operand")
-    if isinstance(operand, (list, tuple, Mapping)):
-        raise Unsupported(f"${op} with an array or document operand")
+    if isinstance(operand, Mapping):
+        raise Unsupported(f"${op} with a document operand")
+    if isinstance(operand, (list, tuple)) and any(isinstance(v, (list, tuple, Mapping)) for v in operand):
+        raise Unsupported(f"${op} with an array operand holding arrays or documents")
     operand = _check_operand(path, operand)
     if operand is None:
         # Type bracketing: $gte/$lte null are equalities to null; $gt/$lt null match nothing.
