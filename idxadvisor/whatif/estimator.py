@@ -41,7 +41,7 @@ from idxadvisor.whatif.collation import Collator, collator_for
 from idxadvisor.whatif.dispatch import explain_request
 from idxadvisor.whatif.explainer import NATURAL, ServerError, guard_leaves
 from idxadvisor.whatif.keys import IndexModel, PathColumn, build_column, build_index, hashed_column
-from idxadvisor.whatif.matching import filter_applies
+from idxadvisor.whatif.matching import matcher
 from idxadvisor.whatif.partial import parse_partial_filter
 from idxadvisor.whatif.query import ParsedQuery, Unsupported, is_positional, iter_leaves, matcher_filter
 from idxadvisor.whatif.request import COMMANDS, QUERY_FIELDS, WhatIfQuery, json_safe
@@ -257,7 +257,8 @@ class Estimator:
         if not flt:
             return [True] * len(self._docs)
         try:
-            return [bool(filter_applies(flt, doc)) for doc in self._docs]
+            applies = matcher(flt)
+            return [applies(doc) for doc in self._docs]
         except (NotImplementedError, TypeError) as exc:
             return f"mongomock cannot evaluate this filter on the sample ({exc})"
         except Exception as exc:  # mongomock raises OperationFailure for filters MongoDB would reject

@@ -92,14 +92,24 @@ def _rewrite(search_filter: Mapping[str, Any], paths: dict[str, str]) -> dict[st
     return out
 
 
-def filter_applies(search_filter: Mapping[str, Any], document: Mapping[str, Any]) -> bool:
-    """Whether ``document`` matches ``search_filter`` (mongomock's ``filter_applies`` with MongoDB's ``$type`` and
-    positional paths)."""
+def matcher(search_filter: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], bool]:
+    """A predicate over documents for one filter (mongomock's matching with MongoDB's ``$type``, array comparisons
+    and positional paths); the filter is prepared once."""
     paths: dict[str, str] = {}
     rewritten = _rewrite(search_filter, paths)
-    if paths:
-        document = dict(document)
-        for path, synthetic in paths.items():
-            document[synthetic] = [{_VALUE: value} for value in path_values(document, path.split("."))]
-        search_filter = rewritten
-    return bool(_FILTERER.apply(search_filter, document))
+    if not paths:
+        return lambda document: bool(_FILTERER.apply(search_filter, document))
+    split = [(synthetic, path.split(".")) for path, synthetic in paths.items()]
+
+    def applies(document: Mapping[str, Any]) -> bool:
+        extended = dict(document)
+        for synthetic, parts in split:
+            extended[synthetic] = [{_VALUE: value} for value in path_values(document, parts)]
+        return bool(_FILTERER.apply(rewritten, extended))
+
+    return applies
+
+
+def filter_applies(search_filter: Mapping[str, Any], document: Mapping[str, Any]) -> bool:
+    """Whether ``document`` matches ``search_filter`` (see :func:`matcher`)."""
+    return matcher(search_filter)(document)
