@@ -56,7 +56,7 @@ def push_down(pipeline: Sequence[Mapping[str, Any]]) -> PushedDown:
         position += 1
     if matches:
         out.filter = matches[0] if len(matches) == 1 else {"$and": matches}
-    if any(name in _TRANSFORMS for name, _ in stages[position:]):
+    if _transform_before_sort_or_limit(stages[position:]):
         _push_past_transforms(out, stages[position:])
         return out
     if position < len(stages) and stages[position][0] == "$sort":
@@ -83,6 +83,12 @@ def push_down(pipeline: Sequence[Mapping[str, Any]]) -> PushedDown:
 # Single-document transformations: a $limit moves ahead of them and the query still reads every document they
 # see; a $sort on fields they keep moves ahead too (Pipeline::optimize).
 _TRANSFORMS = frozenset({"$project", "$addFields", "$set", "$unset"})
+
+
+def _transform_before_sort_or_limit(stages: list[tuple[str, Any]]) -> bool:
+    names = [name for name, _ in stages]
+    first = next((i for i, name in enumerate(names) if name in _TRANSFORMS), None)
+    return first is not None and any(name in ("$sort", "$limit") for name in names[first + 1:])
 
 
 def _push_past_transforms(out: PushedDown, stages: list[tuple[str, Any]]) -> None:
