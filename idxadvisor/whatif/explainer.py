@@ -226,10 +226,8 @@ class Explainer:
         guard_leaves(self.est, iter_leaves(self.parsed.conjuncts))
         array_sort_fields = 0
         for path, _ in self.parsed.sort:
-            column = self.est.column(path)
-            if column.nested_arrays:
-                raise Unsupported(f"sort on {path}: arrays nested in arrays")
-            if column.complex_keys:
+            column = self.est.column(path)  # an array's sort key is its least (or greatest) index key, nested
+            if column.complex_keys:          # arrays included as values (SortKeyGenerator uses the key generator)
                 array_sort_fields += 1
         if array_sort_fields > 1:
             raise Unsupported("sorting on several array fields (parallel arrays in the sort key)")
