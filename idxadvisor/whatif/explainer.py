@@ -832,9 +832,10 @@ def guard_leaves(estimator: Sample, leaves: Sequence[Leaf]) -> None:
             raise Unsupported(f"{leaf.path}: JavaScript code values (mongomock compares them as strings)")
         operands = _operands(leaf)
         nullish = leaf.op in nullish_ops or any(v is None for v in operands)
-        if nullish and is_positional(leaf.path):
-            raise Unsupported(f"{leaf.path}: null/$exists/$ne on a positional path are not modelled")
-        if nullish and column.array_before_leaf and not _elements_only(leaf, column.multikey_paths):
+        if nullish and is_positional(leaf.path):  # matched on the values MongoDB reaches (matching.path_values)
+            if not (leaf.op == "exists" and leaf.value):
+                raise Unsupported(f"{leaf.path}: null/$exists: false/$ne on a positional path are not modelled")
+        elif nullish and column.array_before_leaf and not _elements_only(leaf, column.multikey_paths):
             raise Unsupported(f"{leaf.path}: null/$exists/$ne semantics through an array on the path "
                               "differ between mongomock and MongoDB versions")
         if nullish and facts.undefined and estimator.server_version < (8, 0):
