@@ -221,8 +221,8 @@ class Explainer:
         for node in self.parsed.conjuncts:
             for path in _elem_match_paths(node):
                 if self.est.column(path).nested_arrays:
-                    raise Unsupported(f"{path}: $elemMatch over arrays nested in arrays (mongomock matches the "
-                                      "inner arrays' elements, MongoDB does not)")
+                    raise Unsupported(f"{path}: an object $elemMatch over arrays nested in arrays (mongomock "
+                                      "matches inside the inner arrays, MongoDB does not)")
         guard_leaves(self.est, iter_leaves(self.parsed.conjuncts))
         array_sort_fields = 0
         for path, _ in self.parsed.sort:
@@ -751,9 +751,10 @@ def _related(a: str, b: str) -> bool:
 
 
 def _elem_match_paths(node: Any) -> list[str]:
-    """The paths an ``$elemMatch`` reads (nested arrays are modelled elsewhere: keys, bounds and the matcher agree
-    with MongoDB on one level of array traversal, but not inside ``$elemMatch``)."""
-    if isinstance(node, (ElemMatchValue, ElemMatchObject)):
+    """The paths an object ``$elemMatch`` reads (nested arrays are modelled elsewhere: keys, bounds and the matcher
+    agree with MongoDB on one level of array traversal, and a value ``$elemMatch`` compares an inner array as one
+    value (``matching``), but mongomock looks into an inner array for an object ``$elemMatch``)."""
+    if isinstance(node, ElemMatchObject):
         return [node.path] + [c.path for c in node.children]
     if isinstance(node, OrNode):
         return [p for branch in node.branches for n in branch for p in _elem_match_paths(n)]

@@ -18,7 +18,7 @@ from typing import Any
 from mongomock import filtering
 
 from idxadvisor.whatif.bsonorder import sort_key
-from idxadvisor.whatif.bsontypes import TypeSet, TypeSetError, value_matches
+from idxadvisor.whatif.bsontypes import TypeSet, TypeSetError, type_code, value_matches
 from idxadvisor.whatif.query import is_positional
 
 
@@ -51,8 +51,53 @@ def _array_comparison(operator: str, original: Callable[[Any, Any], bool]) -> Ca
     return apply
 
 
+def _array_element_matches(element: list[Any], conditions: Mapping[str, Any]) -> bool:
+    """A value ``$elemMatch``'s conditions on one element that is itself an array: MongoDB compares that array as
+    one value (type bracketing keeps it from numbers, strings ...), mongomock would look inside it."""
+    key = sort_key(element)
+
+    def same(operand: Any) -> bool:
+        return isinstance(operand, list) and sort_key(operand) == key
+
+    for operator, operand in conditions.items():
+        if operator == "$eq":
+            ok = same(operand)
+        elif operator == "$ne":
+            ok = not same(operand)
+        elif operator == "$in":
+            ok = any(same(item) for item in operand)
+        elif operator in ("$lt", "$lte", "$gt", "$gte"):
+            ok = isinstance(operand, list) and {
+                "$lt": key < sort_key(operand), "$lte": key <= sort_key(operand),
+                "$gt": key > sort_key(operand), "$gte": key >= sort_key(operand)}[operator]
+        elif operator == "$exists":
+            ok = bool(operand)
+        elif operator == "$regex":
+            ok = False
+        elif operator == "$type" and isinstance(operand, TypeSet):
+            ok = operand.matches_type(type_code(element))
+        else:
+            raise NotImplementedError(f"{operator} inside $elemMatch on a nested array")
+        if not ok:
+            return False
+    return True
+
+
+def _elem_match(original: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
+    def apply(value: Any, query: Any) -> bool:
+        value_form = isinstance(query, Mapping) and bool(query) and all(
+            str(key).startswith("$") and key not in ("$and", "$or", "$nor") for key in query)
+        if not value_form or not isinstance(value, list) or not any(isinstance(item, list) for item in value):
+            return original(value, query)
+        return any(_array_element_matches(item, query) if isinstance(item, list) else original([item], query)
+                   for item in value)
+
+    return apply
+
+
 _FILTERER = filtering._Filterer()
 _FILTERER._operator_map["$type"] = _type_operator
+_FILTERER._operator_map["$elemMatch"] = _elem_match(_FILTERER._operator_map["$elemMatch"])
 for _name in ("$lt", "$lte", "$gt", "$gte"):
     _FILTERER._operator_map[_name] = _array_comparison(_name, _FILTERER._operator_map[_name])
 

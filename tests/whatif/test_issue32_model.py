@@ -59,3 +59,9 @@ def test_compound_wildcard_keys_carry_the_regular_field() -> None:
     result = Estimator(docs).explain(WhatIfQuery(filter={"a": {"$gte": 2}, "other": 1}), [index])
     assert result["winningIndex"] == {"$_path": 1, "a": 1, "other": 1}
     assert result["indexBounds"]["other"] == ["[1, 1]"] and result["nReturned"] == 2
+
+
+def test_a_value_elem_match_compares_an_inner_array_as_one_value() -> None:
+    docs = [{"a": [[1, 2]]}, {"a": [1, 2]}, {"a": [[1], [2]]}, {"a": [[1], 5]}]
+    assert [filter_applies({"a": {"$elemMatch": {"$gt": 0}}}, d) for d in docs] == [False, True, False, True]
+    assert [filter_applies({"a": {"$elemMatch": {"$eq": [1]}}}, d) for d in docs] == [False, False, True, True]
