@@ -12,9 +12,11 @@ of a synthetic array field so that its usual candidate loop (and leaf-array expa
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from bson import Regex
 from mongomock import filtering
 
 from idxadvisor.whatif.bsonorder import sort_key
@@ -95,8 +97,31 @@ def _elem_match(original: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bo
     return apply
 
 
+def _in_with_arrays(original: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
+    """``$in`` whose list holds arrays: each entry is an equality, which an array meets as a whole or through one
+    element (mongomock compares only the elements)."""
+    def apply(value: Any, operand: Any) -> bool:
+        if not isinstance(operand, list) or not any(isinstance(item, list) for item in operand):
+            return original(value, operand)
+        if value is filtering.NOTHING:
+            return None in operand
+        candidates = [value, *value] if isinstance(value, list) else [value]
+        for item in operand:
+            if isinstance(item, (re.Pattern, Regex)):
+                if original(value, [item]):
+                    return True
+            elif any(sort_key(candidate) == sort_key(item) for candidate in candidates):
+                return True
+        return False
+
+    return apply
+
+
 _FILTERER = filtering._Filterer()
 _FILTERER._operator_map["$type"] = _type_operator
+_FILTERER._operator_map["$in"] = _in_with_arrays(_FILTERER._operator_map["$in"])
+_IN = _FILTERER._operator_map["$in"]
+_FILTERER._operator_map["$nin"] = lambda value, operand: not _IN(value, operand)
 _FILTERER._operator_map["$elemMatch"] = _elem_match(_FILTERER._operator_map["$elemMatch"])
 for _name in ("$lt", "$lte", "$gt", "$gte"):
     _FILTERER._operator_map[_name] = _array_comparison(_name, _FILTERER._operator_map[_name])

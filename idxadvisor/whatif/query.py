@@ -294,8 +294,6 @@ def _parse_operators(path: str, ops: Mapping[str, Any], context: ElemMatchContex
             values = _in_list(path, operand)
             if any(isinstance(v, RegexSpec) for v in values):
                 raise Unsupported("$nin with regular expressions")
-            if any(isinstance(v, list) for v in values):
-                raise Unsupported("$nin with array operands")
             nodes.append(Leaf(path, "nin", values, context))
         elif op == "$ne":
             if isinstance(operand, (Regex, re.Pattern)):
@@ -347,7 +345,7 @@ def _in_list(path: str, operand: Any) -> list[Any]:
         elif isinstance(item, Mapping) and _is_operator_doc(item):
             raise Unsupported("$in cannot contain operator documents")
         elif isinstance(item, (list, tuple)):
-            raise Unsupported("$in/$nin with array elements (mongomock does not compare whole arrays there)")
+            values.append(_check_operand(path, list(item)))  # the matcher compares whole arrays (matching.py)
         else:
             values.append(_check_operand(path, item))
     return values
