@@ -522,10 +522,7 @@ def _or_to_in(branches: list[list[Node]], version: tuple[int, int]) -> list[list
     for path, leaves in groups.items():
         values: list[Any] = []
         for leaf in leaves:
-            if leaf.op == "eq" and isinstance(leaf.value, list):
-                raise Unsupported("an $or of equalities to arrays (mongod rewrites it to $in with array "
-                                  "elements, which mongomock does not compare) is not modelled")
-            values.append(leaf.value)
+            values.append(leaf.value)  # equalities to arrays become $in entries the matcher compares whole
         in_leaf = Leaf(path, "in", values)
         if not rest and len(groups) == 1:
             in_leaf = _in_leaf(path, values, None)  # {$or: [{a: 1}, {a: 1}]} is {a: 1}
