@@ -11,6 +11,12 @@ For each field a query constrains, the planner expands the index into ``{$_path:
 when the value bounds reach the object type bracket, which also widens them to ``[MinKey, MaxKey]`` and forces a
 fetch (``translateWildcardIndexBoundsAndTightness``). All expansions share one sorted key list, so a scan that runs
 past its field's keys examines the next field's first key, as the real index would.
+
+A compound wildcard index (7.0+) whose wildcard field comes first keys ``($_path, value, regular...)`` and expands
+to ``{$_path: 1, <field>: 1, <regular>: ±1, ...}``. A queried path with numeric components (``a.0.b``) is expanded
+with the server's fieldname-or-array-index rules: which prefixes are arrays (``buildMultiKeyPaths...``), whether
+the index may answer it (``validateNumericPathComponents``) and one ``$_path`` point per reading of its positions
+(``generateFieldNameOrArrayIndexPathSet``), always fetched.
 """
 
 from __future__ import annotations
