@@ -36,12 +36,17 @@ def _type_operator(value: Any, types: Any) -> bool:
 
 
 def _array_comparison(operator: str, original: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
-    """``$lt``/``$gt``… against an array: only arrays compare (type bracketing), the value itself or an array
-    element of it, in BSON order (mongomock also compares the elements of nested arrays)."""
+    """``$lt``/``$gt``… against an array or a document: only values of that type compare (type bracketing), the
+    value itself or an element of it, in BSON order (field order included for documents; mongomock also compares
+    the elements of nested arrays)."""
     compare = {"$lt": lambda a, b: a < b, "$lte": lambda a, b: a <= b,
                "$gt": lambda a, b: a > b, "$gte": lambda a, b: a >= b}[operator]
 
     def apply(value: Any, operand: Any) -> bool:
+        if isinstance(operand, Mapping):  # documents compare only with documents (type bracketing)
+            candidates = [value, *value] if isinstance(value, list) else [value]
+            target = sort_key(operand)
+            return any(isinstance(c, Mapping) and compare(sort_key(c), target) for c in candidates)
         if not isinstance(operand, list):
             return original(value, operand)
         if value is filtering.NOTHING or not isinstance(value, list):

@@ -322,8 +322,8 @@ def _comparison(path: str, op: str, operand: Any, context: ElemMatchContext | No
         raise Unsupported("comparisons with MinKey/MaxKey (mongomock cannot order them)")
     if isinstance(operand, (Regex, re.Pattern)):
         raise Unsupported(f"${op} with a regular expression operand")
-    if isinstance(operand, Mapping):
-        raise Unsupported(f"${op} with a document operand")
+    if isinstance(operand, Mapping) and any(isinstance(v, (list, tuple, Mapping)) for v in operand.values()):
+        raise Unsupported(f"${op} with a document operand holding arrays or documents")
     if isinstance(operand, (list, tuple)) and any(isinstance(v, (list, tuple, Mapping)) for v in operand):
         raise Unsupported(f"${op} with an array operand holding arrays or documents")
     operand = _check_operand(path, operand)
