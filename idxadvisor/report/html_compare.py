@@ -11,7 +11,7 @@ from typing import Any, TextIO
 
 from idxadvisor.models.compare import Comparison, ShapeChange
 from idxadvisor.report import charts
-from idxadvisor.report.comparison import arrow, detail_lines, pct, side_line, side_values, verdict_line
+from idxadvisor.report.compare_words import arrow, detail_lines, pct, side_line, side_values, verdict_line
 from idxadvisor.report.html import Charts, Section, charting_library, document, esc, number_cell, shape_table
 from idxadvisor.units import human_count, human_ms
 

@@ -29,6 +29,18 @@ from idxadvisor.whatif.bsonorder import (
     sort_key,
     type_rank,
 )
+from idxadvisor.whatif.bsontypes import (
+    ARRAY,
+    INT,
+    NULL,
+    NUMBER_TYPES,
+    OBJECT,
+    STRING,
+    SYMBOL,
+    TYPE_RANGES,
+    UNDEFINED_TYPE,
+    TypeSet,
+)
 from idxadvisor.whatif.hashing import hash64
 from idxadvisor.whatif.query import ElemMatchValue, Leaf, RegexSpec, Unsupported
 
@@ -177,6 +189,7 @@ class IndexContext:
     compound: bool
     null_has_undefined: bool      # before 8.0, {f: null} bounds include [undefined, undefined]
     hashed: bool = False          # the field is hashed: equality and $in only, on the hashes
+    collated: bool = False        # the index has a collation (its string keys are collation keys)
 
 
 def null_bounds(ctx: IndexContext) -> OIL:
@@ -205,9 +218,31 @@ def translate_equality(path: str, value: Any, ctx: IndexContext) -> tuple[OIL, T
     return [point(value)], Tightness.EXACT
 
 
+def _array_comparison(op: str, value: list[Any]) -> tuple[OIL, Tightness]:
+    """``buildBoundsForQueryElementForLT/GT`` with an array operand: a multikey index keys the elements, so the
+    bounds reach from MinKey (or to MaxKey) and stop at the first element when its type sorts past (or before)
+    arrays, both ends included whatever the operator (``inclusiveBounds``); always fetched."""
+    first_rank = type_rank(value[0]) if value else None
+    if op in ("lt", "lte"):
+        if not value:
+            end: Any = []
+        else:
+            end = value[0] if first_rank is not None and first_rank > RANK_ARRAY else value
+        interval = Interval(MinKey(), True, end, True)
+    else:
+        if not value:
+            start: Any = MinKey()
+        else:
+            start = value[0] if first_rank is not None and first_rank < RANK_ARRAY else value
+        interval = Interval(start, True, MaxKey(), True)
+    return ([] if interval.is_empty else [interval]), Tightness.INEXACT_FETCH
+
+
 def translate_comparison(op: str, value: Any) -> tuple[OIL, Tightness]:
     if value is None:  # $gt/$lt null: type bracketing leaves nothing
         return [], Tightness.EXACT
+    if isinstance(value, list):
+        return _array_comparison(op, value)
     if not has_type_bracket(value):
         raise Unsupported(f"range bounds for a {type(value).__name__} operand are not modelled")
     if is_number(value):
@@ -407,12 +442,45 @@ def translate_leaf(leaf: Leaf, ctx: IndexContext) -> tuple[OIL, Tightness] | Non
         return null_bounds_exists_false(ctx)
     if op == "ne":
         return translate_negation(leaf.path, "eq", leaf.value, ctx)
+    if op == "type":
+        return translate_type(leaf.value, ctx)
     if op == "nin":
         return translate_negation(leaf.path, "in", leaf.value, ctx)
     if op == "not":
         inner, value = leaf.negated
         return translate_negation(leaf.path, inner, value, ctx)
     return None
+
+
+def translate_type(types: TypeSet, ctx: IndexContext) -> tuple[OIL, Tightness]:
+    """``$type`` (``TYPE_OPERATOR``): every value and a fetch for ``array``, else the type brackets, unionised."""
+    if ARRAY in types.codes:
+        return [ALL_VALUES], Tightness.INEXACT_FETCH
+    codes = set(types.codes) | ({INT} if types.all_numbers else set())
+    intervals: OIL = []
+    for code in codes:
+        if code not in TYPE_RANGES:
+            raise Unsupported(f"index bounds for $type {TypeSet(frozenset({code})).render()} are not modelled")
+        low, high, high_excluded = TYPE_RANGES[code]
+        intervals.append(Interval(low, True, high, not high_excluded))
+    return unionize(intervals), _type_tightness(types, ctx)
+
+
+def _type_tightness(types: TypeSet, ctx: IndexContext) -> Tightness:
+    """``computeTightnessForTypeSet``: a fetch for collated strings or objects and for null/undefined (the index
+    cannot tell them from missing and ``[]``); a filter on the keys when only some numeric types (or only one of
+    string and symbol, which share a bracket) are named; exact otherwise."""
+    codes = types.codes
+    if ctx.collated and codes & {STRING, OBJECT}:
+        return Tightness.INEXACT_FETCH
+    if codes & {NULL, UNDEFINED_TYPE}:
+        return Tightness.INEXACT_FETCH
+    numbers = codes & NUMBER_TYPES
+    if numbers and not (types.all_numbers or numbers == NUMBER_TYPES):
+        return Tightness.INEXACT_COVERED
+    if (STRING in codes) != (SYMBOL in codes):
+        return Tightness.INEXACT_COVERED
+    return Tightness.EXACT
 
 
 def null_bounds_exists_false(ctx: IndexContext) -> tuple[OIL, Tightness]:

@@ -1,4 +1,5 @@
-"""Collations: the simple binary comparison, and ICU's ``en`` collation at strengths 1 to 3 over ASCII text.
+"""Collations: the simple binary comparison, and ICU's collation at strengths 1 to 3 over ASCII text for the locales
+whose tailoring leaves ASCII alone (``en``, ``en_US``, ``fr``, ``fr_CA``, ``de``, ``it``, ``pt``, ``es``).
 
 No ICU binding ships as a wheel that matches the ICU 57 inside mongod, so the model carries what it needs: the
 primary weight order of the 128 ASCII characters in ICU's root (``en``) collation, and the one tertiary
@@ -28,7 +29,12 @@ _PRIMARY = {char: index for index, char in enumerate(_PRIMARY_ORDER)}
 _PRIMARY.update({char.upper(): _PRIMARY[char] for char in "abcdefghijklmnopqrstuvwxyz"})
 _KEY_BASE = 0x100        # primary weights become the code points U+0100 ...
 _LEVEL_SEPARATOR = "\x01"  # sorts before every weight: a shorter primary sequence sorts first
-_LOCALES = frozenset({"en", "en_US"})
+# Locales whose CLDR tailoring leaves ASCII as the root collation orders it: French Canadian only reverses the
+# secondary level (``[backwards 2]``), which ASCII never reaches; French, German, Italian, Portuguese and standard
+# Spanish tailor only letters outside ASCII. (Danish, Norwegian, Hungarian, Czech, Slovak, Lithuanian, Estonian and
+# others contract or reorder ASCII letters, or put upper case first, and stay unsupported.)
+_LOCALES = frozenset({"en", "en_US", "fr", "fr_CA", "de", "it", "pt", "es"})
+_ASCII_NEUTRAL_OPTIONS = frozenset({"backwards"})  # a secondary-level option: no effect on ASCII
 _DEFAULTS: dict[str, Any] = {"caseLevel": False, "caseFirst": "off", "numericOrdering": False,
                              "alternate": "non-ignorable", "maxVariable": "punct", "normalization": False,
                              "backwards": False}
@@ -50,7 +56,8 @@ class CollationKey(str):
 
 @dataclass(frozen=True)
 class Collator:
-    """One collation the model reproduces: ``en``/``en_US`` at strength 1, 2 or 3 with default options."""
+    """One collation the model reproduces: a locale of ``_LOCALES`` at strength 1, 2 or 3 with default options
+    (``backwards`` allowed: it acts on accents only)."""
 
     locale: str
     strength: int
@@ -131,12 +138,15 @@ def collator_for(spec: Mapping[str, Any] | None) -> Collator | OpaqueCollator | 
         raise Unsupported("a collation needs a locale")
     description = json.dumps(dict(spec), sort_keys=True, default=str)
     if locale not in _LOCALES:
-        return OpaqueCollator(description, "only the simple, en and en_US collations are modelled")
+        return OpaqueCollator(description, "only the simple collation and en, en_US, fr, fr_CA, de, it, pt and es "
+                                           "over ASCII text are modelled")
     strength = spec.get("strength", 3)
     if isinstance(strength, bool) or strength not in (1, 2, 3):
         return OpaqueCollator(description, "strengths 1, 2 and 3 are modelled")
     for name, value in spec.items():
         if name in ("locale", "strength", "version"):
+            continue
+        if name in _ASCII_NEUTRAL_OPTIONS and isinstance(value, bool):
             continue
         if name not in _DEFAULTS or value != _DEFAULTS[name] or type(value) is not type(_DEFAULTS[name]):
             return OpaqueCollator(description, f"the option {name}: {value!r} is not modelled")

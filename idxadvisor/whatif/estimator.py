@@ -27,23 +27,25 @@ from __future__ import annotations
 import datetime
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from bson import Code, Decimal128, ObjectId, json_util
 from bson.json_util import CANONICAL_JSON_OPTIONS
-from mongomock.filtering import filter_applies
 
 from idxadvisor.errors import UsageError
 from idxadvisor.ingest.samples import MAX_NESTING, Undefined, too_deep
 from idxadvisor.indexes.model import IndexSpec, IndexSpecError, KeyPattern, key_pattern
 from idxadvisor.whatif.bsonorder import MISSING, UNDEFINED, SortKey, is_number
 from idxadvisor.whatif.collation import Collator, collator_for
-from idxadvisor.whatif.explainer import NATURAL, ServerError, explain_request, guard_leaves
+from idxadvisor.whatif.dispatch import explain_request
+from idxadvisor.whatif.explainer import NATURAL, ServerError, guard_leaves
 from idxadvisor.whatif.keys import IndexModel, PathColumn, build_column, build_index, hashed_column
+from idxadvisor.whatif.matching import matcher
 from idxadvisor.whatif.partial import parse_partial_filter
-from idxadvisor.whatif.query import ParsedQuery, Unsupported, iter_leaves, matcher_filter
+from idxadvisor.whatif.query import ParsedQuery, Unsupported, is_positional, iter_leaves, matcher_filter
 from idxadvisor.whatif.request import COMMANDS, QUERY_FIELDS, WhatIfQuery, json_safe
+from idxadvisor.whatif.source import ColumnFacts
 from idxadvisor.whatif.stages import render_key_pattern_plain
 from idxadvisor.whatif.wildcard import WildcardKeys, build_wildcard_keys, expanded_model, wildcard_root
 from idxadvisor.whatif.wildcard import included as wildcard_included
@@ -68,17 +70,6 @@ def _with_ids(documents: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-@dataclass
-class _ColumnFacts:
-    numbers01: bool = False
-    booleans: bool = False
-    decimals: bool = False
-    nan: bool = False
-    undefined: bool = False
-    strings_in_arrays: bool = False
-    code: bool = False
-
-
 class Estimator:
     """An in-process model of mongod's classic planner over one data sample."""
 
@@ -87,7 +78,7 @@ class Estimator:
         self.server_version = tuple(server_version)
         self._columns: dict[str, PathColumn] = {}
         self._hashed: dict[str, PathColumn | dict[str, Any]] = {}
-        self._facts: dict[str, _ColumnFacts] = {}
+        self._facts: dict[str, ColumnFacts] = {}
         self._models: dict[tuple[Any, ...], IndexModel] = {}
         self._matches: dict[str, list[bool] | str] = {}
         self._id_spec = IndexSpec.from_key({"_id": 1}, name="_id_", unique=True)
@@ -206,10 +197,12 @@ class Estimator:
     def wildcard_holds(self, spec: IndexSpec, path: str) -> bool:
         return wildcard_included(spec, spec.wildcard_projection, path)
 
-    def wildcard_model(self, spec: IndexSpec, path: str) -> IndexModel:
+    def wildcard_model(self, spec: IndexSpec, path: str) -> IndexModel | None:
         """The expansion ``{$_path: 1, <path>: 1}`` of a wildcard index (``expandWildcardIndexEntry``)."""
         keys = self.wildcard_keys(spec)
         model = expanded_model(keys, path)
+        if model is None:
+            return None
         model.collator = collator_for(spec.collation)
         if spec.partial_filter is not None:
             model.members = self.partial_members(spec.partial_filter)
@@ -222,7 +215,7 @@ class Estimator:
         """The documents a partial filter keeps (``IndexCatalogEntry``'s filter, evaluated by the matcher)."""
         nodes = parse_partial_filter(expression, self.server_version)
         guard_leaves(self, iter_leaves(nodes))
-        result = self._match_all(matcher_filter(nodes, self._mergeable))
+        result = self.match_all(matcher_filter(nodes, self._mergeable))
         if isinstance(result, str):
             raise Unsupported(f"partial filter expression: {result}")
         return frozenset(i for i, kept in enumerate(result) if kept)
@@ -241,7 +234,7 @@ class Estimator:
                     return error
         return None
 
-    def facts(self, path: str) -> _ColumnFacts:
+    def facts(self, path: str) -> ColumnFacts:
         facts = self._facts.get(path)
         if facts is None:
             facts = _column_facts(self.column(path))
@@ -253,18 +246,19 @@ class Estimator:
         cache_key = json_util.dumps(raw, json_options=CANONICAL_JSON_OPTIONS)
         cached = self._matches.get(cache_key)
         if cached is None:
-            cached = self._match_all(matcher_filter(parsed.conjuncts, self._mergeable))
+            cached = self.match_all(matcher_filter(parsed.conjuncts, self._mergeable))
             self._matches[cache_key] = cached
         return cached
 
     def _mergeable(self, path: str) -> bool:
-        return not self.column(path).array_before_leaf
+        return not is_positional(path) and not self.column(path).array_before_leaf
 
-    def _match_all(self, flt: Mapping[str, Any]) -> list[bool] | str:
+    def match_all(self, flt: Mapping[str, Any]) -> list[bool] | str:
         if not flt:
             return [True] * len(self._docs)
         try:
-            return [bool(filter_applies(flt, doc)) for doc in self._docs]
+            applies = matcher(flt)
+            return [applies(doc) for doc in self._docs]
         except (NotImplementedError, TypeError) as exc:
             return f"mongomock cannot evaluate this filter on the sample ({exc})"
         except Exception as exc:  # mongomock raises OperationFailure for filters MongoDB would reject
@@ -346,8 +340,8 @@ def _identity(spec: IndexSpec) -> tuple[Any, ...]:
 
 def _frozen(document: Mapping[str, Any] | None) -> str | None:
     return None if document is None else json_util.dumps(document, json_options=CANONICAL_JSON_OPTIONS)
-def _column_facts(column: PathColumn) -> _ColumnFacts:
-    facts = _ColumnFacts()
+def _column_facts(column: PathColumn) -> ColumnFacts:
+    facts = ColumnFacts()
     plain = column.values
     kinds = {type(v) for v in plain}
     if bool in kinds:
@@ -367,7 +361,7 @@ def _column_facts(column: PathColumn) -> _ColumnFacts:
     return facts
 
 
-def _visit_facts(value: Any, in_array: bool, facts: _ColumnFacts) -> None:
+def _visit_facts(value: Any, in_array: bool, facts: ColumnFacts) -> None:
     if value is UNDEFINED:
         facts.undefined = True
     elif isinstance(value, Code):  # before str: Code subclasses str

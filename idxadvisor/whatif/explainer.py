@@ -1,6 +1,6 @@
 """One what-if ``explain``: the request as the planner sees it, its candidate plans, the winner and its counters.
 
-:func:`explain_request` runs a ``find``, ``count``, ``distinct`` or ``aggregate`` (planner-semantics.md; issue 11
+:func:`~idxadvisor.whatif.dispatch.explain_request` runs a ``find``, ``count``, ``distinct`` or ``aggregate`` (planner-semantics.md; issue 11
 adds partial, hashed and collated indexes, collations, hints by name, ``min``/``max``, ``distinct`` and the
 pipeline prefix the classic planner runs). :class:`Explainer` does the work: which indexes may serve the query
 (a partial index only for a query that implies its filter, an index in another collation only for predicates
@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bson import MaxKey, MinKey, ObjectId, Regex
-from mongomock.filtering import filter_applies
 
 from idxadvisor.indexes.model import IndexSpec
 from idxadvisor.whatif.bounds import ALL_VALUES, point
 from idxadvisor.whatif.bsonorder import is_number, sort_key
 from idxadvisor.whatif.collation import collator_for
 from idxadvisor.whatif.keys import IndexModel
+from idxadvisor.whatif.matching import filter_applies
 from idxadvisor.whatif.partial import implies, parse_partial_filter
 from idxadvisor.whatif.plan import (
     Candidate,
@@ -42,12 +42,14 @@ from idxadvisor.whatif.query import (
     OrNode,
     RegexSpec,
     Unsupported,
+    is_positional,
     iter_leaves,
     matcher_filter,
     parse_query,
 )
 from idxadvisor.whatif.request import WhatIfQuery, json_safe
 from idxadvisor.whatif.scan import start_end_keys
+from idxadvisor.whatif.source import Sample
 from idxadvisor.whatif.stages import (
     CollScan,
     CountScan,
@@ -68,9 +70,6 @@ from idxadvisor.whatif.stages import (
     Stage,
     render_key_pattern_plain,
 )
-
-if TYPE_CHECKING:
-    from idxadvisor.whatif.estimator import Estimator
 
 NATURAL = "$natural"
 _SPECIAL_REASON = {
@@ -96,25 +95,10 @@ class BuildError(Exception):
         self.error = error
 
 
-def explain_request(estimator: Estimator, query: WhatIfQuery, specs: list[IndexSpec],
-                    hint: IndexSpec | str | None) -> dict[str, Any]:
-    """Explain one request (see :meth:`Estimator.explain`)."""
-    from idxadvisor.whatif.pipeline import explain_aggregate
-
-    try:
-        if query.command == "aggregate":
-            return explain_aggregate(estimator, query, specs, hint)
-        return Explainer(estimator, query, specs, hint).run()
-    except ServerError as exc:
-        return {"error": exc.error}
-    except BuildError as exc:
-        return {"error": exc.error, "index": exc.spec.name}
-
-
 class Explainer:
     """One ``explain`` call: guards, candidate plans, plan choice, execution and the report."""
 
-    def __init__(self, estimator: Estimator, query: WhatIfQuery, specs: list[IndexSpec],
+    def __init__(self, estimator: Sample, query: WhatIfQuery, specs: list[IndexSpec],
                  hint: IndexSpec | str | None, *, count_like: bool = False, strict_distinct: bool = False,
                  group_fields: Sequence[str] = ()) -> None:
         self.base = estimator.base
@@ -208,8 +192,9 @@ class Explainer:
         if any("$**" in name for name in spec.fields):
             if spec.partial_filter is not None:
                 self._partial_filters[id(spec)] = parse_partial_filter(spec.partial_filter, self.version)
-            return [self.base.wildcard_model(spec, path) for path in sorted(paths)
-                    if self.base.wildcard_holds(spec, path)]
+            expansions = [self.base.wildcard_model(spec, path) for path in sorted(paths)
+                          if self.base.wildcard_holds(spec, path)]
+            return [model for model in expansions if model is not None]
         model = self.base.model(spec)
         if spec.partial_filter is not None:
             self._partial_filters[id(spec)] = parse_partial_filter(
@@ -234,16 +219,15 @@ class Explainer:
     def guard_data(self) -> None:
         """Reject data on which mongomock and MongoDB disagree for this query."""
         for node in self.parsed.conjuncts:
-            for path in _node_paths(node):
+            for path in _elem_match_paths(node):
                 if self.est.column(path).nested_arrays:
-                    raise Unsupported(f"{path}: arrays nested in arrays are not modelled")
+                    raise Unsupported(f"{path}: an object $elemMatch over arrays nested in arrays (mongomock "
+                                      "matches inside the inner arrays, MongoDB does not)")
         guard_leaves(self.est, iter_leaves(self.parsed.conjuncts))
         array_sort_fields = 0
         for path, _ in self.parsed.sort:
-            column = self.est.column(path)
-            if column.nested_arrays:
-                raise Unsupported(f"sort on {path}: arrays nested in arrays")
-            if column.complex_keys:
+            column = self.est.column(path)  # an array's sort key is its least (or greatest) index key, nested
+            if column.complex_keys:          # arrays included as values (SortKeyGenerator uses the key generator)
                 array_sort_fields += 1
         if array_sort_fields > 1:
             raise Unsupported("sorting on several array fields (parallel arrays in the sort key)")
@@ -552,7 +536,7 @@ class Explainer:
     def branch_matches(self, branch: list[Any]) -> list[bool] | None:
         if self.matched is None:
             return None
-        result = self.est._match_all(matcher_filter(branch))
+        result = self.est.match_all(matcher_filter(branch))
         return result if isinstance(result, list) else None
 
     def finish(self, access: Stage, label: str, models: list[IndexModel]) -> Candidate:
@@ -766,13 +750,14 @@ def _related(a: str, b: str) -> bool:
     return a == b or a.startswith(b + ".") or b.startswith(a + ".")
 
 
-def _node_paths(node: Any) -> list[str]:
-    if isinstance(node, Leaf):
-        return [node.path]
-    if isinstance(node, (ElemMatchValue, ElemMatchObject)):
+def _elem_match_paths(node: Any) -> list[str]:
+    """The paths an object ``$elemMatch`` reads (nested arrays are modelled elsewhere: keys, bounds and the matcher
+    agree with MongoDB on one level of array traversal, and a value ``$elemMatch`` compares an inner array as one
+    value (``matching``), but mongomock looks into an inner array for an object ``$elemMatch``)."""
+    if isinstance(node, ElemMatchObject):
         return [node.path] + [c.path for c in node.children]
     if isinstance(node, OrNode):
-        return [p for branch in node.branches for n in branch for p in _node_paths(n)]
+        return [p for branch in node.branches for n in branch for p in _elem_match_paths(n)]
     return []
 
 
@@ -834,7 +819,7 @@ def _scan_report(node: Stage, rt: Runtime) -> dict[str, Any]:
 
 
 
-def guard_leaves(estimator: Estimator, leaves: Sequence[Leaf]) -> None:
+def guard_leaves(estimator: Sample, leaves: Sequence[Leaf]) -> None:
     """Reject predicates whose values in the sample mongomock and MongoDB compare differently."""
     nullish_ops = ("ne", "nin", "not", "exists", "not_regex")
     for leaf in leaves:
@@ -848,7 +833,10 @@ def guard_leaves(estimator: Estimator, leaves: Sequence[Leaf]) -> None:
             raise Unsupported(f"{leaf.path}: JavaScript code values (mongomock compares them as strings)")
         operands = _operands(leaf)
         nullish = leaf.op in nullish_ops or any(v is None for v in operands)
-        if nullish and column.array_before_leaf:
+        if nullish and is_positional(leaf.path):  # matched on the values MongoDB reaches (matching.path_values)
+            if not (leaf.op == "exists" and leaf.value):
+                raise Unsupported(f"{leaf.path}: null/$exists: false/$ne on a positional path are not modelled")
+        elif nullish and column.array_before_leaf and not _elements_only(leaf, column.multikey_paths):
             raise Unsupported(f"{leaf.path}: null/$exists/$ne semantics through an array on the path "
                               "differ between mongomock and MongoDB versions")
         if nullish and facts.undefined and estimator.server_version < (8, 0):
@@ -859,6 +847,17 @@ def guard_leaves(estimator: Estimator, leaves: Sequence[Leaf]) -> None:
             raise Unsupported(f"{leaf.path}: booleans and 0/1 numbers (mongomock treats True == 1)")
         if any(isinstance(v, ObjectId) for v in operands) and facts.strings_in_arrays:
             raise Unsupported(f"{leaf.path}: ObjectId equality against arrays of strings (mongomock quirk)")
+
+
+def _elements_only(leaf: Leaf, array_paths: set[str]) -> bool:
+    """Whether the leaf sees array elements rather than a path through arrays: inside a value ``$elemMatch``, or
+    inside an object ``$elemMatch`` with no array below its path (mongomock and MongoDB agree there)."""
+    context = leaf.context
+    if context is None:
+        return False
+    if context.is_value:
+        return True
+    return all(path == context.path or context.path.startswith(path + ".") for path in array_paths)
 
 
 def _collated_filter(expression: Mapping[str, Any], collator: Any) -> Mapping[str, Any]:

@@ -256,6 +256,7 @@ class IndexModel:
     collator: Any = None                   # the index's Collator (None: the simple collation)
     wildcard: Any = None                   # a wildcard expansion: the index's WildcardKeys
     origin: IndexSpec | None = None        # a wildcard expansion: the index it was expanded from
+    array_indices: tuple[int, ...] = ()    # a wildcard expansion: path positions that may be array indices
     _special: frozenset[int] | None = field(default=None, repr=False)
 
     @property

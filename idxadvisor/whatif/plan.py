@@ -132,6 +132,7 @@ class IndexPlanner:
             compound=len(model.fields) > 1,
             null_has_undefined=self.shape.version < (8, 0),
             hashed=model.hashed[position],
+            collated=model.collator is not None,
         )
 
     @property
@@ -290,8 +291,8 @@ class IndexPlanner:
         bounds reach documents, which then cover every value and must be fetched)."""
         value_oil, subpaths = wildcard_adjust_bounds(oils[1] or [ALL_VALUES])
         oils[1] = value_oil
-        oils[0] = wildcard_path_bounds(self.model.fields[1], subpaths)
-        if subpaths:
+        oils[0] = wildcard_path_bounds(self.model.fields[1], subpaths, self.model.array_indices)
+        if subpaths or self.model.array_indices:  # positions through arrays: the keys cannot tell, fetch
             consumed = consumed - {id(item.node) for item in chosen}
         if key_filter_leaves:  # an IXSCAN filter on wildcard keys is not modelled: evaluate after the fetch
             consumed = consumed - {id(leaf) for leaf in key_filter_leaves}
@@ -334,14 +335,18 @@ def scan_under(root: Stage) -> IxScan | None:
 def scan_direction_for_sort(scan: IxScan, desired: Sequence[tuple[str, int]], collator: Any = None) -> int | None:
     """1 or -1 when the index scan provides ``desired`` forward or backward, else ``None`` (§6).
 
-    Fields with one point interval are ignored on both sides (``ProvidedSortSet``). On a multikey index a
+    Fields with one point interval are ignored on both sides (``ProvidedSortSet``), except that a sort on a
+    multikey field with a point is never provided (its equality does not make it sortable). On a multikey index a
     sort field may not lie under a multikey path that has bounds (its own, or another field's). A hashed field
     that is not an equality ends the order the index gives; an index in another collation than the query's gives
     no order on a field whose bounds hold strings.
     """
     model = scan.model
     equality = {name for name, oil in zip(model.fields, scan.oils) if len(oil) == 1 and oil[0].is_point}
-    wanted = [item for item in desired if item[0] not in equality]
+    # A multikey field with point bounds is skipped in the index order but gives no order of its own: the
+    # document's sort key is its smallest (or largest) element, not the point (computeSortsForScan's ignoreFields).
+    ignorable = {name for name, paths in zip(model.fields, model.multikey_paths) if name in equality and not paths}
+    wanted = [item for item in desired if item[0] not in ignorable]
     bounded = [m for oil, paths in zip(scan.oils, model.multikey_paths)
                if paths and not is_all_values_oil(oil) for m in paths]
     for name, _ in wanted:

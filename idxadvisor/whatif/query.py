@@ -21,6 +21,7 @@ from typing import Any
 from bson import Code, Decimal128, MaxKey, MinKey, Regex
 
 from idxadvisor.whatif.bsonorder import UNDEFINED, UnsupportedValue, sort_key
+from idxadvisor.whatif.bsontypes import TypeSetError, parse_type_set
 
 
 class Unsupported(Exception):
@@ -41,7 +42,6 @@ _UNSUPPORTED_OPERATORS = {
     "$within": "geo operators",
     "$size": "$size (mongomock matches scalars with $size: 1)",
     "$all": "$all",
-    "$type": "$type",
     "$mod": "$mod (not implemented by mongomock)",
     "$bitsAllSet": "bitwise operators",
     "$bitsAllClear": "bitwise operators",
@@ -69,7 +69,8 @@ class ElemMatchContext:
 
 @dataclass(eq=False)
 class Leaf:
-    """One predicate on one path: ``op`` is eq, gt, gte, lt, lte, in, ne, nin, exists, regex or not."""
+    """One predicate on one path: ``op`` is eq, gt, gte, lt, lte, in, ne, nin, exists, regex, type (a
+    :class:`~idxadvisor.whatif.bsontypes.TypeSet`) or not."""
 
     path: str
     op: str
@@ -240,12 +241,17 @@ def _logical_children(key: str, value: Any) -> list[Mapping[str, Any]]:
     return list(value)
 
 
-def _check_path(path: str) -> None:
+def is_positional(path: str) -> bool:
+    """Whether a path has a numeric component (``a.0.b``): an array position or a field name, whichever exists."""
+    return any(part.isdigit() for part in path.split("."))
+
+
+def _check_path(path: str, positional_ok: bool = False) -> None:
     parts = path.split(".")
     if any(not part for part in parts):
         raise Unsupported(f"path {path!r} has an empty component")
-    if any(part.isdigit() for part in parts):
-        raise Unsupported(f"positional path {path!r} (numeric component) is not modelled")
+    if not positional_ok and is_positional(path):
+        raise Unsupported(f"positional path {path!r} (numeric component) in a sort or projection is not modelled")
     if any(part.startswith("$") for part in parts):
         raise Unsupported(f"path {path!r} is not a plain field path")
 
@@ -256,7 +262,7 @@ def _is_operator_doc(value: Any) -> bool:
 
 
 def _parse_field(path: str, value: Any, context: ElemMatchContext | None) -> list[Node]:
-    _check_path(path)
+    _check_path(path, positional_ok=True)
     if isinstance(value, Mapping) and any(isinstance(k, str) and k.startswith("$") for k in value):
         if not _is_operator_doc(value):
             raise Unsupported(f"{path}: a document mixing operators and fields is not a valid filter")
@@ -288,8 +294,6 @@ def _parse_operators(path: str, ops: Mapping[str, Any], context: ElemMatchContex
             values = _in_list(path, operand)
             if any(isinstance(v, RegexSpec) for v in values):
                 raise Unsupported("$nin with regular expressions")
-            if any(isinstance(v, list) for v in values):
-                raise Unsupported("$nin with array operands")
             nodes.append(Leaf(path, "nin", values, context))
         elif op == "$ne":
             if isinstance(operand, (Regex, re.Pattern)):
@@ -297,6 +301,11 @@ def _parse_operators(path: str, ops: Mapping[str, Any], context: ElemMatchContex
             nodes.append(Leaf(path, "ne", _check_operand(path, operand), context))
         elif op == "$exists":
             nodes.append(Leaf(path, "exists", bool(operand), context))
+        elif op == "$type":
+            try:
+                nodes.append(Leaf(path, "type", parse_type_set(operand), context))
+            except TypeSetError as exc:
+                raise Unsupported(f"$type: {exc}") from None
         elif op == "$regex":
             nodes.append(Leaf(path, "regex", _regex_from_value(operand, options), context))
         elif op == "$not":
@@ -313,8 +322,10 @@ def _comparison(path: str, op: str, operand: Any, context: ElemMatchContext | No
         raise Unsupported("comparisons with MinKey/MaxKey (mongomock cannot order them)")
     if isinstance(operand, (Regex, re.Pattern)):
         raise Unsupported(f"${op} with a regular expression operand")
-    if isinstance(operand, (list, tuple, Mapping)):
-        raise Unsupported(f"${op} with an array or document operand")
+    if isinstance(operand, Mapping) and any(isinstance(v, (list, tuple, Mapping)) for v in operand.values()):
+        raise Unsupported(f"${op} with a document operand holding arrays or documents")
+    if isinstance(operand, (list, tuple)) and any(isinstance(v, (list, tuple, Mapping)) for v in operand):
+        raise Unsupported(f"${op} with an array operand holding arrays or documents")
     operand = _check_operand(path, operand)
     if operand is None:
         # Type bracketing: $gte/$lte null are equalities to null; $gt/$lt null match nothing.
@@ -334,7 +345,7 @@ def _in_list(path: str, operand: Any) -> list[Any]:
         elif isinstance(item, Mapping) and _is_operator_doc(item):
             raise Unsupported("$in cannot contain operator documents")
         elif isinstance(item, (list, tuple)):
-            raise Unsupported("$in/$nin with array elements (mongomock does not compare whole arrays there)")
+            values.append(_check_operand(path, list(item)))  # the matcher compares whole arrays (matching.py)
         else:
             values.append(_check_operand(path, item))
     return values
@@ -379,7 +390,7 @@ def _parse_elem_match(path: str, operand: Any, context: ElemMatchContext | None)
         if len(leaves) != len(children):
             raise Unsupported("$elemMatch inside a value $elemMatch")
         for leaf in leaves:
-            if leaf.op not in ("eq", "gt", "gte", "lt", "lte", "in", "exists", "regex"):
+            if leaf.op not in ("eq", "ne", "gt", "gte", "lt", "lte", "in", "exists", "regex"):
                 raise Unsupported(f"${leaf.op} inside a value $elemMatch")
         return ElemMatchValue(path, leaves, ctx)
     ctx = ElemMatchContext(path, is_value=False)
@@ -405,9 +416,6 @@ def _check_operand(path: str, value: Any) -> Any:
     if isinstance(value, Code):
         raise Unsupported("JavaScript code operands (mongomock compares them as strings)")
     if isinstance(value, Mapping):
-        if len(value) > 1:
-            raise Unsupported(f"{path}: equality to a multi-field document (field order matters in MongoDB, "
-                              "not in mongomock)")
         for item in value.values():
             _check_operand(path, item)
     if isinstance(value, (list, tuple)):
@@ -514,10 +522,7 @@ def _or_to_in(branches: list[list[Node]], version: tuple[int, int]) -> list[list
     for path, leaves in groups.items():
         values: list[Any] = []
         for leaf in leaves:
-            if leaf.op == "eq" and isinstance(leaf.value, list):
-                raise Unsupported("an $or of equalities to arrays (mongod rewrites it to $in with array "
-                                  "elements, which mongomock does not compare) is not modelled")
-            values.append(leaf.value)
+            values.append(leaf.value)  # equalities to arrays become $in entries the matcher compares whole
         in_leaf = Leaf(path, "in", values)
         if not rest and len(groups) == 1:
             in_leaf = _in_leaf(path, values, None)  # {$or: [{a: 1}, {a: 1}]} is {a: 1}
@@ -528,7 +533,8 @@ def _or_to_in(branches: list[list[Node]], version: tuple[int, int]) -> list[list
 # MatchExpression::MatchType order (matchExpressionComparator compares the type first)
 _MATCH_TYPE = {"AND": 0, "OR": 1, "ELEM_MATCH_OBJECT": 2, "ELEM_MATCH_VALUE": 3, "EQ": 5, "LTE": 6, "LT": 7,
                "GT": 8, "GTE": 9, "REGEX": 10, "EXISTS": 12, "MATCH_IN": 13, "NOT": 19}
-_LEAF_TYPE = {"eq": "EQ", "lte": "LTE", "lt": "LT", "gt": "GT", "gte": "GTE", "regex": "REGEX", "in": "MATCH_IN"}
+_LEAF_TYPE = {"eq": "EQ", "lte": "LTE", "lt": "LT", "gt": "GT", "gte": "GTE", "regex": "REGEX", "in": "MATCH_IN",
+              "type": "TYPE_OPERATOR"}
 
 
 def _expression_key(kind: str, path: str, children: Sequence[Any] = ()) -> tuple[Any, ...]:
@@ -705,17 +711,35 @@ def _merge_conditions(left: Any, right: Any) -> dict[str, Any] | None:
     return {**ops[0], **ops[1]}
 
 
+class OrderedDocument(dict):  # type: ignore[type-arg]
+    """A document operand that equals another document only with the same fields in the same order, as BSON
+    documents compare in MongoDB (a plain dict ignores the order). As a dict subclass its ``__eq__`` is the one
+    Python uses on either side of ``==`` with a plain dict, so mongomock's comparisons go through it."""
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Mapping):
+            return False
+        return list(self.keys()) == list(other.keys()) and all(self[k] == other[k] for k in self)
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 def _matcher_value(value: Any) -> Any:
     if isinstance(value, RegexSpec):
         return value.compiled
     if isinstance(value, list):
         return [_matcher_value(v) for v in value]
+    if isinstance(value, Mapping) and not isinstance(value, OrderedDocument):
+        return OrderedDocument((k, _matcher_value(v)) for k, v in value.items())
     return value
 
 
 def _leaf_condition(leaf: Leaf) -> Any:
     if leaf.op == "eq":
-        return leaf.value if not isinstance(leaf.value, Mapping) or leaf.value else {"$eq": {}}
+        return _matcher_value(leaf.value) if not isinstance(leaf.value, Mapping) or leaf.value else {"$eq": {}}
     if leaf.op == "regex":
         return leaf.value.compiled
     if leaf.op == "not_regex":

@@ -155,7 +155,7 @@ def prepare(model: IndexModel, oils: Sequence[OIL], direction: int) -> PreparedS
     """Materialise and order the reachable entries of one scan (``direction`` 1 forward, -1 backward)."""
     nfields = len(oils)
     if model.wildcard is not None:
-        docs, keys = slice_entries(model.wildcard, oils, direction)
+        docs, keys = slice_entries(model.wildcard, oils, direction, is_single_interval_value_space(oils))
         return _prepare_locally(model, oils, direction, docs, keys)
     docs, keys = materialize(model, oils)
     directions = [d * direction for d in model.directions]

@@ -49,8 +49,10 @@ ISSUE11_CASES = Path(__file__).with_name("planner_cases_issue11.json")
 
 def load_issue11_cases() -> list[dict[str, Any]]:
     """The ground-truth cases for partial, collation, hashed, wildcard, $or, distinct, aggregate, min/max and express,
-    each taken from a jstest assertion or the server source its ``source`` names. Same format as cases.json, with one
-    addition: a case whose documents are those of an earlier case names it in ``docsFrom`` instead of repeating them."""
+    each taken from a jstest assertion or the server source its ``source`` names. Same format as cases.json, with two
+    additions: a case whose documents are those of an earlier case names it in ``docsFrom`` instead of repeating them,
+    and ``serverVersions`` says which server versions the case holds for (informative; ``versions`` still selects the
+    modelled version)."""
     with ISSUE11_CASES.open(encoding="utf-8") as handle:
         cases = json.load(handle)
     by_id = {case["id"]: case for case in cases}

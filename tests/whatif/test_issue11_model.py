@@ -7,7 +7,7 @@ import pytest
 from idxadvisor.errors import UsageError
 from idxadvisor.indexes.model import IndexSpec
 from idxadvisor.whatif import Estimator, WhatIfQuery
-from idxadvisor.whatif.collation import CollationKey, OpaqueCollator, collator_for
+from idxadvisor.whatif.collation import CollationKey, Collator, OpaqueCollator, collator_for
 from idxadvisor.whatif.partial import implies, parse_partial_filter
 from idxadvisor.whatif.pipeline import push_down
 from idxadvisor.whatif.query import Unsupported, parse_query
@@ -56,12 +56,21 @@ def test_en_collation_keys_order_and_equality() -> None:
 
 
 def test_collations_the_model_cannot_order_are_exact_without_strings() -> None:
-    opaque = collator_for({"locale": "fr_CA"})
+    opaque = collator_for({"locale": "da"})  # Danish contracts "aa" and puts upper case first
     assert isinstance(opaque, OpaqueCollator)
     assert opaque.transform({"a": [1, 2.5]}) == {"a": [1, 2.5]}
     with pytest.raises(Unsupported):
         opaque.transform({"a": "x"})
     assert collator_for({"locale": "simple"}) is None
+
+
+def test_french_canadian_orders_ascii_as_english_and_refuses_accents() -> None:
+    french, english = collator_for({"locale": "fr_CA"}), collator_for({"locale": "en"})
+    assert isinstance(french, Collator) and isinstance(english, Collator)
+    words = ["b", "A", "a", "_x", "10", "9", "B-c"]
+    assert sorted(words, key=french.key) == sorted(words, key=english.key) == ["_x", "10", "9", "a", "A", "b", "B-c"]
+    with pytest.raises(Unsupported):
+        french.key("côte")  # the backwards secondary level orders accents: not modelled
 
 
 def test_collated_index_serves_only_queries_in_its_collation() -> None:
