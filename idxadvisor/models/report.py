@@ -336,6 +336,18 @@ class FindingGroup(_Model):
     findings: list[int] = Field(default_factory=list)
 
 
+class InventoryIndexReport(_Model):
+    """An index of the inventory the log itself gives (without --indexes or --uri), and where the log showed it."""
+
+    ns: str
+    name: str
+    key: list[tuple[str, int | str]]
+    sources: list[str]
+    built_at: datetime | None = None  # built while the log was written (the analysis judges shapes from then on)
+    dropped: bool = False  # dropped during the log, and not created again
+    plan_shapes: int = 0  # shapes whose plans use it
+
+
 class SuggestedIndex(_Model):
     """One index to create, and every finding that proposes it (findings are per shape; indexes are shared)."""
 
@@ -563,6 +575,7 @@ class Report(_Model):
     workload: WorkloadUpdate | None = None  # analyze --save-workload on an existing file (the incremental mode)
     index_selection: Literal["workload", "per-finding"] | None = None  # None: a report made before there was a choice
     index_sets: list[IndexSet] = Field(default_factory=list)  # per collection with findings (workload selection)
+    index_inventory: list[InventoryIndexReport] = Field(default_factory=list)  # without --indexes/--uri: the log's
 
     def max_severity(self) -> str | None:
         """The worst severity among the findings that count (``check`` leaves out existing and accepted ones)."""

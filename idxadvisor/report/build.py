@@ -11,9 +11,11 @@ from datetime import datetime, timezone
 
 from idxadvisor import __version__
 from idxadvisor.config import Settings
+from idxadvisor.indexes.inventory import Inventory
 from idxadvisor.indexes.model import render_key_pattern
 from idxadvisor.models.inputs import InputSummary
 from idxadvisor.models.report import (
+    InventoryIndexReport,
     SEVERITY_ORDER,
     BurstReport,
     DurationReport,
@@ -265,6 +267,14 @@ def samples_line(samples: list[SampleReport]) -> str:
 def operation_counts(counts: Counter[str]) -> str:
     """``insert (12 shapes), createIndexes (1 shape)``."""
     return ", ".join(f"{op} ({count} shape{'s' if count > 1 else ''})" for op, count in counts.most_common())
+
+
+def inventory_report(inventory: Inventory) -> list[InventoryIndexReport]:
+    """The log's own index inventory, collection by collection, in the order the log showed the indexes."""
+    return [InventoryIndexReport(ns=ns, name=index.name, key=list(index.key), sources=list(dict.fromkeys(index.sources)),
+                                 built_at=index.built_during_log, dropped=index.dropped,
+                                 plan_shapes=index.plan_shapes)
+            for ns in sorted(inventory.indexes) for index in inventory.indexes[ns]]
 
 
 def suggested_indexes(findings: list[Finding]) -> list[SuggestedIndex]:

@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any, TextIO
 
 from idxadvisor.models.report import Evidence, Finding, Report, SetShape, ShapeReport
+from idxadvisor.report.inventory import inventory_headline, inventory_line, inventory_shown
 from idxadvisor.report.build import (
     evidence_after_label,
     gate_line,
@@ -125,6 +126,7 @@ def _suggestions_and_findings(report: Report, verbose: bool, limit: int | None) 
                   f"{human_impact(item.impact, item.impact_unit)} | {_code(item.replaces) if item.replaces else ''} |"
                   for rank, item in enumerate(suggestions, start=1)]
     lines += _index_sets(report, verbose, limit)
+    lines += _inventory(report, verbose)
     items = groups_for_people(report)
     shown = items[:limit] if limit else items
     grouped = f" in {len(items)} groups by root cause" if len(items) < len(report.findings) else ""
@@ -147,6 +149,15 @@ def _suggestions_and_findings(report: Report, verbose: bool, limit: int | None) 
         if without_query:
             lines += ["", f"{operation_counts(without_query)}: no query an index could serve."]
     return lines
+
+
+def _inventory(report: Report, verbose: bool) -> list[str]:
+    headline = inventory_headline(report)
+    if headline is None:
+        return []
+    shown = inventory_shown(report, verbose)
+    more = "" if verbose or not shown else " (of the collections with a suggestion; -v lists all)"
+    return ["", f"### {headline}{more}", "", *[f"- {_cell(inventory_line(index))}" for index in shown]]
 
 
 def _index_sets(report: Report, verbose: bool, limit: int | None) -> list[str]:

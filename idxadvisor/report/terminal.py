@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from idxadvisor.models.report import Finding, FindingGroup, InputReport, Report, ShapeReport
+from idxadvisor.report.inventory import inventory_headline, inventory_line, inventory_shown
 from idxadvisor.report.build import (
     change_line,
     evidence_after_label,
@@ -57,6 +58,7 @@ def render(report: Report, console: Console, verbose: bool = False, limit: int |
         _print_shapes(report, console, width)
     _print_suggestions(report, console, width, limit)
     _print_index_sets(report, console, width, limit, verbose)
+    _print_inventory(report, console, width, verbose)
     _print_findings(report, console, width, limit)
     if verbose:
         _print_skipped(report, console, width)
@@ -234,6 +236,18 @@ def _print_index_sets(report: Report, console: Console, width: int, limit: int |
                 console.print(Group(*_indented(shape_line(shape), 4, width)))
                 if shape.evidence is not None:
                     console.print(Group(*_indented(evidence_line(shape.evidence, "with the set"), 6, width, "dim")))
+
+
+def _print_inventory(report: Report, console: Console, width: int, verbose: bool) -> None:
+    headline = inventory_headline(report)
+    if headline is None:
+        return
+    shown = inventory_shown(report, verbose)
+    console.print()
+    more = "" if verbose else " (of the collections with a suggestion; -v lists all)"
+    console.print(Group(*_indented(headline + (more if shown else ""), 0, width, "bold")))
+    for index in shown:
+        console.print(Group(*_indented(inventory_line(index), 2, width, "dim")))
 
 
 def _print_findings(report: Report, console: Console, width: int, limit: int | None) -> None:

@@ -243,6 +243,8 @@ class Rule:
     proposes_index: ClassVar[bool] = False
     #: Among rules that propose an index for the same shape, the highest owns the finding.
     priority: ClassVar[int] = 0
+    #: The finding stands when an existing index serves the shape already (it is reported without an index).
+    stands_without_index: ClassVar[bool] = False
     defaults: ClassVar[dict[str, Any]] = {}
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:

@@ -29,6 +29,7 @@ from typing import Protocol
 
 from idxadvisor.indexes.candidates import SharedKeyIndex, replaceable, serves, serving_signature
 from idxadvisor.indexes.model import IndexSpec, KeyPattern
+from idxadvisor.indexes.plans import parse_plan_summary
 from idxadvisor.models.report import Finding, IndexProposal, Skip
 from idxadvisor.rules.base import (
     QUERY_OPS,
@@ -122,6 +123,10 @@ def run_rules(shapes: list[ShapeStats], context: RuleContext, rules: list[Rule],
             continue
         rule, verdict = max(fired, key=lambda item: item[0].priority)
         served = analysis.served_by(analysis.existing or [])
+        if served is not None and rule.stands_without_index:  # the finding is more than its index (QY001)
+            verdict.details.append(f"no new index: {_served_reason(served, analysis)}")
+            findings.append(_finding(rule, analysis, verdict, None))
+            continue
         if served is not None:
             skips.append(_skip(stats, _served_reason(served, analysis)))
             continue
@@ -207,10 +212,28 @@ def _existing_with_prefix(analysis: ShapeAnalysis, key: KeyPattern | None) -> In
 
 
 def _served_reason(index: IndexSpec, analysis: ShapeAnalysis) -> str:
+    if index.built_at is not None:
+        return built_during_log(index, analysis)
     reason = f"already served by index {index.name} {index}"
+    if index.inferred:
+        return reason + f" (the log shows it: {index.origin})"
     if analysis.collection_scan:
         reason += " (yet the log shows collection scans: was it built after these operations?)"
     return reason
+
+
+def built_during_log(index: IndexSpec, analysis: ShapeAnalysis) -> str:
+    """An index the log shows built while it was written serves the shape: what it did before is history."""
+    built = index.built_at
+    assert built is not None
+    when = f"{built:%H:%M} ({built:%Y-%m-%d})"
+    stats = analysis.stats
+    if stats.last_seen is not None and stats.last_seen < built:
+        return (f"built during the log: {index.name} {index} built at {when}, after this shape's last run; it serves "
+                "the shape from then on")
+    used = any(index.key in parse_plan_summary(plan).indexes for plan in stats.plans)
+    since = "since then the shape uses it" if used else "it serves the shape from then on"
+    return f"built during the log: {index.name} {index} built at {when}; {since}"
 
 
 def equality_orders(shapes: list[ShapeStats], context: RuleContext) -> dict:

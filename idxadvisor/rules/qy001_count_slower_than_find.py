@@ -57,6 +57,7 @@ class CountSlowerThanFind(Rule):
     applies_to = frozenset({"count", "aggregate"})
     proposes_index = True
     priority = 40
+    stands_without_index = True  # a count slower than its find is worth saying even when the index exists
     defaults = {"min_ratio": 1.5}
 
     def check(self, analysis: ShapeAnalysis, context: RuleContext) -> Verdict | Quiet | None:

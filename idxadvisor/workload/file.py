@@ -28,6 +28,7 @@ from idxadvisor.ingest.detect import WORKLOAD_KIND, is_workload_head
 from idxadvisor.ingest.sources import READ_ERRORS, Source, read_decompressed
 from idxadvisor.models.events import Problem
 from idxadvisor.models.inputs import InputSummary
+from idxadvisor.models.inventory import IndexSighting
 from idxadvisor.shapes.digest import Digest, DigestOptions
 from idxadvisor.workload.codec import check_scalar, decode_stats, encode_stats, strings
 
@@ -165,7 +166,7 @@ def described_filters(options: DigestOptions) -> str:
 
 # -- inputs ----------------------------------------------------------------------------------------------------------
 
-_INPUT_SPECIAL = frozenset({"versions", "first_ts", "last_ts", "problem_examples"})
+_INPUT_SPECIAL = frozenset({"versions", "first_ts", "last_ts", "problem_examples", "index_sightings"})
 
 
 def _encode_input(summary: InputSummary) -> dict[str, Any]:
@@ -178,6 +179,7 @@ def _encode_input(summary: InputSummary) -> dict[str, Any]:
     # excerpts hold literal values (kept with --show-values only): never in a workload file
     encoded["problem_examples"] = [{"reason": problem.reason, "line": problem.line}
                                    for problem in summary.problem_examples]
+    encoded["index_sightings"] = [sighting.to_document() for sighting in summary.index_sightings]
     return encoded
 
 
@@ -192,6 +194,7 @@ def _decode_input(document: dict[str, Any], origin: str | None) -> InputSummary:
     summary.versions = strings(document.get("versions", []))
     summary.first_ts, summary.last_ts = _parse_iso(document.get("first_ts")), _parse_iso(document.get("last_ts"))
     summary.problem_examples = [_decode_problem(problem) for problem in document.get("problem_examples", ())]
+    summary.index_sightings = [IndexSighting.from_document(item) for item in document.get("index_sightings", ())]
     if summary.error and origin is not None:  # reported when the workload was recorded: not an error of this run
         summary.problem_examples.append(Problem(f"when the workload was recorded: {summary.error}"))
         summary.error = None
