@@ -21,6 +21,9 @@ from datetime import datetime
 from operator import attrgetter
 from sys import intern
 from typing import Any, TypeVar
+from zlib import crc32
+
+import orjson
 
 from idxadvisor.models.events import Event
 from idxadvisor.shapes.shape import QueryShape, ShapeObservation, point_lookup_field, shape_of_shared
@@ -254,6 +257,74 @@ class RunLog:
 
     def __len__(self) -> int:
         return min(len(self.runs), self.MAX_RUNS)
+
+
+@_pickled_as_arguments
+@dataclass(slots=True)
+class LiteralValues:
+    """How often each set of literal values ran, for an aggregation: a dashboard polls the same counter over and over,
+    an ad-hoc generator counts a different value every time. Only a fingerprint of the values is kept (a CRC-32 of the
+    pipeline as logged), never the values.
+
+    A bottom-k sample: the ``MAX_KEPT`` smallest fingerprints are kept with their exact counts, whatever the split of
+    the input and the order of merges; past that, ``distinct`` is the usual k-minimum-values estimate."""
+
+    MAX_KEPT = 256
+    counts: dict[int, int] = field(default_factory=dict)  # fingerprint -> runs
+    runs: int = 0  # runs fingerprinted (kept or not)
+    cutoff: int | None = None  # the largest fingerprint kept at the last trim: larger ones are not kept
+
+    def add(self, fingerprint: int, runs: int = 1) -> None:
+        self.runs += runs
+        if self.cutoff is not None and fingerprint > self.cutoff:
+            return
+        counts = self.counts
+        counts[fingerprint] = counts.get(fingerprint, 0) + runs
+        if len(counts) > 2 * self.MAX_KEPT:
+            self._trim()
+
+    def merge(self, other: LiteralValues) -> None:
+        runs = self.runs + other.runs
+        if other.cutoff is not None and (self.cutoff is None or other.cutoff < self.cutoff):
+            self.cutoff = other.cutoff
+            self.counts = {key: count for key, count in self.counts.items() if key <= other.cutoff}
+        for fingerprint, count in other.counts.items():
+            self.add(fingerprint, count)
+        self.runs = runs
+
+    def _trim(self) -> None:
+        if len(self.counts) > self.MAX_KEPT:
+            kept = sorted(self.counts)[: self.MAX_KEPT]
+            self.counts = {key: self.counts[key] for key in kept}
+            self.cutoff = kept[-1]
+
+    def distinct(self) -> float:
+        """Distinct sets of values among the runs (estimated past ``MAX_KEPT``)."""
+        self._trim()
+        if self.cutoff is None:
+            return float(len(self.counts))
+        return min(float(self.runs), (len(self.counts) - 1) * 2**32 / (self.cutoff + 1))
+
+    def repeated_runs(self) -> float:
+        """Runs that counted values an earlier run had counted already."""
+        return max(0.0, self.runs - self.distinct())
+
+    def most_repeated(self) -> int:
+        """The runs of the most frequent set of values (among those kept)."""
+        return max(self.counts.values(), default=0)
+
+
+def literal_fingerprint(command: Any) -> int | None:
+    """The fingerprint of an aggregation's literal values: a CRC-32 of its pipeline as logged (None without one)."""
+    if type(command) is not dict:
+        return None
+    pipeline = command.get("pipeline")
+    if type(pipeline) is not list:
+        return None
+    try:
+        return crc32(orjson.dumps(pipeline))
+    except (TypeError, orjson.JSONEncodeError):
+        return None
 
 
 @_pickled_as_arguments
@@ -533,6 +604,7 @@ class ShapeStats:
     # the latest execution with a complete command (kept as a KeptExecution once its input has ended)
     _latest: Event | KeptExecution | None = field(default=None, repr=False)
     runs: RunLog = field(default_factory=RunLog)  # the latest runs of an aggregation (start, duration)
+    literal_values: LiteralValues = field(default_factory=LiteralValues)  # an aggregation's sets of literal values
     num_yields: int = 0
     yields_measured: int = 0  # executions that logged numYields
     response_bytes: int = 0
@@ -657,6 +729,9 @@ class ShapeStats:
                     self.plan_order.add(end, plan)
                 if self.shape.op == "aggregate":
                     self.runs.add(end - duration, duration)
+                    fingerprint = literal_fingerprint(event.command)
+                    if fingerprint is not None:
+                        self.literal_values.add(fingerprint)
                 elif self._point_lookup is not False:
                     self._record_lookup(end, duration, connection or get("remote"), app)
         elif self._latest is None:
@@ -716,6 +791,7 @@ class ShapeStats:
         self.fast_max_ms = max(self.fast_max_ms, other.fast_max_ms)
         self.skip_max = max(self.skip_max, other.skip_max)
         self.runs.merge(other.runs)
+        self.literal_values.merge(other.literal_values)
         for plan, cost in other.plan_costs.items():
             mine_cost = self.plan_costs.get(plan)
             if mine_cost is None:
