@@ -24,7 +24,13 @@ from idxadvisor.models.inputs import InputSummary
 from idxadvisor.models.report import Report, SampleReport, WorkloadUpdate
 from idxadvisor.parse.block import BlockOptions
 from idxadvisor.parse.run import RunOptions, Runner, estimated_bytes
-from idxadvisor.report.build import build_report, inventory_report, select_shapes, shape_is_selected
+from idxadvisor.report.build import (
+    build_report,
+    count_served_shapes,
+    inventory_report,
+    select_shapes,
+    shape_is_selected,
+)
 from idxadvisor.runtime import collector_paused
 from idxadvisor.rules import select_rules
 from idxadvisor.rules.base import Rule, RuleContext
@@ -170,6 +176,7 @@ def with_index_sets(report: Report, settings: Settings, chooser: WorkloadSelecti
     report.index_selection = settings.index_selection
     if chooser is not None:
         report.index_sets = chooser.index_sets(report.findings)
+        count_served_shapes(report)
 
 
 def _block_options(settings: Settings) -> BlockOptions:

@@ -360,6 +360,12 @@ class SuggestedIndex(_Model):
     impact: float
     impact_unit: Literal["documents", "bytes"] = "documents"
     severity: Severity
+    shapes: int | None = None  # shapes the index serves in the workload's set (None: the findings' shapes)
+
+    @property
+    def shape_count(self) -> int:
+        """The one number of shapes every part of a report gives for this index."""
+        return self.shapes if self.shapes is not None else len(set(self.fingerprints))
 
 
 class SetIndex(_Model):

@@ -38,7 +38,7 @@ from idxadvisor.models.report import (
 )
 from idxadvisor.report import DEFAULT_TOP_FOR_HTML, DEFAULT_TOP_FOR_PEOPLE
 from idxadvisor.rules.engine import NO_QUERY
-from idxadvisor.rules.grouping import describe_groups
+from idxadvisor.rules.grouping import describe_groups, need_title, shared_key
 from idxadvisor.shapes.digest import Digest, ShapeStats
 
 def _ratio(stats: ShapeStats) -> float:
@@ -275,6 +275,25 @@ def inventory_report(inventory: Inventory) -> list[InventoryIndexReport]:
                                  built_at=index.built_during_log, dropped=index.dropped,
                                  plan_shapes=index.plan_shapes)
             for ns in sorted(inventory.indexes) for index in inventory.indexes[ns]]
+
+
+def count_served_shapes(report: Report) -> None:
+    """One number of shapes per suggested index, the same in every part of the report: with the workload's sets, the
+    shapes the index serves in its collection's set (findings name only the shapes that asked for it)."""
+    served = {(index_set.ns, tuple(map(tuple, index.key))): len(index.shapes)
+              for index_set in report.index_sets for index in index_set.indexes if index.status == "new"}
+    if not served:
+        return
+    for suggestion in report.suggested_indexes:
+        count = served.get((suggestion.ns, tuple(map(tuple, suggestion.key))))
+        if count is not None:
+            suggestion.shapes = max(count, len(set(suggestion.fingerprints)))
+    for group in report.groups:
+        key = shared_key(report.findings, group.findings)
+        count = served.get((group.ns, key)) if key is not None else None
+        if count is not None and key is not None:
+            shapes = {report.findings[position].fingerprint for position in group.findings}
+            group.title = need_title(group.ns, max(count, len(shapes)), key)
 
 
 def suggested_indexes(findings: list[Finding]) -> list[SuggestedIndex]:

@@ -371,7 +371,7 @@ def _suggestion_card(page: Page, rank: int, suggestion: SuggestedIndex) -> str:
     chart = page.chart(charts.evidence_chart(findings), "Keys and documents examined per execution")
     return (f'<li class="card sev-{esc(suggestion.severity)}"><div class="card-head"><span class="rank">#{rank}</span>'
             f'{_severity(suggestion.severity)}<span class="about">{" · ".join(about)}</span></div>'
-            f"{_command(suggestion.command)}<p>For {_counted(len(suggestion.fingerprints), 'shape')}: {shapes}</p>"
+            f"{_command(suggestion.command)}<p>For {_counted(suggestion.shape_count, 'shape')}: {shapes}</p>"
             f'<div class="evidence-row">{evidence}{chart}</div></li>')
 
 

@@ -122,7 +122,7 @@ def _suggestions_and_findings(report: Report, verbose: bool, limit: int | None) 
         suggestions = report.suggested_indexes[:limit] if limit else report.suggested_indexes
         lines += ["", f"### Suggested indexes ({len(report.suggested_indexes)})", "",
                   "| # | index | shapes | rules | impact | makes redundant |", "|--:|---|--:|---|--:|---|"]
-        lines += [f"| {rank} | {_code(item.command)} | {len(item.fingerprints)} | {', '.join(item.rules)} | "
+        lines += [f"| {rank} | {_code(item.command)} | {item.shape_count} | {', '.join(item.rules)} | "
                   f"{human_impact(item.impact, item.impact_unit)} | {_code(item.replaces) if item.replaces else ''} |"
                   for rank, item in enumerate(suggestions, start=1)]
     lines += _index_sets(report, verbose, limit)

@@ -194,7 +194,7 @@ def _print_suggestions(report: Report, console: Console, width: int, limit: int 
     more = f" (top {len(shown)})" if len(shown) < len(suggestions) else ""
     console.print(Text(f"Suggested indexes: {len(suggestions)}{more}", style="bold"))
     for rank, suggestion in enumerate(shown, start=1):
-        shapes = len(suggestion.fingerprints)
+        shapes = suggestion.shape_count
         about = (f"{shapes} shape{'s' if shapes > 1 else ''} ({', '.join(suggestion.rules)}) · "
                  f"{human_impact(suggestion.impact, suggestion.impact_unit)}")
         if suggestion.replaces:

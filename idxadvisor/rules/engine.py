@@ -284,8 +284,7 @@ def _share_indexes(proposals: list[_Proposal], context: RuleContext,
 
 def _shared_finding(proposal: _Proposal, key: KeyPattern | None, others: int, ns: str) -> Finding:
     if others > 0:
-        plural = "s" if others > 1 else ""
-        proposal.verdict.details.append(f"the same index serves {others} other shape{plural} of {ns}")
+        proposal.verdict.details.append(f"the index serves {others + 1} shapes of {ns}, this one included")
     return _finding(proposal.rule, proposal.analysis, proposal.verdict, key)
 
 
