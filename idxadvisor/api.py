@@ -278,7 +278,7 @@ def _run_options(settings: Settings) -> RunOptions:
 
 
 def _digest_options(settings: Settings) -> DigestOptions:
-    return DigestOptions(min_ms=settings.min_ms, since=settings.since, until=settings.until)
+    return DigestOptions(min_ms=settings.min_ms, since=settings.since, until=settings.until, apps=tuple(settings.app))
 
 
 def merge(paths: Sequence[Path], output: Path) -> Workload:

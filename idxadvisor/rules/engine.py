@@ -44,6 +44,7 @@ from idxadvisor.rules.base import (
 from idxadvisor.rules.grouping import assign_groups
 from idxadvisor.rules.trend import DOCUMENTS, growth_of
 from idxadvisor.shapes.digest import ShapeStats
+from idxadvisor.shapes.traffic import ad_hoc_reason, bulk_share
 
 NO_QUERY = "has no query an index could serve"
 
@@ -173,6 +174,11 @@ def _blocking_reason(analysis: ShapeAnalysis, context: RuleContext) -> str | Non
     executions = stats.count - stats.getmores
     if executions < context.settings.min_count:
         return f"too few executions ({executions} < --min-count {context.settings.min_count})"
+    ad_hoc = ad_hoc_reason(stats.apps, executions, stats.first_seen, stats.last_seen)
+    if ad_hoc is not None:
+        return ad_hoc
+    if stats.apps and bulk_share(stats.apps, stats.count) >= 0.9:
+        return "bulk tools (mongorestore, mongodump, …) ran it: a one-off load or copy, not a query to index"
     if "_id" in roles.equality:
         return "equality on _id: the _id index serves it"
     if roles.leading_fields == 0:

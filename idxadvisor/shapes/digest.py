@@ -14,6 +14,7 @@ waiting for their neighbours.
 
 from __future__ import annotations
 
+import fnmatch
 import pickle
 from collections import Counter
 from dataclasses import dataclass, field, fields
@@ -28,6 +29,7 @@ import orjson
 from idxadvisor.models.events import Event
 from idxadvisor.shapes.shape import QueryShape, ShapeObservation, point_lookup_field, shape_of_shared
 from idxadvisor.shapes.sketch import DurationHistogram, coarse_bin, coarse_percentile
+from idxadvisor.shapes.traffic import is_bulk_tool
 
 #: Connections and server hashes kept per shape: a bottom-k sample (see CappedSet), whose cap bounds a shape's memory
 #: on logs of weeks, where clients reconnect under new connection names all the time.
@@ -43,11 +45,12 @@ _HASH_FIELDS = (("query_hash", "queryHash"), ("plan_cache_shape_hash", "planCach
 
 @dataclass(frozen=True)
 class DigestOptions:
-    """Which events count (``--min-ms``, ``--since``, ``--until``)."""
+    """Which events count (``--min-ms``, ``--since``, ``--until``, ``--app``)."""
 
     min_ms: float = 0.0
     since: datetime | None = None
     until: datetime | None = None
+    apps: tuple[str, ...] = ()  # globs of application names (appName), matched case-insensitively
 
 
 _Packed = TypeVar("_Packed")
@@ -572,7 +575,7 @@ _WRITTEN = {"update": "n_matched", "delete": "n_deleted", "insert": "n_inserted"
 _SUMMED_COUNTERS = ("count", "getmores", "keys_examined", "docs_examined", "nreturned", "measured", "keys_measured",
                     "docs_measured", "blocking_sorts", "used_disk", "errors", "truncated", "internal", "fast",
                     "num_yields", "yields_measured", "response_bytes", "responses_measured", "replanned",
-                    "skipped_executions", "skip_total")
+                    "skipped_executions", "skip_total", "bulk_written")
 
 
 @dataclass(slots=True)  # a workload of 100,000 shapes holds 100,000 of these: 40 slots are a quarter of a dict
@@ -616,6 +619,7 @@ class ShapeStats:
     plan_costs: dict[str, PlanCost] = field(default_factory=dict)  # plan summary -> what its executions cost
     plan_order: PlanOrder = field(default_factory=PlanOrder)
     bursts: BurstLog = field(default_factory=BurstLog)  # point lookups: bursts from one connection (QY002)
+    bulk_written: int = 0  # documents bulk tools (mongorestore, …) wrote: a one-off load, not a write rate
     fast: int = 0  # executions left out by --min-ms
     fast_max_ms: float = 0.0
     _point_lookup: bool | None = field(default=None, repr=False, compare=False)  # cached point_lookup_field(shape)
@@ -695,6 +699,8 @@ class ShapeStats:
         if app:
             apps = self.apps
             apps[app] = apps.get(app, 0) + 1
+            if returned and event.op in _WRITTEN and is_bulk_tool(app):
+                self.bulk_written += returned
         connection = get("connection")
         if connection and connection not in self.connections.members:
             self.connections.add(intern(connection))  # one string per connection, not one per shape it ran
@@ -884,7 +890,7 @@ class Digest:
 
     def __post_init__(self) -> None:
         options = self.options
-        self._filtering = bool(options.since or options.until)
+        self._filtering = bool(options.since or options.until or options.apps)
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         """A digest travelling between processes (a worker's, a Dask task's) goes as pickles of ``SHIPPED_SHAPES``
@@ -913,6 +919,10 @@ class Digest:
     def _excluded(self, event: Event) -> str | None:
         """Why --since/--until leave the event out (called only when one of them is set)."""
         options = self.options
+        if options.apps and not app_matches(event.app_name, options.apps):
+            return "application not matched by --app"
+        if not (options.since or options.until):
+            return None
         if event.ts is None:
             return "no timestamp (with --since/--until)"
         if options.since is not None and event.ts < options.since:
@@ -939,6 +949,15 @@ class Digest:
     @property
     def operations(self) -> int:
         return sum(stats.count for stats in self.shapes.values())
+
+
+def app_matches(app: str | None, patterns: tuple[str, ...]) -> bool:
+    """Whether an operation's application name matches one of the ``--app`` globs (case-insensitive; an operation
+    without an appName matches none)."""
+    if not app:
+        return False
+    name = app.casefold()
+    return any(fnmatch.fnmatchcase(name, pattern.casefold()) for pattern in patterns)
 
 
 #: Shapes per pickle when a digest travels (``Digest.__reduce__``).

@@ -48,3 +48,15 @@ def test_the_digest_counts_runs_by_their_values_without_keeping_them() -> None:
         (4, 2.0, 3)
     saved = encode_literal_values(stats.literal_values)
     assert decode_literal_values(saved) == stats.literal_values
+
+
+def test_app_filters_operations_by_application_name() -> None:
+    from idxadvisor.shapes.digest import DigestOptions
+
+    digest = Digest(DigestOptions(apps=("orders-*",)))
+    for app in ("orders-api", "Orders-Worker", "MongoDB Compass", None):
+        digest.add(Event("shop.orders", "find", command={"find": "orders", "filter": {"a": 1}}, app_name=app,
+                         duration_ms=150.0))
+    (stats,) = digest.shapes.values()
+    assert stats.count == 2 and set(stats.apps) == {"orders-api", "Orders-Worker"}
+    assert digest.skipped == {"application not matched by --app": 2}
