@@ -43,7 +43,7 @@ class InventoryIndex:
     dropped: bool = False  # dropped, and not created again since
     dropped_at: datetime | None = None
     plan_shapes: int = 0  # shapes whose plans use it
-    first_used: datetime | None = None  # the first execution of a shape whose plans use it
+    first_used: datetime | None = None  # the first execution of a shape whose every plan uses it
 
     @property
     def exists(self) -> bool:
@@ -128,8 +128,10 @@ def build_inventory(sightings: Iterable[IndexSighting], shapes: Iterable[ShapeSt
                 if PLAN_SOURCE not in index.sources:
                     index.sources.append(PLAN_SOURCE)
                 index.plan_shapes += 1
-                if stats.first_seen is not None and (index.first_used is None or stats.first_seen < index.first_used):
-                    index.first_used = stats.first_seen
+                always = all(key in parse_plan_summary(other).indexes for other in stats.plans)
+                if always and stats.first_seen is not None and (index.first_used is None
+                                                                or stats.first_seen < index.first_used):
+                    index.first_used = stats.first_seen  # a shape that used it from its first run
                 if index.dropped and (index.dropped_at is None or (stats.last_seen is not None
                                                                    and stats.last_seen > index.dropped_at)):
                     index.dropped = False  # used after the drop: it was created again where the log does not show
