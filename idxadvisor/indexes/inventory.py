@@ -17,8 +17,9 @@ written carries ``built_at``; a shape that ran before and after it is judged on 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import Any
 
 from idxadvisor.indexes.catalog import IndexCatalog
 from idxadvisor.indexes.model import IndexSpec, IndexSpecError, KeyPattern, default_index_name, key_pattern
@@ -43,6 +44,7 @@ class InventoryIndex:
     dropped: bool = False  # dropped, and not created again since
     dropped_at: datetime | None = None
     plan_shapes: int = 0  # shapes whose plans use it
+    options: dict[str, Any] | None = None  # unique, sparse, TTL, partial, …: None when only plans showed it
     first_used: datetime | None = None  # the first execution of a shape whose every plan uses it
 
     @property
@@ -60,7 +62,13 @@ class InventoryIndex:
 
     def spec(self) -> IndexSpec:
         origin = ", ".join(dict.fromkeys(self.sources))
-        return IndexSpec(key=self.key, name=self.name, origin=origin, built_at=self.built_during_log)
+        base = IndexSpec(key=self.key, name=self.name)
+        if self.options:
+            try:
+                base = IndexSpec.from_document({**self.options, "key": list(self.key), "name": self.name})
+            except (IndexSpecError, TypeError, ValueError):
+                pass  # options a server would not have accepted: the key is still known
+        return replace(base, origin=origin, built_at=self.built_during_log)
 
 
 @dataclass
@@ -142,6 +150,8 @@ def _note(index: InventoryIndex, sighting: IndexSighting) -> None:
     if sighting.source not in index.sources:
         index.sources.append(sighting.source)
     ts = sighting.ts
+    if sighting.options is not None and sighting.kind != DROPPED:
+        index.options = sighting.options
     if sighting.kind == DROPPED:
         _drop(index, sighting)
         return

@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+#: The options of an index document that change what it holds or how it may be used (kept with its key).
+INDEX_OPTIONS = ("unique", "sparse", "hidden", "partialFilterExpression", "expireAfterSeconds", "collation")
+
 #: What a sighting says happened to the index.
 CREATED = "created"  # a createIndexes command or an index build starting: the index exists once it ends
 BUILT = "built"  # an index build finished (the index exists from then on)
@@ -30,10 +33,12 @@ class IndexSighting:
     key: list[list[Any]] | None
     ts: datetime | None
     source: str
+    options: dict[str, Any] | None = None  # what the line says beside the key (unique, sparse, TTL, partial, …)
 
     def to_document(self) -> dict[str, Any]:
         return {"ns": self.ns, "kind": self.kind, "name": self.name, "key": self.key,
-                "ts": self.ts.isoformat() if self.ts is not None else None, "source": self.source}
+                "ts": self.ts.isoformat() if self.ts is not None else None, "source": self.source,
+                **({"options": self.options} if self.options is not None else {})}
 
     @classmethod
     def from_document(cls, document: Any) -> IndexSighting:
@@ -47,5 +52,8 @@ class IndexSighting:
         if key is not None and not (isinstance(key, list) and all(isinstance(pair, list) and len(pair) == 2
                                                                   and isinstance(pair[0], str) for pair in key)):
             raise ValueError("an index sighting's key must be a list of [field, direction] pairs")
+        options = document.get("options")
+        if options is not None and not isinstance(options, dict):
+            raise ValueError("an index sighting's options must be an object")
         return cls(document["ns"], document["kind"], name, key,
-                   datetime.fromisoformat(ts) if isinstance(ts, str) else None, document["source"])
+                   datetime.fromisoformat(ts) if isinstance(ts, str) else None, document["source"], options)

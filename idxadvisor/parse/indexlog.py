@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from idxadvisor.models.events import Event
-from idxadvisor.models.inventory import BUILT, CREATED, DROPPED, IndexSighting
+from idxadvisor.models.inventory import BUILT, CREATED, DROPPED, INDEX_OPTIONS, IndexSighting
 from idxadvisor.parse.shelldoc import ShellSyntaxError, parse_shell_value
 
 #: Byte patterns of the JSON lines worth parsing (the server writes ``"msg":"…"`` without spaces).
@@ -112,7 +112,8 @@ def _specs(ns: str, kind: str, indexes: list[Any], ts: datetime | None, source: 
         pairs = [[field, direction] for field, direction in key.items()] if type(key) is dict and key else None
         if pairs is None and type(name) is not str:
             continue
-        sightings.append(IndexSighting(ns, kind, name if type(name) is str else None, pairs, ts, source))
+        options = {option: index[option] for option in INDEX_OPTIONS if option in index}
+        sightings.append(IndexSighting(ns, kind, name if type(name) is str else None, pairs, ts, source, options))
     return sightings
 
 
