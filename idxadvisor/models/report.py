@@ -336,6 +336,14 @@ class FindingGroup(_Model):
     findings: list[int] = Field(default_factory=list)
 
 
+class TrafficReport(_Model):
+    """One kind of traffic by application name (``appName``): applications, interactive tools or bulk tools."""
+
+    kind: Literal["application", "interactive tool", "bulk tool"]
+    operations: int
+    apps: dict[str, int] = Field(default_factory=dict)  # operations per application name (none: no appName)
+
+
 class InventoryIndexReport(_Model):
     """An index of the inventory the log itself gives (without --indexes or --uri), and where the log showed it."""
 
@@ -582,6 +590,7 @@ class Report(_Model):
     index_selection: Literal["workload", "per-finding"] | None = None  # None: a report made before there was a choice
     index_sets: list[IndexSet] = Field(default_factory=list)  # per collection with findings (workload selection)
     index_inventory: list[InventoryIndexReport] = Field(default_factory=list)  # without --indexes/--uri: the log's
+    traffic: list[TrafficReport] = Field(default_factory=list)  # operations by kind of application
 
     def max_severity(self) -> str | None:
         """The worst severity among the findings that count (``check`` leaves out existing and accepted ones)."""

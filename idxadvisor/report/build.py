@@ -16,6 +16,7 @@ from idxadvisor.indexes.model import render_key_pattern
 from idxadvisor.models.inputs import InputSummary
 from idxadvisor.models.report import (
     InventoryIndexReport,
+    TrafficReport,
     SEVERITY_ORDER,
     BurstReport,
     DurationReport,
@@ -40,6 +41,7 @@ from idxadvisor.report import DEFAULT_TOP_FOR_HTML, DEFAULT_TOP_FOR_PEOPLE
 from idxadvisor.rules.engine import NO_QUERY
 from idxadvisor.rules.grouping import describe_groups, need_title, shared_key
 from idxadvisor.shapes.digest import Digest, ShapeStats
+from idxadvisor.shapes.traffic import APPLICATION, BULK, INTERACTIVE, app_kind
 
 def _ratio(stats: ShapeStats) -> float:
     value = stats.per_returned(stats.docs_examined)
@@ -269,6 +271,25 @@ def operation_counts(counts: Counter[str]) -> str:
     return ", ".join(f"{op} ({count} shape{'s' if count > 1 else ''})" for op, count in counts.most_common())
 
 
+def traffic_report(shapes: Iterable[ShapeStats]) -> list[TrafficReport]:
+    """The operations of the shapes in scope by kind of application (``shapes.traffic``), most first; nothing when
+    no operation names its application."""
+    apps: Counter[str] = Counter()
+    operations = 0
+    for stats in shapes:
+        apps.update(stats.apps)
+        operations += stats.count
+    if not apps:
+        return []
+    kinds: dict[str, dict[str, int]] = {APPLICATION: {}, INTERACTIVE: {}, BULK: {}}
+    for app, count in apps.most_common():
+        kinds[app_kind(app)][app] = count
+    unnamed = operations - sum(apps.values())
+    reports = [TrafficReport(kind=kind, operations=sum(counts.values()) + (unnamed if kind == APPLICATION else 0),
+                             apps=counts) for kind, counts in kinds.items()]
+    return sorted((report for report in reports if report.operations), key=lambda report: -report.operations)
+
+
 def inventory_report(inventory: Inventory) -> list[InventoryIndexReport]:
     """The log's own index inventory, collection by collection, in the order the log showed the indexes."""
     return [InventoryIndexReport(ns=ns, name=index.name, key=list(index.key), sources=list(dict.fromkeys(index.sources)),
@@ -354,6 +375,7 @@ def build_report(
         groups=describe_groups(findings or [], {stats.shape.fingerprint: stats.shape.text for stats in selected}),
         suggested_indexes=suggested_indexes(findings or []),
         skipped=skipped or [],
+        traffic=traffic_report(selected),
     )
 
 

@@ -6,6 +6,17 @@ from idxadvisor.indexes.model import render_key_pattern
 from idxadvisor.models.report import InventoryIndexReport, Report
 
 
+def traffic_line(report: Report) -> str | None:
+    """``traffic: applications 1,204 (shop-api, dashboard), interactive tools 12 (MongoDB Compass)``."""
+    if not report.traffic or all(item.kind == "application" for item in report.traffic):
+        return None  # only applications: nothing to tell apart
+    parts = []
+    for item in report.traffic:
+        names = ", ".join(list(item.apps)[:3]) + (", …" if len(item.apps) > 3 else "")
+        parts.append(f"{item.kind}s {item.operations:,}" + (f" ({names})" if names else ""))
+    return "traffic: " + " · ".join(parts)
+
+
 def inventory_headline(report: Report) -> str | None:
     """``Indexes the log shows (no --indexes or --uri): 38 on 22 collections, 2 built during the log``."""
     indexes = report.index_inventory

@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any, TextIO
 
 from idxadvisor.models.report import Evidence, Finding, Report, SetShape, ShapeReport
-from idxadvisor.report.inventory import inventory_headline, inventory_line, inventory_shown
+from idxadvisor.report.inventory import inventory_headline, inventory_line, inventory_shown, traffic_line
 from idxadvisor.report.build import (
     evidence_after_label,
     gate_line,
@@ -64,6 +64,9 @@ def _lines(report: Report, verbose: bool, limit: int | None) -> list[str]:
         lines.append(f"Server versions: {', '.join(summary.versions)}.")
     for reason, count in summary.excluded.items():
         lines.append(f"Left out: {reason}: {_counted(count, 'operation')}.")
+    traffic = traffic_line(report)
+    if traffic is not None:
+        lines.append(_cell(traffic[0].upper() + traffic[1:]) + ".")
     if report.samples:
         lines.append(f"Data: {samples_line(report.samples)}.")
     lines += [f"Not read: {_cell(line)}." for line in report.indexes_left_out]

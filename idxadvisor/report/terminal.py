@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from idxadvisor.models.report import Finding, FindingGroup, InputReport, Report, ShapeReport
-from idxadvisor.report.inventory import inventory_headline, inventory_line, inventory_shown
+from idxadvisor.report.inventory import inventory_headline, inventory_line, inventory_shown, traffic_line
 from idxadvisor.report.build import (
     change_line,
     evidence_after_label,
@@ -81,6 +81,9 @@ def _header(report: Report) -> Text:
         text.append(f"\n{_time(summary.first_seen)} → {_time(summary.last_seen)}")
     for reason, count in summary.excluded.items():
         text.append(f"\nleft out: {count:,} operations: {reason}", style="dim")
+    traffic = traffic_line(report)
+    if traffic is not None:
+        text.append(f"\n{traffic}")
     if report.samples:
         text.append(f"\ndata: {samples_line(report.samples)}", style="red" if any(s.problems for s in report.samples)
                     else "")
