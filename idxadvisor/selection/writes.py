@@ -84,8 +84,8 @@ def write_load(shapes: Iterable[ShapeStats], hours: float | None, sample: Sample
     per = hours if hours else 1.0
     load = load.scaled(1 / per)
     if loaded:
-        load.note = (f"{loaded:,.0f} documents written by bulk tools (mongorestore, mongoimport, …) left out: a one-off "
-                     "load, not the collection's write rate")
+        load.note = (f"{loaded:,.0f} documents written by bulk tools left out: a mongorestore or mongoimport is a "
+                     "one-off load, not the collection's write rate")
     server = _server_rate(sample, existing, now) if hours else None  # a rate per hour needs a log that spans time
     if server is None:
         if operations:
