@@ -96,7 +96,7 @@ def from_text_message(message: str, ts: datetime | None) -> list[IndexSighting]:
         return []
     try:
         properties = parse_shell_value(message, match.end()).value
-    except (ShellSyntaxError, RecursionError):
+    except (ShellSyntaxError, RecursionError, ValueError):
         return []
     if type(properties) is not dict:
         return []

@@ -116,3 +116,28 @@ def test_a_text_log_build_index_line_is_a_sighting(tmp_path: Path) -> None:
     _, (summary,) = read_inputs([str(log)], Settings(jobs=1))
     (sighting,) = summary.index_sightings
     assert (sighting.ns, sighting.name, sighting.key) == ("shop.examples", "favoriteCity_1", [["favoriteCity", 1.0]])
+
+
+def test_damaged_index_lines_are_no_sightings_and_break_nothing(tmp_path: Path) -> None:
+    at = START
+    damaged = [
+        json_entry(at, "INDEX", 20384, "conn1", "Index build: starting",
+                   {"namespace": NS, "properties": {"key": {"sku": True}, "name": "sku_1"}}),
+        json_entry(at, "INDEX", 20384, "conn1", "Index build: starting",
+                   {"namespace": NS, "properties": {"key": {"": 1}, "name": 7}}),
+        json_entry(at, "INDEX", 20384, "conn1", "Index build: starting", {"namespace": ["x"], "properties": {}}),
+        json_entry(at, "INDEX", 20438, "conn1", "Index build: registering",
+                   {"namespace": NS, "command": {"indexes": "all of them"}, "firstIndex": {"name": 5}}),
+        json_entry(at, "INDEX", 20345, "conn1", "Index build: done building", {"namespace": NS, "index": None}),
+        json_entry(at, "COMMAND", 51806, "conn1", "CMD: dropIndexes", {"namespace": NS, "indexes": {"$x": []}}),
+        '{"t":{"$date":"2026-01-05T09:00:00.000+00:00"},"s":"I","c":"INDEX","id":20384,"msg":"Index build: starting",'
+        '"attr":{"namespace":"shop.products","properties":{"key":{"sku":1},',  # cut short
+        json_entry(at, "INDEX", 20384, "conn1", "Index build: starting",
+                   {"namespace": NS, "properties": {"key": {"sku": 1}, "name": "sku_1",
+                                                     "partialFilterExpression": 5, "collation": "fr"}}),
+    ]
+    path = _write(tmp_path, damaged + operation_entries([_by_sku(0, "COLLSCAN", 50_000, 20)])["json"])
+    report = _analyze(path)
+    (sku,) = report.index_inventory  # the last line's key is good; its options are not, and are left out
+    assert (sku.name, sku.key) == ("sku_1", [("sku", 1)])
+    assert report.skipped[0].reason.startswith("already served by index sku_1 { sku: 1 }")
