@@ -141,3 +141,14 @@ def test_damaged_index_lines_are_no_sightings_and_break_nothing(tmp_path: Path) 
     (sku,) = report.index_inventory  # the last line's key is good; its options are not, and are left out
     assert (sku.name, sku.key) == ("sku_1", [("sku", 1)])
     assert report.skipped[0].reason.startswith("already served by index sku_1 { sku: 1 }")
+
+
+def test_a_workload_file_keeps_what_the_log_said_about_indexes(tmp_path: Path) -> None:
+    operations = [_by_sku(0, "COLLSCAN", 50_000, 20), _by_sku(430, "IXSCAN { sku: 1 }", 1, 10)]
+    path = _write(tmp_path, operation_entries(operations)["json"] + _build_lines(410, "sku_1", {"sku": 1}))
+    workload = tmp_path / "shop.workload.json"
+    from_log = analyze([path], Settings(jobs=1), workload_file=workload)
+    from_workload = analyze([str(workload)], Settings(jobs=1))
+    assert from_workload.index_inventory == from_log.index_inventory
+    assert from_workload.index_inventory[0].built_at == START + timedelta(seconds=412)
+    assert from_workload.suggested_indexes == []
