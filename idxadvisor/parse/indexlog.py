@@ -100,7 +100,9 @@ def from_text_message(message: str, ts: datetime | None) -> list[IndexSighting]:
         return []
     if type(properties) is not dict:
         return []
-    return _specs(match.group(1), CREATED, [properties], ts, BUILD_SOURCE)
+    # the build's end ("build index done.") names no index, and a ≤4.2 build of a user's index is short: its start
+    # dates the index
+    return _specs(match.group(1), BUILT, [properties], ts, BUILD_SOURCE)
 
 
 def _specs(ns: str, kind: str, indexes: list[Any], ts: datetime | None, source: str) -> list[IndexSighting]:

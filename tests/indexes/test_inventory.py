@@ -152,3 +152,12 @@ def test_a_workload_file_keeps_what_the_log_said_about_indexes(tmp_path: Path) -
     assert from_workload.index_inventory == from_log.index_inventory
     assert from_workload.index_inventory[0].built_at == START + timedelta(seconds=412)
     assert from_workload.suggested_indexes == []
+
+
+def test_a_text_log_build_dates_the_index(tmp_path: Path) -> None:
+    log = tmp_path / "mongod.log"
+    log.write_text('2018-12-01T19:38:00.740-0500 I INDEX    [conn8] build index on: shop.examples properties: '
+                   '{ v: 2, key: { favoriteCity: 1.0 }, name: "favoriteCity_1", ns: "shop.examples" }\n')
+    _, (summary,) = read_inputs([str(log)], Settings(jobs=1))
+    (index,) = build_inventory(summary.index_sightings, []).indexes["shop.examples"]
+    assert index.built_during_log == datetime(2018, 12, 2, 0, 38, 0, 740000, tzinfo=timezone.utc)
