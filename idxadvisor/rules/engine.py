@@ -272,8 +272,10 @@ def _share_indexes(proposals: list[_Proposal], context: RuleContext,
     for ns, group in by_ns.items():
         key_index = SharedKeyIndex()
         shared = _shared_keys(group, key_index)
-        if chooser is None:
-            findings += [_shared_finding(proposal, key, others, ns) for proposal, (key, others) in zip(group, shared)]
+        if chooser is None:  # the number each finding gives is the shapes its index is given to (the suggestion's)
+            given = Counter(key for key, _ in shared if key is not None)
+            findings += [_shared_finding(proposal, key, given[key] - 1 if key is not None else 0, ns)
+                         for proposal, (key, _) in zip(group, shared)]
             continue
         asking = [(proposal, key) for proposal, (key, _) in zip(group, shared) if key is not None]
         findings += [_finding(proposal.rule, proposal.analysis, proposal.verdict, None)
