@@ -108,25 +108,21 @@ def build_inventory(sightings: Iterable[IndexSighting], shapes: Iterable[ShapeSt
 
     ordered = sorted(sightings, key=lambda sighting: (sighting.ts is None, sighting.ts or datetime.min,
                                                       sighting.kind != CREATED))
-    for sighting in ordered:  # keyed sightings first: a name-only one (a build ending) refers to them
+    for sighting in ordered:  # in time order: a drop counts only for what was created before it
         key = _key(sighting.key)
-        if key is None or key == (("_id", 1),):
-            continue
-        index = remember(sighting.ns, key, sighting.name)
-        _note(index, sighting)
-    for sighting in ordered:
-        if sighting.key is not None or sighting.name is None:
-            if sighting.kind == DROPPED and sighting.key is not None:
-                _drop(by_key.get((sighting.ns, _key(sighting.key) or ())), sighting)
-            continue
         if sighting.kind == DROPPED:
-            if sighting.name == "*":
+            if key is not None:
+                _drop(by_key.get((sighting.ns, key)), sighting)
+            elif sighting.name == "*":
                 for index in inventory.indexes.get(sighting.ns, []):
                     _drop(index, sighting)
-            else:
+            elif sighting.name is not None:
                 _drop(by_name.get((sighting.ns, sighting.name)), sighting)
-        elif (sighting.ns, sighting.name) in by_name:
-            _note(by_name[(sighting.ns, sighting.name)], sighting)
+        elif key is not None:
+            if key != (("_id", 1),):
+                _note(remember(sighting.ns, key, sighting.name), sighting)
+        elif sighting.name is not None and (sighting.ns, sighting.name) in by_name:
+            _note(by_name[(sighting.ns, sighting.name)], sighting)  # a build ending names the index only
     for stats in sorted(shapes, key=lambda stats: stats.shape.fingerprint):  # however the digest was merged
         for plan in sorted(stats.plans):
             for key in parse_plan_summary(plan).indexes:
@@ -155,7 +151,8 @@ def _note(index: InventoryIndex, sighting: IndexSighting) -> None:
     if sighting.kind == DROPPED:
         _drop(index, sighting)
         return
-    index.dropped = False  # created (again) after any drop seen so far
+    if index.dropped:  # created again after a drop: it exists from the new build on
+        index.dropped, index.built_at, index.created_at = False, None, None
     if sighting.kind == CREATED and ts is not None and index.created_at is None:
         index.created_at = ts
     # a finished build, or a createIndexes command (logged when it ends, the index built), dates the index

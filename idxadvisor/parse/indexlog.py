@@ -4,10 +4,10 @@ The lines are found as the slow queries are, by a byte search of the block, neve
 
 * JSON logs (4.4+): the index-build messages (``"msg":"Index build: …"``; 20384 *starting* and 20438 *registering*
   give the key pattern, 20345 *done building*, 20447 *completed* and 20663 *completed successfully* the time the index
-  exists from) and ``CMD: dropIndexes`` (51806);
+  exists from), ``CMD: dropIndexes`` (51806) and ``CMD: drop`` (518070, a collection and all its indexes);
 * text logs (≤4.2): ``build index on: <ns> properties: { v: 2, key: { a: 1 }, name: "a_1", … }``;
-* every format: the ``createIndexes`` and ``dropIndexes`` commands of slow-operation entries (``from_event``, one
-  string comparison per event).
+* every format: the ``createIndexes``, ``dropIndexes`` and ``drop`` commands of slow-operation entries
+  (``from_event``, one set look-up per event).
 
 Indexes of internal namespaces (``local``, ``config``, ``admin``, ``system.*``) are left out: no advice concerns them.
 """
@@ -23,17 +23,18 @@ from idxadvisor.models.inventory import BUILT, CREATED, DROPPED, INDEX_OPTIONS, 
 from idxadvisor.parse.shelldoc import ShellSyntaxError, parse_shell_value
 
 #: Byte patterns of the JSON lines worth parsing (the server writes ``"msg":"…"`` without spaces).
-JSON_NEEDLES = (b'"msg":"Index build: ', b'"msg":"CMD: dropIndexes"')
+JSON_NEEDLES = (b'"msg":"Index build: ', b'"msg":"CMD: drop')  # the latter: dropIndexes, and drop (a collection)
 #: Text-log lines worth parsing.
 TEXT_HINTS = ("build index on: ",)
 #: Where a sighting came from, as the report says it.
 BUILD_SOURCE = "index build messages"
 CREATE_SOURCE = "createIndexes commands"
 DROP_SOURCE = "dropIndexes"
-INDEX_COMMANDS = frozenset({"createIndexes", "dropIndexes", "deleteIndexes"})
+COLLECTION_DROP_SOURCE = "collection drop"
+INDEX_COMMANDS = frozenset({"createIndexes", "dropIndexes", "deleteIndexes", "drop"})
 
-STARTING, REGISTERING, DONE_BUILDING, COMPLETED, COMPLETED_SUCCESSFULLY, DROP_MESSAGE = \
-    20384, 20438, 20345, 20447, 20663, 51806
+STARTING, REGISTERING, DONE_BUILDING, COMPLETED, COMPLETED_SUCCESSFULLY, DROP_MESSAGE, COLLECTION_DROP = \
+    20384, 20438, 20345, 20447, 20663, 51806, 518070
 _INTERNAL_DATABASES = frozenset({"local", "config", "admin"})
 _BUILD_INDEX_ON = re.compile(r"build index on: (\S+) properties: (?=\{)")
 
@@ -50,9 +51,11 @@ def from_json_entry(entry: dict[str, Any], ts: datetime | None) -> list[IndexSig
     """The sightings of one parsed JSON log entry holding an index-build or dropIndexes message."""
     attr = entry.get("attr")
     number = entry.get("id")
-    if type(attr) is not dict or not user_namespace(attr.get("namespace")):
+    if type(attr) is not dict:
         return []
-    ns = attr["namespace"]
+    ns = attr.get("namespace", attr.get("collection"))  # 4.4's CMD: drop says "collection"
+    if not user_namespace(ns):
+        return []
     source = BUILD_SOURCE
     if number == STARTING:
         properties = attr.get("properties")
@@ -74,6 +77,8 @@ def from_json_entry(entry: dict[str, Any], ts: datetime | None) -> list[IndexSig
         return [IndexSighting(ns, BUILT, name, None, ts, source) for name in names]
     if number == DROP_MESSAGE:
         return _dropped(ns, attr.get("indexes"), ts, DROP_SOURCE)
+    if number == COLLECTION_DROP:
+        return _dropped(ns, "*", ts, COLLECTION_DROP_SOURCE)
     return []
 
 
@@ -86,6 +91,8 @@ def from_event(event: Event) -> list[IndexSighting]:
         indexes = command.get("indexes")
         return _specs(event.ns, CREATED, indexes if type(indexes) is list else [], event.ts,
                       CREATE_SOURCE)
+    if event.op == "drop":
+        return _dropped(event.ns, "*", event.ts, COLLECTION_DROP_SOURCE)
     return _dropped(event.ns, command.get("index"), event.ts, DROP_SOURCE)
 
 

@@ -161,3 +161,14 @@ def test_a_text_log_build_dates_the_index(tmp_path: Path) -> None:
     _, (summary,) = read_inputs([str(log)], Settings(jobs=1))
     (index,) = build_inventory(summary.index_sightings, []).indexes["shop.examples"]
     assert index.built_during_log == datetime(2018, 12, 2, 0, 38, 0, 740000, tzinfo=timezone.utc)
+
+
+def test_a_collection_dropped_and_restored_has_the_indexes_built_after_the_drop(tmp_path: Path) -> None:
+    """mongorestore --drop: the collection and its indexes go, then come back; sku_1 exists from its new build."""
+    lines = _build_lines(0, "sku_1", {"sku": 1}) + _build_lines(0, "name_1", {"name": 1})
+    lines.append(json_entry(START + timedelta(seconds=60), "COMMAND", 518070, "conn9", "CMD: drop", {"namespace": NS}))
+    lines += _build_lines(120, "sku_1", {"sku": 1})
+    _, (summary,) = read_inputs([_write(tmp_path, lines)], Settings(jobs=1))
+    indexes = {index.name: index for index in build_inventory(summary.index_sightings, []).indexes[NS]}
+    assert indexes["name_1"].dropped and not indexes["sku_1"].dropped
+    assert indexes["sku_1"].built_at == START + timedelta(seconds=122)
