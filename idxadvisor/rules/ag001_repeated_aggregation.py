@@ -102,8 +102,9 @@ class RepeatedAggregation(Rule):
         if same >= self.options["min_runs"]:
             return None
         return Quiet(f"its {runs:,} runs counted {values.distinct():,.0f} different sets of values (at most {same:,} "
-                     f"runs with the same values, fewer than {self.options['min_runs']}) and do not come on a regular "
-                     "period: ad-hoc counts, an indexing question for the IX rules, not a counter to maintain")
+                     f"run{'s' if same != 1 else ''} with the same values, fewer than {self.options['min_runs']}) and do not come on a regular "
+                     "period: ad-hoc counts, an indexing question for the IX rules, not a counter to maintain",
+                     told=True)
 
     def _measured(self, analysis: ShapeAnalysis) -> Verdict | Quiet:
         stats, runs = analysis.stats, analysis.executions

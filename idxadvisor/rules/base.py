@@ -49,9 +49,11 @@ class Verdict:
 
 @dataclass
 class Quiet:
-    """A rule looked and stayed silent: why (shown with --verbose, asserted by tests)."""
+    """A rule looked and stayed silent: why (shown with --verbose, asserted by tests). ``told`` puts the reason in the
+    details of the shape's index finding too, where it explains that finding (AG001: the counts are ad hoc)."""
 
     reason: str
+    told: bool = False
 
 
 @dataclass

@@ -102,6 +102,7 @@ def run_rules(shapes: list[ShapeStats], context: RuleContext, rules: list[Rule],
         blocked = _blocking_reason(analysis, context)
         fired: list[tuple[Rule, Verdict]] = []
         quiet: list[str] = []
+        told: list[str] = []
         op = stats.shape.op
         applying = by_op.get(op)
         if applying is None:
@@ -118,11 +119,14 @@ def run_rules(shapes: list[ShapeStats], context: RuleContext, rules: list[Rule],
                     findings.append(_finding(rule, analysis, result, None))
             elif isinstance(result, Quiet):
                 quiet.append(f"{rule.code}: {result.reason}")
+                if result.told:
+                    told.append(f"{rule.code}: {result.reason}")
         if not fired:
             reason = blocked or _served_by_plan(analysis) or "; ".join(dict.fromkeys(quiet))
             skips.append(_skip(stats, reason or "no rule applies to this shape"))
             continue
         rule, verdict = max(fired, key=lambda item: item[0].priority)
+        verdict.details += told
         served = analysis.served_by(analysis.existing or [])
         if served is not None and rule.stands_without_index:  # the finding is more than its index (QY001)
             verdict.details.append(f"no new index: {_served_reason(served, analysis)}")
