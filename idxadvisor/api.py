@@ -18,6 +18,7 @@ from idxadvisor.errors import InputError, UsageError
 from idxadvisor.ingest.datasets import collection_stats, resolve_data_arguments, write_counts
 from idxadvisor.indexes.catalog import IndexCatalog, load_index_arguments, shard_key_patterns
 from idxadvisor.ingest.detect import EMPTY
+from idxadvisor.indexes.inventory import build_inventory
 from idxadvisor.ingest.sources import Source, expand_sources
 from idxadvisor.indexes.sampling import SampleStatistics
 from idxadvisor.models.events import UNKNOWN
@@ -25,7 +26,13 @@ from idxadvisor.models.inputs import InputSummary
 from idxadvisor.models.report import Report, SampleReport, WorkloadUpdate
 from idxadvisor.parse.block import BlockOptions
 from idxadvisor.parse.run import RunOptions, Runner, estimated_bytes
-from idxadvisor.report.build import build_report, select_shapes, shape_is_selected
+from idxadvisor.report.build import (
+    build_report,
+    count_served_shapes,
+    inventory_report,
+    select_shapes,
+    shape_is_selected,
+)
 from idxadvisor.runtime import collector_paused
 from idxadvisor.rules import select_rules
 from idxadvisor.rules.base import Rule, RuleContext
@@ -133,6 +140,11 @@ def _extend_and_analyze(paths: Sequence[str], settings: Settings, progress: Prog
 def _advise(digest: Digest, summaries: list[InputSummary], settings: Settings, rules: list[Rule],
             catalog: IndexCatalog, live: LiveServer | None) -> Report:
     """Select the shapes, run the rules, gather evidence (estimated, and replayed on a server) and build the report."""
+    inventory = None
+    if not settings.indexes and live is None:  # no index file, no server: the indexes the log itself shows
+        inventory = build_inventory([sighting for summary in summaries for sighting in summary.index_sightings],
+                                    digest.shapes.values())
+        catalog = inventory.catalog()
     selection = select_shapes(digest, settings)
     samples, sample_reports = load_samples(settings, {stats.shape.ns for stats in digest.shapes.values()})
     if live is not None:
@@ -165,6 +177,8 @@ def _advise(digest: Digest, summaries: list[InputSummary], settings: Settings, r
             skips += dropped
     report = build_report(summaries, selection, settings, findings, selection.skips + skips)
     report.samples = sample_reports
+    if inventory is not None:
+        report.index_inventory = inventory_report(inventory)
     with_index_sets(report, settings, chooser)
     if live is not None:
         from idxadvisor.replay.calibration import summarise
@@ -187,6 +201,7 @@ def with_index_sets(report: Report, settings: Settings, chooser: WorkloadSelecti
     report.index_selection = settings.index_selection
     if chooser is not None:
         report.index_sets = chooser.index_sets(report.findings)
+        count_served_shapes(report)
 
 
 def _block_options(settings: Settings) -> BlockOptions:
@@ -337,7 +352,7 @@ def _run_options(settings: Settings) -> RunOptions:
 
 
 def _digest_options(settings: Settings) -> DigestOptions:
-    return DigestOptions(min_ms=settings.min_ms, since=settings.since, until=settings.until)
+    return DigestOptions(min_ms=settings.min_ms, since=settings.since, until=settings.until, apps=tuple(settings.app))
 
 
 def merge(paths: Sequence[Path], output: Path) -> Workload:

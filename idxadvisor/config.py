@@ -50,6 +50,7 @@ class Settings(BaseModel):
     min_ms: float = Field(default=0.0, ge=0)
     ns: list[str] = Field(default_factory=list)
     exclude_ns: list[str] = Field(default_factory=list)
+    app: list[str] = Field(default_factory=list)  # only operations of applications (appName) matching these globs
     include_internal: bool = False
     since: datetime | None = None
     until: datetime | None = None

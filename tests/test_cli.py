@@ -199,3 +199,11 @@ def test_an_error_line_shows_control_characters_rather_than_sending_them(capsys:
     assert run(["analyze", str(missing), "--format", "json"]) == 2
     err = capsys.readouterr().err
     assert "a\\x1b]0;pwned\\x07.log" in err and "\x1b" not in err and "\x07" not in err
+
+
+def test_app_keeps_the_operations_of_matching_applications(capsys: pytest.CaptureFixture[str]) -> None:
+    code, report, _ = analyze_json(capsys, str(DEMO_LOG), "--app", "DASH*", "--fail-on", "never", "--jobs", "1")
+    assert code == 0
+    assert report["summary"]["operations"] == 1216 and sum(shape["count"] for shape in report["shapes"]) == 120
+    assert report["summary"]["excluded"]["application not matched by --app"] == 1096
+    assert report["traffic"] == [{"kind": "application", "operations": 120, "apps": {"dashboard": 120}}]

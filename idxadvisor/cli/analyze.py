@@ -15,6 +15,7 @@ from idxadvisor.cli.common import (
     INPUT,
     OUTPUT,
     SERVER,
+    AppOption,
     ConfigOption,
     DataOption,
     DbOption,
@@ -82,6 +83,7 @@ def analyze(
     min_ms: MinMsOption = None,
     ns: NsOption = None,
     exclude_ns: ExcludeNsOption = None,
+    app: AppOption = None,
     include_internal: IncludeInternalOption = None,
     since: SinceOption = None,
     until: UntilOption = None,
@@ -127,7 +129,7 @@ def analyze(
 
     overrides = shared_overrides(
         format=format, output=output, top=top, show_values=show_values, verbose=verbose, min_ms=min_ms, ns=ns,
-        exclude_ns=exclude_ns, include_internal=include_internal, since=since, until=until, fail_on=fail_on,
+        exclude_ns=exclude_ns, app=app, include_internal=include_internal, since=since, until=until, fail_on=fail_on,
         select=select, ignore=ignore, min_count=min_count, data=data, min_savings_pct=min_savings_pct,
         sample_size=sample_size, jobs=jobs)
     overrides.update({"sort_by": sort_by, "indexes": indexes, "uri": uri, "db": db, "query_stats": query_stats,

@@ -13,6 +13,7 @@ from idxadvisor.cli.common import (
     CHANGE,
     INPUT,
     RULES,
+    AppOption,
     ConfigOption,
     DataOption,
     DebugOption,
@@ -79,6 +80,7 @@ def check(
     min_ms: MinMsOption = None,
     ns: NsOption = None,
     exclude_ns: ExcludeNsOption = None,
+    app: AppOption = None,
     include_internal: IncludeInternalOption = None,
     since: SinceOption = None,
     until: UntilOption = None,
@@ -102,7 +104,7 @@ def check(
     refuse_server_uris("--workload ", workload or [], "give a workload file, logs or profiler dumps")
     overrides = shared_overrides(
         format=format, output=output, top=top, show_values=show_values, verbose=verbose, min_ms=min_ms, ns=ns,
-        exclude_ns=exclude_ns, include_internal=include_internal, since=since, until=until, fail_on=fail_on,
+        exclude_ns=exclude_ns, app=app, include_internal=include_internal, since=since, until=until, fail_on=fail_on,
         select=select, ignore=ignore, min_count=min_count, data=data, min_savings_pct=min_savings_pct,
         sample_size=sample_size, jobs=jobs)
     overrides.update({"index_selection": index_selection, "max_new_indexes": max_new_indexes,

@@ -49,6 +49,9 @@ NsOption = Annotated[Optional[list[str]], typer.Option(
     metavar="GLOB", help="Only namespaces matching GLOB, such as 'shop.*' (repeatable).", rich_help_panel=FILTERING)]
 ExcludeNsOption = Annotated[Optional[list[str]], typer.Option(
     metavar="GLOB", help="Leave out namespaces matching GLOB (repeatable).", rich_help_panel=FILTERING)]
+AppOption = Annotated[Optional[list[str]], typer.Option(
+    metavar="GLOB", help="Only operations of applications (their appName) matching GLOB, such as 'orders-api*' "
+    "(repeatable; case-insensitive).", rich_help_panel=FILTERING)]
 IncludeInternalOption = Annotated[Optional[bool], typer.Option(
     "--include-internal", metavar=FLAG, help="Keep internal traffic: admin, local, config, system collections, "
     "internal threads and agents.", rich_help_panel=FILTERING)]
@@ -120,7 +123,7 @@ def shared_overrides(*, format: str | None, output: Path | None, top: int | None
                      include_internal: bool | None, since: str | None, until: str | None, fail_on: str | None,
                      select: list[str] | None, ignore: list[str] | None, min_count: int | None,
                      data: list[str] | None, min_savings_pct: float | None, sample_size: int | None,
-                     jobs: int | None) -> dict[str, Any]:
+                     jobs: int | None, app: list[str] | None = None) -> dict[str, Any]:
     """The settings the shared options give (None: not given), with --data checked for server URIs."""
     refuse_server_uris("--data ", data or [], "give a sample file: Extended JSON or a mongodump .bson; with --uri "
                        "the server's collections are sampled with $sample")
@@ -128,7 +131,7 @@ def shared_overrides(*, format: str | None, output: Path | None, top: int | None
             "min_ms": min_ms, "ns": ns, "exclude_ns": exclude_ns, "include_internal": include_internal,
             "since": parse_time(since, "--since"), "until": parse_time(until, "--until"), "fail_on": fail_on,
             "select": select, "ignore": ignore, "min_count": min_count, "data": data,
-            "min_savings_pct": min_savings_pct, "sample_size": sample_size, "jobs": jobs}
+            "min_savings_pct": min_savings_pct, "sample_size": sample_size, "jobs": jobs, "app": app}
 
 PROGRESS_THRESHOLD = 64 * 1024 * 1024  # show a progress bar for inputs at least this large
 

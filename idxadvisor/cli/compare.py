@@ -10,6 +10,7 @@ from idxadvisor.cli.app import command, error_line
 from idxadvisor.cli.common import (
     INPUT,
     RULES,
+    AppOption,
     ConfigOption,
     DebugOption,
     ExcludeNsOption,
@@ -50,6 +51,7 @@ def compare(
     min_ms: MinMsOption = None,
     ns: NsOption = None,
     exclude_ns: ExcludeNsOption = None,
+    app: AppOption = None,
     include_internal: IncludeInternalOption = None,
     jobs: JobsOption = None,
     config: ConfigOption = None,
@@ -64,7 +66,7 @@ def compare(
 
     before_paths, after_paths = sides(paths or [], before or [], after or [])
     settings = load_settings({"format": format, "output": output, "top": top, "min_ms": min_ms, "ns": ns,
-                              "exclude_ns": exclude_ns, "include_internal": include_internal, "jobs": jobs,
+                              "exclude_ns": exclude_ns, "app": app, "include_internal": include_internal, "jobs": jobs,
                               "regression_pct": regression_pct, "min_executions": min_executions}, config)
     check_available(settings.format)  # the html extra, before any input is read
     comparison = api.compare(before_paths, after_paths, settings)

@@ -11,6 +11,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 Direction = int | str
@@ -113,6 +114,10 @@ class IndexSpec:
     # $indexStats as the server returned it ({"ops": …, "since": …}), where the index file or the server gave it
     accesses: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
     wildcard_projection: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
+    # an index of the inventory the log itself gives (no --indexes, no --uri): where the log showed it, and when it was
+    # built while the log was written (None: it existed before, as far as the log shows)
+    origin: str | None = field(default=None, compare=False, hash=False)
+    built_at: datetime | None = field(default=None, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -156,6 +161,11 @@ class IndexSpec:
     @property
     def fields(self) -> tuple[str, ...]:
         return tuple(name for name, _ in self.key)
+
+    @property
+    def inferred(self) -> bool:
+        """Known from the log only: the collection may hold other indexes, and this one's options are not known."""
+        return self.origin is not None
 
     @property
     def is_id_index(self) -> bool:

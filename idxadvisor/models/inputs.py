@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from idxadvisor.models.events import Problem
+from idxadvisor.models.inventory import IndexSighting
 
 
 @dataclass
@@ -32,4 +33,5 @@ class InputSummary:
     last_ts: datetime | None = None
     error: str | None = None
     problem_examples: list[Problem] = field(default_factory=list)
+    index_sightings: list[IndexSighting] = field(default_factory=list)  # what the input says about indexes
     head_sha256: str | None = None  # of the input's first 64 KiB as read (decompressed): with path and bytes, its identity

@@ -336,6 +336,26 @@ class FindingGroup(_Model):
     findings: list[int] = Field(default_factory=list)
 
 
+class TrafficReport(_Model):
+    """One kind of traffic by application name (``appName``): applications, interactive tools or bulk tools."""
+
+    kind: Literal["application", "interactive tool", "bulk tool"]
+    operations: int
+    apps: dict[str, int] = Field(default_factory=dict)  # operations per application name (none: no appName)
+
+
+class InventoryIndexReport(_Model):
+    """An index of the inventory the log itself gives (without --indexes or --uri), and where the log showed it."""
+
+    ns: str
+    name: str
+    key: list[tuple[str, int | str]]
+    sources: list[str]
+    built_at: datetime | None = None  # built while the log was written (the analysis judges shapes from then on)
+    dropped: bool = False  # dropped during the log, and not created again
+    plan_shapes: int = 0  # shapes whose plans use it
+
+
 class SuggestedIndex(_Model):
     """One index to create, and every finding that proposes it (findings are per shape; indexes are shared)."""
 
@@ -348,6 +368,12 @@ class SuggestedIndex(_Model):
     impact: float
     impact_unit: Literal["documents", "bytes"] = "documents"
     severity: Severity
+    shapes: int | None = None  # shapes the index serves in the workload's set (None: the findings' shapes)
+
+    @property
+    def shape_count(self) -> int:
+        """The one number of shapes every part of a report gives for this index."""
+        return self.shapes if self.shapes is not None else len(set(self.fingerprints))
 
 
 class SetIndex(_Model):
@@ -566,6 +592,8 @@ class Report(_Model):
     workload: WorkloadUpdate | None = None  # analyze --save-workload on an existing file (the incremental mode)
     index_selection: Literal["workload", "per-finding"] | None = None  # None: a report made before there was a choice
     index_sets: list[IndexSet] = Field(default_factory=list)  # per collection with findings (workload selection)
+    index_inventory: list[InventoryIndexReport] = Field(default_factory=list)  # without --indexes/--uri: the log's
+    traffic: list[TrafficReport] = Field(default_factory=list)  # operations by kind of application
 
     def max_severity(self) -> str | None:
         """The worst severity among the findings that count (``check`` leaves out existing and accepted ones)."""

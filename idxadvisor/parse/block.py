@@ -23,7 +23,8 @@ from typing import Protocol, Union
 import orjson
 
 from idxadvisor.models.events import JSON_LOG, PROFILE, TEXT_LOG, Event, Problem
-from idxadvisor.parse import jsonlog, textlog
+from idxadvisor.models.inventory import IndexSighting
+from idxadvisor.parse import indexlog, jsonlog, textlog
 from idxadvisor.parse.pairing import StatementMark, StatementPairing
 from idxadvisor.parse.profile import NotAProfileDocument, event_from_profile
 
@@ -82,6 +83,7 @@ class BlockStats:
     early_statements: list[StatementMark] = field(default_factory=list)  # unclaimed, near the block's start
     tail_statements: list[StatementMark] = field(default_factory=list)  # unclaimed, near the block's end
     absorbed: int = 0
+    index_sightings: list[IndexSighting] = field(default_factory=list)  # index builds, creations and drops
 
 
 def count_lines(data: bytes) -> int:
@@ -152,6 +154,14 @@ class BlockParser:
             end = len(data) if end < 0 else end
             self._build_info(data[start:end])
             position = find(_BUILD_INFO_NEEDLE, end)
+        for needle in indexlog.JSON_NEEDLES:  # rare lines: a search of the block each, like the build info's
+            position = find(needle)
+            while position >= 0:
+                start = rfind(b"\n", 0, position) + 1
+                end = find(b"\n", position)
+                end = len(data) if end < 0 else end
+                self._index_line(data[start:end])
+                position = find(needle, end)
 
     # -- text log fast path -------------------------------------------------------------------------------------
 
@@ -173,6 +183,8 @@ class BlockParser:
             self._text_line(line, lambda start=start: numbers.at(start), counted_if_unreadable=True)
         for line in _lines_holding(text, _VERSION_HINTS):
             self._text_version(line)
+        for line in _lines_holding(text, indexlog.TEXT_HINTS):
+            self._text_index_line(line)
 
     # -- the general line-by-line path --------------------------------------------------------------------------
 
@@ -193,6 +205,8 @@ class BlockParser:
                 self._text_line(line, number, counted_if_unreadable=False)
                 if any(hint in line for hint in _VERSION_HINTS):
                     self._text_version(line)
+                if indexlog.TEXT_HINTS[0] in line:
+                    self._text_index_line(line)
 
     def _json_text_line(self, line: str, number: int) -> None:
         encoded = line.encode("utf-8", "surrogateescape")
@@ -200,6 +214,8 @@ class BlockParser:
             self._json_line(encoded, None, number)
         elif any(needle in encoded for needle in jsonlog.BUILD_INFO_NEEDLES):
             self._build_info(encoded)
+        elif b"Index build: " in encoded or b"CMD: dropIndexes" in encoded:
+            self._index_line(encoded)
         elif not (line.startswith('{"t"') and line.endswith("}")):
             self.add_problem("not a complete JSON log line", number, line)
 
@@ -246,6 +262,21 @@ class BlockParser:
             return
         if version:
             self.stats.versions.add(version)
+
+    def _index_line(self, line: bytes) -> None:
+        """A JSON line holding an index-build or dropIndexes message (a damaged one is only not a sighting)."""
+        try:
+            entry = jsonlog.parse_line(line)
+        except jsonlog.NotAnEntry:
+            return
+        self.stats.index_sightings += indexlog.from_json_entry(entry, jsonlog.parse_timestamp(entry))
+
+    def _text_index_line(self, line: str) -> None:
+        try:
+            parts = textlog.split_line(line, self.options.reference_year)
+        except textlog.UnreadableLine:
+            return
+        self.stats.index_sightings += indexlog.from_text_message(parts.message, parts.ts)
 
     def _text_line(self, line: str, number: LineNumber, counted_if_unreadable: bool) -> None:
         """One text line; ``counted_if_unreadable`` when the caller has already counted it if it is a problem (a line
@@ -313,6 +344,8 @@ class BlockParser:
                 stats.last_ts = ts
             elif ts < first:
                 stats.first_ts = ts
+        if event.op in indexlog.INDEX_COMMANDS:
+            stats.index_sightings += indexlog.from_event(event)
         if self.pairing.admit(event):
             self._count(event)
 

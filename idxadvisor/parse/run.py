@@ -167,6 +167,7 @@ class InputState:
         summary.problems += stats.problems
         summary.operations += stats.operations
         summary.versions |= stats.versions
+        summary.index_sightings += stats.index_sightings
         for problem in stats.problem_examples:
             if len(summary.problem_examples) < max_problem_examples:
                 if problem.line is not None:

@@ -11,9 +11,12 @@ from datetime import datetime, timezone
 
 from idxadvisor import __version__
 from idxadvisor.config import Settings
+from idxadvisor.indexes.inventory import Inventory
 from idxadvisor.indexes.model import render_key_pattern
 from idxadvisor.models.inputs import InputSummary
 from idxadvisor.models.report import (
+    InventoryIndexReport,
+    TrafficReport,
     SEVERITY_ORDER,
     BurstReport,
     DurationReport,
@@ -36,8 +39,9 @@ from idxadvisor.models.report import (
 )
 from idxadvisor.report import DEFAULT_TOP_FOR_HTML, DEFAULT_TOP_FOR_PEOPLE
 from idxadvisor.rules.engine import NO_QUERY
-from idxadvisor.rules.grouping import describe_groups
+from idxadvisor.rules.grouping import describe_groups, need_title, shared_key
 from idxadvisor.shapes.digest import Digest, ShapeStats
+from idxadvisor.shapes.traffic import APPLICATION, BULK, INTERACTIVE, app_kind
 
 def _ratio(stats: ShapeStats) -> float:
     value = stats.per_returned(stats.docs_examined)
@@ -267,6 +271,52 @@ def operation_counts(counts: Counter[str]) -> str:
     return ", ".join(f"{op} ({count} shape{'s' if count > 1 else ''})" for op, count in counts.most_common())
 
 
+def traffic_report(shapes: Iterable[ShapeStats]) -> list[TrafficReport]:
+    """The operations of the shapes in scope by kind of application (``shapes.traffic``), most first; nothing when
+    no operation names its application."""
+    apps: Counter[str] = Counter()
+    operations = 0
+    for stats in shapes:
+        apps.update(stats.apps)
+        operations += stats.count
+    if not apps:
+        return []
+    kinds: dict[str, dict[str, int]] = {APPLICATION: {}, INTERACTIVE: {}, BULK: {}}
+    for app, count in apps.most_common():
+        kinds[app_kind(app)][app] = count
+    unnamed = operations - sum(apps.values())
+    reports = [TrafficReport(kind=kind, operations=sum(counts.values()) + (unnamed if kind == APPLICATION else 0),
+                             apps=counts) for kind, counts in kinds.items()]
+    return sorted((report for report in reports if report.operations), key=lambda report: -report.operations)
+
+
+def inventory_report(inventory: Inventory) -> list[InventoryIndexReport]:
+    """The log's own index inventory, collection by collection, in the order the log showed the indexes."""
+    return [InventoryIndexReport(ns=ns, name=index.name, key=list(index.key), sources=list(dict.fromkeys(index.sources)),
+                                 built_at=index.built_during_log, dropped=index.dropped,
+                                 plan_shapes=index.plan_shapes)
+            for ns in sorted(inventory.indexes) for index in inventory.indexes[ns]]
+
+
+def count_served_shapes(report: Report) -> None:
+    """One number of shapes per suggested index, the same in every part of the report: with the workload's sets, the
+    shapes the index serves in its collection's set (findings name only the shapes that asked for it)."""
+    served = {(index_set.ns, tuple(map(tuple, index.key))): len(index.shapes)
+              for index_set in report.index_sets for index in index_set.indexes if index.status == "new"}
+    if not served:
+        return
+    for suggestion in report.suggested_indexes:
+        count = served.get((suggestion.ns, tuple(map(tuple, suggestion.key))))
+        if count is not None:
+            suggestion.shapes = max(count, len(set(suggestion.fingerprints)))
+    for group in report.groups:
+        key = shared_key(report.findings, group.findings)
+        count = served.get((group.ns, key)) if key is not None else None
+        if count is not None and key is not None:
+            shapes = {report.findings[position].fingerprint for position in group.findings}
+            group.title = need_title(group.ns, max(count, len(shapes)), key)
+
+
 def suggested_indexes(findings: list[Finding]) -> list[SuggestedIndex]:
     """The distinct indexes the findings propose (not those about existing indexes), by total impact."""
     grouped: dict[tuple[str, tuple], list[Finding]] = {}
@@ -325,6 +375,7 @@ def build_report(
         groups=describe_groups(findings or [], {stats.shape.fingerprint: stats.shape.text for stats in selected}),
         suggested_indexes=suggested_indexes(findings or []),
         skipped=skipped or [],
+        traffic=traffic_report(selected),
     )
 
 

@@ -35,6 +35,7 @@ from idxadvisor.models.report import (
     Skip,
     SuggestedIndex,
 )
+from idxadvisor.report.inventory import inventory_headline, inventory_line, inventory_shown, traffic_line
 from idxadvisor.report import charts
 from idxadvisor.report.build import gate_line, key_text, operation_counts, samples_line, skips_for_people
 from idxadvisor.report.markdown import _counted, _number, _time  # the same words and numbers in both reports
@@ -256,6 +257,9 @@ def summary_section(page: Page) -> Section:
               for reason, count in summary.excluded.items()]
     if report.samples:
         facts.append(("Data", esc(samples_line(report.samples))))
+    traffic = traffic_line(report)
+    if traffic is not None:
+        facts.append(("Traffic", esc(traffic.removeprefix("traffic: "))))
     facts += [("Not read", f'<span class="bad">{esc(line)}</span>') for line in report.indexes_left_out]
     severities = [finding.severity for finding in report.findings]
     counts = ", ".join(f"{severities.count(name)} {name}" for name in ("error", "warning", "info")
@@ -323,6 +327,17 @@ def index_sets_section(page: Page) -> Section | None:
     return Section(f"Index sets ({len(page.report.index_sets)})", body)
 
 
+def inventory_section(page: Page) -> Section | None:
+    """The indexes the log itself shows (without --indexes or --uri), and where each came from."""
+    headline = inventory_headline(page.report)
+    if headline is None:
+        return None
+    shown = inventory_shown(page.report, page.verbose)
+    items = "".join(f"<li>{esc(inventory_line(index))}</li>" for index in shown)
+    more = "" if page.verbose else " Those of the collections with a suggestion (<code>--verbose</code> lists all)."
+    return Section("Indexes the log shows", f"<p>{esc(headline)}.{more}</p><ul>{items}</ul>")
+
+
 def _index_set_card(page: Page, index_set: IndexSet) -> str:
     per = "per hour" if index_set.totals.per == "hour" else "over the log"
     rows = []
@@ -371,7 +386,7 @@ def _suggestion_card(page: Page, rank: int, suggestion: SuggestedIndex) -> str:
     chart = page.chart(charts.evidence_chart(findings), "Keys and documents examined per execution")
     return (f'<li class="card sev-{esc(suggestion.severity)}"><div class="card-head"><span class="rank">#{rank}</span>'
             f'{_severity(suggestion.severity)}<span class="about">{" · ".join(about)}</span></div>'
-            f"{_command(suggestion.command)}<p>For {_counted(len(suggestion.fingerprints), 'shape')}: {shapes}</p>"
+            f"{_command(suggestion.command)}<p>For {_counted(suggestion.shape_count, 'shape')}: {shapes}</p>"
             f'<div class="evidence-row">{evidence}{chart}</div></li>')
 
 
@@ -700,6 +715,7 @@ SECTIONS: tuple[tuple[str, Callable[[Page], Section | None]], ...] = (
     ("server", server_section),
     ("indexes", suggestions_section),
     ("sets", index_sets_section),
+    ("inventory", inventory_section),
     ("findings", findings_section),
     ("shapes", shapes_section),
     ("scatter", scatter_section),

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any, TextIO
 
 from idxadvisor.models.report import Evidence, Finding, Report, SetShape, ShapeReport
+from idxadvisor.report.inventory import inventory_headline, inventory_line, inventory_shown, traffic_line
 from idxadvisor.report.build import (
     NO_SLOW_OPERATION,
     evidence_after_label,
@@ -72,6 +73,9 @@ def _lines(report: Report, verbose: bool, limit: int | None) -> list[str]:
         lines.append(f"Server versions: {', '.join(summary.versions)}.")
     for reason, count in summary.excluded.items():
         lines.append(f"Left out: {reason}: {_counted(count, 'operation')}.")
+    traffic = traffic_line(report)
+    if traffic is not None:
+        lines.append(_cell(traffic[0].upper() + traffic[1:]) + ".")
     if report.samples:
         lines.append(f"Data: {samples_line(report.samples)}.")
     lines += [f"Not read: {_cell(line)}." for line in report.indexes_left_out]
@@ -140,10 +144,11 @@ def _suggestions_and_findings(report: Report, verbose: bool, limit: int | None) 
         suggestions = report.suggested_indexes[:limit] if limit else report.suggested_indexes
         lines += ["", f"### Suggested indexes ({len(report.suggested_indexes)})", "",
                   "| # | index | shapes | rules | impact | makes redundant |", "|--:|---|--:|---|--:|---|"]
-        lines += [f"| {rank} | {_code(item.command)} | {len(item.fingerprints)} | {', '.join(item.rules)} | "
+        lines += [f"| {rank} | {_code(item.command)} | {item.shape_count} | {', '.join(item.rules)} | "
                   f"{human_impact(item.impact, item.impact_unit)} | {_code(item.replaces) if item.replaces else ''} |"
                   for rank, item in enumerate(suggestions, start=1)]
     lines += _index_sets(report, verbose, limit)
+    lines += _inventory(report, verbose)
     items = groups_for_people(report)
     shown = items[:limit] if limit else items
     grouped = f" in {len(items)} groups by root cause" if len(items) < len(report.findings) else ""
@@ -166,6 +171,15 @@ def _suggestions_and_findings(report: Report, verbose: bool, limit: int | None) 
         if without_query:
             lines += ["", f"{operation_counts(without_query)}: no query an index could serve."]
     return lines
+
+
+def _inventory(report: Report, verbose: bool) -> list[str]:
+    headline = inventory_headline(report)
+    if headline is None:
+        return []
+    shown = inventory_shown(report, verbose)
+    more = "" if verbose or not shown else " (of the collections with a suggestion; -v lists all)"
+    return ["", f"### {headline}{more}", "", *[f"- {_cell(inventory_line(index))}" for index in shown]]
 
 
 def _index_sets(report: Report, verbose: bool, limit: int | None) -> list[str]:

@@ -87,7 +87,8 @@ def writes_line(index_set: IndexSet) -> str | None:
     counts = [(rates.inserted, "inserted"), (rates.updated, "updated"), (rates.deleted, "deleted")]
     shown = [f"{human_count(count)} documents {word}" for count, word in counts if count]
     if not shown:
-        return None
+        # a log whose only writes were bulk loads: say they were left out, and why
+        return f"writes {_per(index_set)} (the log): none counted ({rates.note})" if rates.note else None
     line = f"writes {_per(index_set)} ({'the server' if rates.source == 'server' else 'the log'}): {', '.join(shown)}"
     if rates.note:
         line += f" ({rates.note})"

@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from idxadvisor.models.report import Finding, FindingGroup, InputReport, Report, ShapeReport
+from idxadvisor.report.inventory import inventory_headline, inventory_line, inventory_shown, traffic_line
 from idxadvisor.report.build import (
     NO_SLOW_OPERATION,
     change_line,
@@ -62,6 +63,7 @@ def render(report: Report, console: Console, verbose: bool = False, limit: int |
         _print_shapes(report, console, width)
     _print_suggestions(report, console, width, limit)
     _print_index_sets(report, console, width, limit, verbose)
+    _print_inventory(report, console, width, verbose)
     _print_findings(report, console, width, limit)
     if verbose:
         _print_skipped(report, console, width)
@@ -89,6 +91,9 @@ def _header(report: Report) -> Text:
         text.append(f"\n{_time(summary.first_seen)} → {_time(summary.last_seen)}")
     for reason, count in summary.excluded.items():
         text.append(f"\nleft out: {counted(count, 'operation')}: {reason}", style="dim")
+    traffic = traffic_line(report)
+    if traffic is not None:
+        text.append(f"\n{traffic}")
     if report.samples:
         text.append(f"\ndata: {samples_line(report.samples)}", style="red" if any(s.problems for s in report.samples)
                     else "")
@@ -209,7 +214,7 @@ def _print_suggestions(report: Report, console: Console, width: int, limit: int 
     more = f" (top {len(shown)})" if len(shown) < len(suggestions) else ""
     console.print(Text(f"Suggested indexes: {len(suggestions)}{more}", style="bold"))
     for rank, suggestion in enumerate(shown, start=1):
-        shapes = len(suggestion.fingerprints)
+        shapes = suggestion.shape_count
         about = (f"{shapes} shape{'s' if shapes > 1 else ''} ({', '.join(suggestion.rules)}) · "
                  f"{human_impact(suggestion.impact, suggestion.impact_unit)}")
         if suggestion.replaces:
@@ -251,6 +256,18 @@ def _print_index_sets(report: Report, console: Console, width: int, limit: int |
                 console.print(Group(*_indented(shape_line(shape), 4, width)))
                 if shape.evidence is not None:
                     console.print(Group(*_indented(evidence_line(shape.evidence, "with the set"), 6, width, "dim")))
+
+
+def _print_inventory(report: Report, console: Console, width: int, verbose: bool) -> None:
+    headline = inventory_headline(report)
+    if headline is None:
+        return
+    shown = inventory_shown(report, verbose)
+    console.print()
+    more = "" if verbose else " (of the collections with a suggestion; -v lists all)"
+    console.print(Group(*_indented(headline + (more if shown else ""), 0, width, "bold")))
+    for index in shown:
+        console.print(Group(*_indented(inventory_line(index), 2, width, "dim")))
 
 
 def _print_findings(report: Report, console: Console, width: int, limit: int | None) -> None:

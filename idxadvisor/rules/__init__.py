@@ -7,6 +7,7 @@ from typing import Any
 
 from idxadvisor.errors import UsageError
 from idxadvisor.rules.ag001_repeated_aggregation import RepeatedAggregation
+from idxadvisor.rules.ag002_lookup_without_index import LookupWithoutIndex
 from idxadvisor.rules.base import Rule
 from idxadvisor.rules.ci001_index_in_use_dropped import IndexInUseDropped
 from idxadvisor.rules.ci002_shape_loses_support import ShapeLosesSupport
@@ -29,6 +30,7 @@ from idxadvisor.rules.qy007_unprojected_large_response import UnprojectedLargeRe
 
 ALL_RULES: tuple[type[Rule], ...] = (
     RepeatedAggregation,
+    LookupWithoutIndex,
     IndexInUseDropped,
     ShapeLosesSupport,
     RedundantNewIndex,

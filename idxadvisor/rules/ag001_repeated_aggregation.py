@@ -33,6 +33,12 @@ class RepeatedAggregation(Rule):
     run after run, and `numYields` as a measure of work (a server before 4.4 yields every 128 documents or 10 ms of
     work, so yields × 128 bounds the documents a run reads). The finding says what the log could not show.
 
+    The same aggregation means the same values: a run's literal values are compared by a fingerprint (a hash of
+    the pipeline as logged; the values themselves are never kept). When the runs counted different values, as an
+    ad-hoc generator or a person trying values does, and do not come on a regular period, the rule stays quiet
+    (`-v` says why): each run is then a query to index (the IX rules), not a counter to keep. A dashboard whose time
+    window moves with the clock changes its values at every run, but polls on a period: that still counts.
+
     ## Why is this bad?
     Each run reads every matching document again to produce a handful of numbers that changed little since the last
     run. Its cost grows with the data while the answer does not, and polling multiplies it by every open screen.
@@ -54,7 +60,7 @@ class RepeatedAggregation(Rule):
     or refresh a materialized view on a schedule with `$merge` and let the dashboard read that.
 
     ## Options
-    - `min_runs` (10): executions before the rule fires.
+    - `min_runs` (10): executions before the rule fires; without a regular period, runs with the same values.
     - `min_docs_per_run` (1000): documents a run reads before the rule fires (from `numYields` when the log does not
       show documents examined).
     - `min_ms_per_run` (1000): when the log shows neither documents examined nor yields, the median duration of a run
@@ -79,9 +85,26 @@ class RepeatedAggregation(Rule):
         runs = analysis.executions
         if runs < self.options["min_runs"]:
             return Quiet(f"ran {counted(runs, 'time')} (fewer than {self.options['min_runs']})")
+        different = self._different_values(stats, runs)
+        if different is not None:
+            return different
         if stats.docs_measured * 2 >= runs:
             return self._measured(analysis)
         return self._judged(analysis)
+
+    def _different_values(self, stats: ShapeStats, runs: int) -> Quiet | None:
+        """Quiet when the runs counted different values (an ad-hoc generator, a user trying values) and do not come
+        on a regular period: each is a query to index, not one counter to maintain. None: the same aggregation."""
+        values = stats.literal_values
+        if values.runs * 2 < runs or period_of(stats) is not None:
+            return None  # most runs' values unknown (truncated), or a dashboard whose window moves with the clock
+        same = values.most_repeated()
+        if same >= self.options["min_runs"]:
+            return None
+        return Quiet(f"its {runs:,} runs counted {values.distinct():,.0f} different sets of values (at most {same:,} "
+                     f"run{'s' if same != 1 else ''} with the same values, fewer than {self.options['min_runs']}) and do not come on a regular "
+                     "period: ad-hoc counts, an indexing question for the IX rules, not a counter to maintain",
+                     told=True)
 
     def _measured(self, analysis: ShapeAnalysis) -> Verdict | Quiet:
         stats, runs = analysis.stats, analysis.executions
@@ -133,10 +156,13 @@ def _rhythm(stats: ShapeStats) -> tuple[list[str], str | None]:
     severity = None
     intervals = stats.intervals
     typical = stats.duration.percentile(50)
+    values = stats.literal_values
+    if values.runs and values.distinct() > 1 and values.most_repeated() > 1:
+        details.append(f"{values.most_repeated():,} of its runs counted the same values ({values.distinct():,.0f} "
+                       "different sets of values in all)")
     if intervals.n >= 3:
         period = intervals.percentile(50)
-        spread = intervals.percentile(75) - intervals.percentile(25)
-        if period > 0 and spread <= _REGULAR * period:
+        if period_of(stats) is not None:
             details.append(f"it runs on a fixed period of about {human_ms(period)}, like a dashboard polling")
         if period > 0 and typical > period:
             severity = "error"
@@ -149,6 +175,17 @@ def _rhythm(stats: ShapeStats) -> tuple[list[str], str | None]:
         details.append(f"{overlapping:,} of the latest {counted(len(stats.runs), 'run')} started before the previous "
                        f"one had ended (up to {most} at once)")
     return details, severity
+
+
+def period_of(stats: ShapeStats) -> float | None:
+    """The period of the runs in milliseconds when they come regularly (the interquartile spread of the intervals
+    between starts within ``_REGULAR`` of their median), else None."""
+    intervals = stats.intervals
+    if intervals.n < 3:
+        return None
+    period = intervals.percentile(50)
+    spread = intervals.percentile(75) - intervals.percentile(25)
+    return period if period > 0 and spread <= _REGULAR * period else None
 
 
 def overlap(runs: list[tuple[float, float]]) -> tuple[int, int]:

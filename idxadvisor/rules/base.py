@@ -50,9 +50,11 @@ class Verdict:
 
 @dataclass
 class Quiet:
-    """A rule looked and stayed silent: why (shown with --verbose, asserted by tests)."""
+    """A rule looked and stayed silent: why (shown with --verbose, asserted by tests). ``told`` puts the reason in the
+    details of the shape's index finding too, where it explains that finding (AG001: the counts are ad hoc)."""
 
     reason: str
+    told: bool = False
 
 
 @dataclass
@@ -244,6 +246,8 @@ class Rule:
     proposes_index: ClassVar[bool] = False
     #: Among rules that propose an index for the same shape, the highest owns the finding.
     priority: ClassVar[int] = 0
+    #: The finding stands when an existing index serves the shape already (it is reported without an index).
+    stands_without_index: ClassVar[bool] = False
     defaults: ClassVar[dict[str, Any]] = {}
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:

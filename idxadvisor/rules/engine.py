@@ -29,6 +29,7 @@ from typing import Protocol
 
 from idxadvisor.indexes.candidates import SharedKeyIndex, replaceable, serves, serving_signature
 from idxadvisor.indexes.model import IndexSpec, KeyPattern
+from idxadvisor.indexes.plans import parse_plan_summary
 from idxadvisor.models.report import Finding, IndexProposal, Skip
 from idxadvisor.rules.base import (
     QUERY_OPS,
@@ -43,6 +44,7 @@ from idxadvisor.rules.base import (
 from idxadvisor.rules.grouping import assign_groups
 from idxadvisor.rules.trend import DOCUMENTS, growth_of
 from idxadvisor.shapes.digest import ShapeStats
+from idxadvisor.shapes.traffic import ad_hoc_reason, bulk_share
 
 NO_QUERY = "has no query an index could serve"
 
@@ -100,6 +102,7 @@ def run_rules(shapes: list[ShapeStats], context: RuleContext, rules: list[Rule],
         blocked = _blocking_reason(analysis, context)
         fired: list[tuple[Rule, Verdict]] = []
         quiet: list[str] = []
+        told: list[str] = []
         op = stats.shape.op
         applying = by_op.get(op)
         if applying is None:
@@ -116,12 +119,19 @@ def run_rules(shapes: list[ShapeStats], context: RuleContext, rules: list[Rule],
                     findings.append(_finding(rule, analysis, result, None))
             elif isinstance(result, Quiet):
                 quiet.append(f"{rule.code}: {result.reason}")
+                if result.told:
+                    told.append(f"{rule.code}: {result.reason}")
         if not fired:
             reason = blocked or _served_by_plan(analysis) or "; ".join(dict.fromkeys(quiet))
             skips.append(_skip(stats, reason or "no rule applies to this shape"))
             continue
         rule, verdict = max(fired, key=lambda item: item[0].priority)
+        verdict.details += told
         served = analysis.served_by(analysis.existing or [])
+        if served is not None and rule.stands_without_index:  # the finding is more than its index (QY001)
+            verdict.details.append(f"no new index: {_served_reason(served, analysis)}")
+            findings.append(_finding(rule, analysis, verdict, None))
+            continue
         if served is not None:
             skips.append(_skip(stats, _served_reason(served, analysis)))
             continue
@@ -168,6 +178,11 @@ def _blocking_reason(analysis: ShapeAnalysis, context: RuleContext) -> str | Non
     executions = stats.count - stats.getmores
     if executions < context.settings.min_count:
         return f"too few executions ({executions} < --min-count {context.settings.min_count})"
+    ad_hoc = ad_hoc_reason(stats.apps, executions, stats.first_seen, stats.last_seen)
+    if ad_hoc is not None:
+        return ad_hoc
+    if stats.apps and bulk_share(stats.apps, stats.count) >= 0.9:
+        return "bulk tools (mongorestore, mongodump, …) ran it: a one-off load or copy, not a query to index"
     if "_id" in roles.equality:
         return "equality on _id: the _id index serves it"
     if roles.leading_fields == 0:
@@ -207,10 +222,28 @@ def _existing_with_prefix(analysis: ShapeAnalysis, key: KeyPattern | None) -> In
 
 
 def _served_reason(index: IndexSpec, analysis: ShapeAnalysis) -> str:
+    if index.built_at is not None:
+        return built_during_log(index, analysis)
     reason = f"already served by index {index.name} {index}"
+    if index.inferred:
+        return reason + f" (the log shows it: {index.origin})"
     if analysis.collection_scan:
         reason += " (yet the log shows collection scans: was it built after these operations?)"
     return reason
+
+
+def built_during_log(index: IndexSpec, analysis: ShapeAnalysis) -> str:
+    """An index the log shows built while it was written serves the shape: what it did before is history."""
+    built = index.built_at
+    assert built is not None
+    when = f"{built:%H:%M} ({built:%Y-%m-%d})"
+    stats = analysis.stats
+    if stats.last_seen is not None and stats.last_seen < built:
+        return (f"built during the log: {index.name} {index} built at {when}, after this shape's last run; it serves "
+                "the shape from then on")
+    used = any(index.key in parse_plan_summary(plan).indexes for plan in stats.plans)
+    since = "since then the shape uses it" if used else "it serves the shape from then on"
+    return f"built during the log: {index.name} {index} built at {when}; {since}"
 
 
 def equality_orders(shapes: list[ShapeStats], context: RuleContext) -> dict:
@@ -243,8 +276,10 @@ def _share_indexes(proposals: list[_Proposal], context: RuleContext,
     for ns, group in by_ns.items():
         key_index = SharedKeyIndex()
         shared = _shared_keys(group, key_index)
-        if chooser is None:
-            findings += [_shared_finding(proposal, key, others, ns) for proposal, (key, others) in zip(group, shared)]
+        if chooser is None:  # the number each finding gives is the shapes its index is given to (the suggestion's)
+            given = Counter(key for key, _ in shared if key is not None)
+            findings += [_shared_finding(proposal, key, given[key] - 1 if key is not None else 0, ns)
+                         for proposal, (key, _) in zip(group, shared)]
             continue
         asking = [(proposal, key) for proposal, (key, _) in zip(group, shared) if key is not None]
         findings += [_finding(proposal.rule, proposal.analysis, proposal.verdict, None)
@@ -261,8 +296,7 @@ def _share_indexes(proposals: list[_Proposal], context: RuleContext,
 
 def _shared_finding(proposal: _Proposal, key: KeyPattern | None, others: int, ns: str) -> Finding:
     if others > 0:
-        plural = "s" if others > 1 else ""
-        proposal.verdict.details.append(f"the same index serves {others} other shape{plural} of {ns}")
+        proposal.verdict.details.append(f"the index serves {others + 1} shapes of {ns}, this one included")
     return _finding(proposal.rule, proposal.analysis, proposal.verdict, key)
 
 

@@ -84,18 +84,33 @@ def _about_existing_index(finding: Finding) -> bool:
     return finding.index is not None and bool(finding.index.name)
 
 
+def shared_key(findings: list[Finding], members: list[int]) -> tuple | None:
+    """The one index the group's shapes need, when every shape of the group has a finding proposing it (and there are
+    several): the group is then about that index."""
+    shapes = {findings[position].fingerprint for position in members if not _about_existing_index(findings[position])}
+    proposing = [findings[position] for position in members
+                 if findings[position].index is not None and not _about_existing_index(findings[position])]
+    keys = {tuple(map(tuple, finding.index.key)) for finding in proposing}  # type: ignore[union-attr]
+    if len(shapes) > 1 and len(keys) == 1 and {finding.fingerprint for finding in proposing} == shapes:
+        return next(iter(keys))
+    return None
+
+
+def need_title(ns: str, shapes: int, key: tuple) -> str:
+    """``shop.orders: 9 shapes that need { status: 1, region: 1 }``."""
+    fields = ", ".join(f"{name}: {direction}" for name, direction in key)
+    return f"{ns}: {counted(shapes, 'shape')} that need {{ {fields} }}"
+
+
 def _title(findings: list[Finding], members: list[int], shapes: list[str], shape_texts: Mapping[str, str]) -> str:
     lead = findings[members[0]]
     if not shapes:  # findings about one existing index
         index = lead.index
         assert index is not None
         return f"index {index.name} on {lead.ns}"
-    proposing = [findings[position] for position in members
-                 if findings[position].index is not None and not _about_existing_index(findings[position])]
-    keys = {tuple(map(tuple, finding.index.key)) for finding in proposing}  # type: ignore[union-attr]
-    if len(shapes) > 1 and len(keys) == 1 and {finding.fingerprint for finding in proposing} == set(shapes):
-        key = "{ " + ", ".join(f"{name}: {direction}" for name, direction in next(iter(keys))) + " }"
-        return f"{lead.ns}: {counted(len(shapes), 'shape')} that need {key}"
+    key = shared_key(findings, members)
+    if key is not None:
+        return need_title(lead.ns, len(shapes), key)
     text = shape_texts.get(shapes[0], f"{lead.ns} shape {shapes[0]}")
     others = len(shapes) - 1
     return text + (f" (and {others} related shape{'s' if others > 1 else ''})" if others else "")

@@ -4,6 +4,7 @@ from collections.abc import Iterable, Iterator
 
 from idxadvisor.indexes.candidates import replaceable
 from idxadvisor.indexes.catalog import shard_key_patterns
+from idxadvisor.indexes.inventory import PLAN_SOURCE as PLAN_ONLY
 from idxadvisor.indexes.model import IndexSpec
 from idxadvisor.indexes.plans import parse_plan_summary
 from idxadvisor.rules.base import Rule, RuleContext, ShapeAnalysis, Verdict
@@ -66,6 +67,10 @@ class RedundantIndex(Rule):
             message = (f"index {shorter.name} {shorter} is a prefix of {longer.name} {longer}: every query it serves, "
                        f"{longer.name} serves too, and every write maintains both.")
             details = []
+            if shorter.inferred or longer.inferred:
+                details.append("without --indexes or --uri, these indexes are known from the log: "
+                               + "; ".join(f"{index.name}: {index.origin}" for index in (shorter, longer)
+                                           if index.inferred))
             if users:
                 details.append(f"{users} shape{'s' if users != 1 else ''} of the log used {shorter.name}; "
                                f"{longer.name} leads with the same fields and serves {'them' if users != 1 else 'it'}")
@@ -105,6 +110,8 @@ def protected(index: IndexSpec, ns: str, context: RuleContext) -> str | None:
     shard_key = shard_key_patterns(context.settings.shard_keys).get(ns)
     if index.is_id_index:
         return "the _id index"
+    if index.inferred and index.origin == PLAN_ONLY:
+        return "known from the log's plans only: whether it is unique, TTL or partial is not known"
     if index.unique:
         return "unique: it enforces uniqueness"
     if index.expire_after_seconds is not None:

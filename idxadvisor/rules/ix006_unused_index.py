@@ -30,7 +30,9 @@ class UnusedIndex(Rule):
     or `--uri`: `$indexStats` `accesses`), an index the server counted uses of is never flagged, however quiet the
     log, and one it counted none of since `accesses.since` is flagged with that evidence too.
     It never flags the `_id` index, a unique, TTL, partial or hidden index, one that carries the shard key (the
-    `shard-keys` setting, `--shard-key`), nor text, geo and wildcard indexes (their plans are not all in the log).
+    `shard-keys` setting, `--shard-key`), nor text, geo and wildcard indexes (their plans are not all in the log),
+    nor an index known from the log alone (without `--indexes` or `--uri`, the inventory the log gives: its
+    `createIndexes` commands and index builds; see docs/log-context.md).
 
     ## Why is this bad?
     An index nobody reads still costs every write that touches its fields, disk, and cache that the indexes in use
@@ -111,7 +113,8 @@ def unused_indexes(ns: str, context: RuleContext, min_span_hours: float,
     caveat = slow_only_caveat(context)
     found = []
     for index in catalog if indexes is None else indexes:
-        if (protected(index, ns, context) or not index.is_btree or index.key in used or index.name in hinted
+        if (index.inferred or protected(index, ns, context) or not index.is_btree or index.key in used
+                or index.name in hinted
                 or _hint_text(index) in hinted or index.key[0][0] in joined or "*" in joined):
             continue
         counted = server_uses(index)

@@ -25,6 +25,8 @@ class CountSlowerThanFind(Rule):
     Pairs each count (`count`, `countDocuments`, a `$count` stage, a `$group` with `$sum: 1` after a `$match`) with a
     find on the same collection whose filter has the same shape, and flags the count when it is markedly slower. It
     proposes an index that lets the count run as a `COUNT_SCAN` (index keys only, no documents), or caching the total.
+    The finding joins the group of the find's own index finding (one root cause, one item in the report), and stands
+    without an index when an existing one (the `--indexes` file, or the inventory the log gives) serves it already.
 
     ## Why is this bad?
     A listing page reads 50 documents and stops; its total must read every matching document. Shown on every page
@@ -57,6 +59,7 @@ class CountSlowerThanFind(Rule):
     applies_to = frozenset({"count", "aggregate"})
     proposes_index = True
     priority = 40
+    stands_without_index = True  # a count slower than its find is worth saying even when the index exists
     defaults = {"min_ratio": 1.5}
 
     def check(self, analysis: ShapeAnalysis, context: RuleContext) -> Verdict | Quiet | None:
@@ -79,12 +82,12 @@ class CountSlowerThanFind(Rule):
         plan = analysis.plan
         if plan is not None and "COUNT_SCAN" in plan.stages:
             details.append("the count already runs as a COUNT_SCAN: cache the total or show an estimate instead")
-            return Verdict(message, details=details)
+            return Verdict(message, details=details, related=[find.shape.fingerprint])
         if plan is None and analysis.candidate and analysis.candidate in _indexes_in_plans(context, shape.ns):
             details.append(f"the log shows {render_fields(analysis.candidate)} in use on this collection (it does not "
                            "show the count's plan): the count can already read index keys only; cache the total or "
                            "show an estimate instead")
-            return Verdict(message, details=details)
+            return Verdict(message, details=details, related=[find.shape.fingerprint])
         if analysis.roles.residual:
             fields = ", ".join(sorted(analysis.roles.residual))
             details.append(f"{fields} cannot be answered from index keys: the count will still read documents; "
@@ -92,7 +95,8 @@ class CountSlowerThanFind(Rule):
         elif analysis.candidate:
             details.append(f"with {render_fields(analysis.candidate)} the count reads index keys only (COUNT_SCAN); "
                            "or cache the total and refresh it in the background")
-        return Verdict(message, details=details, index=analysis.candidate or None)
+        return Verdict(message, details=details, index=analysis.candidate or None,
+                       related=[find.shape.fingerprint])
 
 
 def _indexes_in_plans(context: RuleContext, ns: str) -> set:

@@ -304,11 +304,11 @@ def _choice(request: IndexRequest, number: int, assignment: dict[int, int], shar
     if number not in assignment:
         return IndexChoice(None, reason=reasons.why_not(number, request.rule))
     key = keys[assignment[number]]
-    others = shares[assignment[number]] - 1
+    served = shares[assignment[number]]
     details = []
-    if others:
-        details.append(f"the same index serves {others} other shape{'s' if others > 1 else ''} of {ns} in the set "
-                       "chosen for the workload")
+    if served > 1:
+        details.append(f"the index serves {served} shapes of {ns}, this one included, in the set chosen for the "
+                       "workload")
     if key != request.shared:
         details.append(f"per-finding advice would be {render_key_pattern(request.shared)}; the workload's set chose "
                        f"{render_key_pattern(key)}")

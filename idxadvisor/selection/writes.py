@@ -4,7 +4,7 @@ Every insert writes one key per index (one per array element for a multikey inde
 every delete removes as many, and an update that sets a field of an index removes the old key and writes the new one
 (a replacement document or a pipeline update may change any field: it counts for every index). The rates come from
 the log's write operations (each counts the documents it wrote: ``ninserted``, ``nMatched``, ``ndeleted``) over its
-span; a log of slow operations shows few writes, so with ``--uri`` the server's own count of write operations since
+span, leaving out what bulk tools wrote (``shapes.traffic``: a mongorestore is a one-off load, not a rate); a log of slow operations shows few writes, so with ``--uri`` the server's own count of write operations since
 it started (``$collStats`` ``latencyStats``, over the time its ``$indexStats`` counts from) replaces the log's
 total, in the log's mix of inserts, updates and deletes (all inserts when the log shows none).
 
@@ -24,6 +24,7 @@ from idxadvisor.indexes.sampling import SampleStatistics, path_values
 from idxadvisor.models.report import WriteRates
 from idxadvisor.models.values import as_datetime
 from idxadvisor.shapes.digest import ShapeStats
+from idxadvisor.shapes.traffic import bulk_share
 
 #: Sampled documents read to count the keys a multikey index holds per document.
 FAN_OUT_SAMPLE = 2_000
@@ -57,9 +58,16 @@ def write_load(shapes: Iterable[ShapeStats], hours: float | None, sample: Sample
     """The collection's writes, from its write shapes in the log, and the server's count when ``--uri`` read it."""
     load = WriteLoad()
     operations = 0
+    loaded = 0.0  # documents bulk tools (mongorestore, …) wrote: a one-off load, not a rate
     for stats in shapes:
         op, executions = stats.shape.op, stats.executions
         documents = float(stats.nreturned or executions)
+        if stats.bulk_written and op in ("insert", "update", "delete", "findAndModify"):
+            loaded += stats.bulk_written
+            documents = max(0.0, documents - stats.bulk_written)
+            executions = round(executions * (1 - bulk_share(stats.apps, stats.count)))
+            if not executions or not documents:
+                continue
         command = stats.representative.command if stats.representative is not None else {}
         if op == "findAndModify":
             documents = float(executions)
@@ -75,10 +83,14 @@ def write_load(shapes: Iterable[ShapeStats], hours: float | None, sample: Sample
         operations += executions
     per = hours if hours else 1.0
     load = load.scaled(1 / per)
+    if loaded:
+        load.note = (f"{loaded:,.0f} documents written by bulk tools left out: a mongorestore or mongoimport is a "
+                     "one-off load, not the collection's write rate")
     server = _server_rate(sample, existing, now) if hours else None  # a rate per hour needs a log that spans time
     if server is None:
         if operations:
-            load.note = "slow operations only, unless slowms is 0 or profiling is at level 2"
+            slow_only = "slow operations only, unless slowms is 0 or profiling is at level 2"
+            load.note = f"{slow_only}; {load.note}" if load.note else slow_only
         return load
     logged = operations / per
     if server <= logged:

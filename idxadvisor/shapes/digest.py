@@ -14,6 +14,7 @@ waiting for their neighbours.
 
 from __future__ import annotations
 
+import fnmatch
 import pickle
 from collections import Counter
 from dataclasses import dataclass, field, fields
@@ -21,10 +22,14 @@ from datetime import datetime
 from operator import attrgetter
 from sys import intern
 from typing import Any, TypeVar
+from zlib import crc32
+
+import orjson
 
 from idxadvisor.models.events import Event
 from idxadvisor.shapes.shape import QueryShape, ShapeObservation, point_lookup_field, shape_of_shared
 from idxadvisor.shapes.sketch import DurationHistogram, coarse_bin, coarse_percentile
+from idxadvisor.shapes.traffic import is_bulk_tool
 
 #: Connections and server hashes kept per shape: a bottom-k sample (see CappedSet), whose cap bounds a shape's memory
 #: on logs of weeks, where clients reconnect under new connection names all the time.
@@ -40,11 +45,12 @@ _HASH_FIELDS = (("query_hash", "queryHash"), ("plan_cache_shape_hash", "planCach
 
 @dataclass(frozen=True)
 class DigestOptions:
-    """Which events count (``--min-ms``, ``--since``, ``--until``)."""
+    """Which events count (``--min-ms``, ``--since``, ``--until``, ``--app``)."""
 
     min_ms: float = 0.0
     since: datetime | None = None
     until: datetime | None = None
+    apps: tuple[str, ...] = ()  # globs of application names (appName), matched case-insensitively
 
 
 _Packed = TypeVar("_Packed")
@@ -254,6 +260,74 @@ class RunLog:
 
     def __len__(self) -> int:
         return min(len(self.runs), self.MAX_RUNS)
+
+
+@_pickled_as_arguments
+@dataclass(slots=True)
+class LiteralValues:
+    """How often each set of literal values ran, for an aggregation: a dashboard polls the same counter over and over,
+    an ad-hoc generator counts a different value every time. Only a fingerprint of the values is kept (a CRC-32 of the
+    pipeline as logged), never the values.
+
+    A bottom-k sample: the ``MAX_KEPT`` smallest fingerprints are kept with their exact counts, whatever the split of
+    the input and the order of merges; past that, ``distinct`` is the usual k-minimum-values estimate."""
+
+    MAX_KEPT = 256
+    counts: dict[int, int] = field(default_factory=dict)  # fingerprint -> runs
+    runs: int = 0  # runs fingerprinted (kept or not)
+    cutoff: int | None = None  # the largest fingerprint kept at the last trim: larger ones are not kept
+
+    def add(self, fingerprint: int, runs: int = 1) -> None:
+        self.runs += runs
+        if self.cutoff is not None and fingerprint > self.cutoff:
+            return
+        counts = self.counts
+        counts[fingerprint] = counts.get(fingerprint, 0) + runs
+        if len(counts) > 2 * self.MAX_KEPT:
+            self._trim()
+
+    def merge(self, other: LiteralValues) -> None:
+        runs = self.runs + other.runs
+        if other.cutoff is not None and (self.cutoff is None or other.cutoff < self.cutoff):
+            self.cutoff = other.cutoff
+            self.counts = {key: count for key, count in self.counts.items() if key <= other.cutoff}
+        for fingerprint, count in other.counts.items():
+            self.add(fingerprint, count)
+        self.runs = runs
+
+    def _trim(self) -> None:
+        if len(self.counts) > self.MAX_KEPT:
+            kept = sorted(self.counts)[: self.MAX_KEPT]
+            self.counts = {key: self.counts[key] for key in kept}
+            self.cutoff = kept[-1]
+
+    def distinct(self) -> float:
+        """Distinct sets of values among the runs (estimated past ``MAX_KEPT``)."""
+        self._trim()
+        if self.cutoff is None:
+            return float(len(self.counts))
+        return min(float(self.runs), (len(self.counts) - 1) * 2**32 / (self.cutoff + 1))
+
+    def repeated_runs(self) -> float:
+        """Runs that counted values an earlier run had counted already."""
+        return max(0.0, self.runs - self.distinct())
+
+    def most_repeated(self) -> int:
+        """The runs of the most frequent set of values (among those kept)."""
+        return max(self.counts.values(), default=0)
+
+
+def literal_fingerprint(command: Any) -> int | None:
+    """The fingerprint of an aggregation's literal values: a CRC-32 of its pipeline as logged (None without one)."""
+    if type(command) is not dict:
+        return None
+    pipeline = command.get("pipeline")
+    if type(pipeline) is not list:
+        return None
+    try:
+        return crc32(orjson.dumps(pipeline))
+    except (TypeError, orjson.JSONEncodeError):
+        return None
 
 
 @_pickled_as_arguments
@@ -501,7 +575,7 @@ _WRITTEN = {"update": "n_matched", "delete": "n_deleted", "insert": "n_inserted"
 _SUMMED_COUNTERS = ("count", "getmores", "keys_examined", "docs_examined", "nreturned", "measured", "keys_measured",
                     "docs_measured", "blocking_sorts", "used_disk", "errors", "truncated", "internal", "fast",
                     "num_yields", "yields_measured", "response_bytes", "responses_measured", "replanned",
-                    "skipped_executions", "skip_total")
+                    "skipped_executions", "skip_total", "bulk_written")
 
 
 @dataclass(slots=True)  # a workload of 100,000 shapes holds 100,000 of these: 40 slots are a quarter of a dict
@@ -533,6 +607,7 @@ class ShapeStats:
     # the latest execution with a complete command (kept as a KeptExecution once its input has ended)
     _latest: Event | KeptExecution | None = field(default=None, repr=False)
     runs: RunLog = field(default_factory=RunLog)  # the latest runs of an aggregation (start, duration)
+    literal_values: LiteralValues = field(default_factory=LiteralValues)  # an aggregation's sets of literal values
     num_yields: int = 0
     yields_measured: int = 0  # executions that logged numYields
     response_bytes: int = 0
@@ -544,6 +619,7 @@ class ShapeStats:
     plan_costs: dict[str, PlanCost] = field(default_factory=dict)  # plan summary -> what its executions cost
     plan_order: PlanOrder = field(default_factory=PlanOrder)
     bursts: BurstLog = field(default_factory=BurstLog)  # point lookups: bursts from one connection (QY002)
+    bulk_written: int = 0  # documents bulk tools (mongorestore, …) wrote: a one-off load, not a write rate
     fast: int = 0  # executions left out by --min-ms
     fast_max_ms: float = 0.0
     _point_lookup: bool | None = field(default=None, repr=False, compare=False)  # cached point_lookup_field(shape)
@@ -623,6 +699,8 @@ class ShapeStats:
         if app:
             apps = self.apps
             apps[app] = apps.get(app, 0) + 1
+            if returned and event.op in _WRITTEN and is_bulk_tool(app):
+                self.bulk_written += returned
         connection = get("connection")
         if connection and connection not in self.connections.members:
             self.connections.add(intern(connection))  # one string per connection, not one per shape it ran
@@ -657,6 +735,9 @@ class ShapeStats:
                     self.plan_order.add(end, plan)
                 if self.shape.op == "aggregate":
                     self.runs.add(end - duration, duration)
+                    fingerprint = literal_fingerprint(event.command)
+                    if fingerprint is not None:
+                        self.literal_values.add(fingerprint)
                 elif self._point_lookup is not False:
                     self._record_lookup(end, duration, connection or get("remote"), app)
         elif self._latest is None:
@@ -716,6 +797,7 @@ class ShapeStats:
         self.fast_max_ms = max(self.fast_max_ms, other.fast_max_ms)
         self.skip_max = max(self.skip_max, other.skip_max)
         self.runs.merge(other.runs)
+        self.literal_values.merge(other.literal_values)
         for plan, cost in other.plan_costs.items():
             mine_cost = self.plan_costs.get(plan)
             if mine_cost is None:
@@ -808,7 +890,7 @@ class Digest:
 
     def __post_init__(self) -> None:
         options = self.options
-        self._filtering = bool(options.since or options.until)
+        self._filtering = bool(options.since or options.until or options.apps)
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         """A digest travelling between processes (a worker's, a Dask task's) goes as pickles of ``SHIPPED_SHAPES``
@@ -837,6 +919,10 @@ class Digest:
     def _excluded(self, event: Event) -> str | None:
         """Why --since/--until leave the event out (called only when one of them is set)."""
         options = self.options
+        if options.apps and not app_matches(event.app_name, options.apps):
+            return "application not matched by --app"
+        if not (options.since or options.until):
+            return None
         if event.ts is None:
             return "no timestamp (with --since/--until)"
         if options.since is not None and event.ts < options.since:
@@ -863,6 +949,15 @@ class Digest:
     @property
     def operations(self) -> int:
         return sum(stats.count for stats in self.shapes.values())
+
+
+def app_matches(app: str | None, patterns: tuple[str, ...]) -> bool:
+    """Whether an operation's application name matches one of the ``--app`` globs (case-insensitive; an operation
+    without an appName matches none)."""
+    if not app:
+        return False
+    name = app.casefold()
+    return any(fnmatch.fnmatchcase(name, pattern.casefold()) for pattern in patterns)
 
 
 #: Shapes per pickle when a digest travels (``Digest.__reduce__``).

@@ -18,6 +18,7 @@ from idxadvisor.shapes.digest import (
     Burst,
     BurstLog,
     CappedSet,
+    LiteralValues,
     PlanCost,
     PlanOrder,
     PlanRun,
@@ -215,6 +216,27 @@ def decode_runs(document: dict[str, Any]) -> RunLog:
     return _decode_fields(RunLog(), document, _RUNS)
 
 
+def encode_literal_values(values: LiteralValues) -> dict[str, Any]:
+    values.distinct()  # trimmed first, so that a digest is saved the same whatever its merge history
+    return {"counts": [[key, count] for key, count in sorted(values.counts.items())], "runs": values.runs,
+            "cutoff": values.cutoff}
+
+
+def decode_literal_values(document: Any) -> LiteralValues:
+    if not isinstance(document, dict):
+        raise ValueError("literal_values must be an object")
+    pairs, runs, cutoff = document.get("counts", []), document.get("runs", 0), document.get("cutoff")
+    check_scalar(runs, "int", "literal_values.runs")
+    check_scalar(cutoff, "int | None", "literal_values.cutoff")
+    if not isinstance(pairs, list) or not all(isinstance(pair, list) and len(pair) == 2 for pair in pairs):
+        raise ValueError("literal_values.counts must be [fingerprint, runs] pairs")
+    counts = {int(key): int(count) for key, count in pairs}
+    if any(not 0 <= key < 2**32 or not 0 < count < _COUNTER_LIMIT for key, count in counts.items()) \
+            or runs < sum(counts.values()) or (cutoff is not None and not 0 <= cutoff < 2**32):
+        raise ValueError("literal_values holds a fingerprint or count out of range")
+    return LiteralValues(counts, int(runs), None if cutoff is None else int(cutoff))
+
+
 def _encode_plan_costs(costs: dict[str, PlanCost]) -> dict[str, Any]:
     return {plan: _encode_fields(cost, {}) for plan, cost in sorted(costs.items())}
 
@@ -340,6 +362,8 @@ _STATS = {
     "last_seen": _Codec("last_seen", _time, _untime),
     "timeline": _Codec("timeline", encode_timeline, decode_timeline),
     "runs": _Codec("runs", encode_runs, decode_runs),
+    "literal_values": _Codec("literal_values", lambda values: encode_literal_values(values),
+                             lambda document: decode_literal_values(document)),
     "_latest": _Codec("representative", encode_representative, decode_representative),
     "plan_costs": _Codec("plan_costs", _encode_plan_costs, _decode_plan_costs),
     "plan_order": _Codec("plan_order", lambda order: _encode_fields(order, _PLAN_ORDER),

@@ -28,6 +28,7 @@ from idxadvisor.ingest.detect import WORKLOAD_KIND, is_workload_head
 from idxadvisor.ingest.sources import READ_ERRORS, Source, read_decompressed
 from idxadvisor.models.events import Problem
 from idxadvisor.models.inputs import InputSummary
+from idxadvisor.models.inventory import IndexSighting
 from idxadvisor.shapes.digest import Digest, DigestOptions
 from idxadvisor.workload.codec import check_scalar, decode_stats, encode_stats, strings
 
@@ -64,7 +65,8 @@ def workload_document(digest: Digest, inputs: list[InputSummary]) -> dict[str, A
         "kind": WORKLOAD_KIND,
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "idxadvisor", "version": __version__},
-        "filters": {"min_ms": options.min_ms, "since": _iso(options.since), "until": _iso(options.until)},
+        "filters": {"min_ms": options.min_ms, "since": _iso(options.since), "until": _iso(options.until),
+                    **({"apps": list(options.apps)} if options.apps else {})},
         "inputs": [_encode_input(summary) for summary in inputs],
         "skipped": dict(sorted(digest.skipped.items())),
         "shapes": [encode_stats(stats) for _, stats in sorted(digest.shapes.items())],
@@ -129,8 +131,11 @@ def parse_workload(document: Any, origin: str, *, qualify_paths: bool = True) ->
                          f"idxadvisor reads {SCHEMA_VERSION}): record it again with 'analyze --save-workload'")
     try:
         filters = document["filters"]
+        apps = filters.get("apps", [])
+        if not isinstance(apps, list) or not all(isinstance(app, str) for app in apps):
+            raise ValueError("filters.apps must be a list of application name patterns")
         digest = Digest(DigestOptions(min_ms=float(filters["min_ms"]), since=_parse_iso(filters["since"]),
-                                      until=_parse_iso(filters["until"])))
+                                      until=_parse_iso(filters["until"]), apps=tuple(apps)))
         digest.skipped = Counter({str(reason): int(count) for reason, count in document["skipped"].items()})
         for shape in document["shapes"]:
             stats = decode_stats(shape)
@@ -149,7 +154,8 @@ def check_filters(workload: Workload, options: DigestOptions) -> None:
     """--min-ms, --since and --until filter operations, which a digest no longer has: a workload file is only read
     with the filters it was recorded with (so that it and the logs beside it count the same operations)."""
     recorded = workload.filters
-    if (recorded.min_ms, recorded.since, recorded.until) == (options.min_ms, options.since, options.until):
+    if (recorded.min_ms, recorded.since, recorded.until, recorded.apps) == \
+            (options.min_ms, options.since, options.until, options.apps):
         return
     raise UsageError(f"{workload.path} was recorded with {described_filters(recorded)}, and this run asks for "
                      f"{described_filters(options)}: a workload file holds per-shape totals, not operations, so these "
@@ -160,12 +166,13 @@ def described_filters(options: DigestOptions) -> str:
     parts = [f"--min-ms {options.min_ms:g}"]
     parts += [f"--since {options.since.isoformat()}"] if options.since else []
     parts += [f"--until {options.until.isoformat()}"] if options.until else []
+    parts += [f"--app {app}" for app in options.apps]
     return " ".join(parts)
 
 
 # -- inputs ----------------------------------------------------------------------------------------------------------
 
-_INPUT_SPECIAL = frozenset({"versions", "first_ts", "last_ts", "problem_examples"})
+_INPUT_SPECIAL = frozenset({"versions", "first_ts", "last_ts", "problem_examples", "index_sightings"})
 
 
 def _encode_input(summary: InputSummary) -> dict[str, Any]:
@@ -178,6 +185,7 @@ def _encode_input(summary: InputSummary) -> dict[str, Any]:
     # excerpts hold literal values (kept with --show-values only): never in a workload file
     encoded["problem_examples"] = [{"reason": problem.reason, "line": problem.line}
                                    for problem in summary.problem_examples]
+    encoded["index_sightings"] = [sighting.to_document() for sighting in summary.index_sightings]
     return encoded
 
 
@@ -192,6 +200,7 @@ def _decode_input(document: dict[str, Any], origin: str | None) -> InputSummary:
     summary.versions = strings(document.get("versions", []))
     summary.first_ts, summary.last_ts = _parse_iso(document.get("first_ts")), _parse_iso(document.get("last_ts"))
     summary.problem_examples = [_decode_problem(problem) for problem in document.get("problem_examples", ())]
+    summary.index_sightings = [IndexSighting.from_document(item) for item in document.get("index_sightings", ())]
     if summary.error and origin is not None:  # reported when the workload was recorded: not an error of this run
         summary.problem_examples.append(Problem(f"when the workload was recorded: {summary.error}"))
         summary.error = None

@@ -165,7 +165,8 @@ def _extension_of(source: Source, earlier: InputSummary, workload: str) -> Sourc
 def joined_summary(earlier: InputSummary, later: InputSummary) -> InputSummary:
     """One input read in two parts (a log counted, then its new lines): the counts added, the span widened."""
     joined = replace(earlier, path=later.path, versions=earlier.versions | later.versions,
-                     problem_examples=list(earlier.problem_examples))
+                     problem_examples=list(earlier.problem_examples),
+                     index_sightings=earlier.index_sightings + later.index_sightings)
     for name in ("lines", "entries", "problems", "truncated", "operations", "paired", "json_entries", "text_entries",
                  "bytes"):
         setattr(joined, name, getattr(earlier, name) + getattr(later, name))

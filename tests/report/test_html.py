@@ -296,3 +296,18 @@ def test_a_check_report_shows_its_verdict_and_where_each_change_is(tmp_path: Pat
     assert changes is not None and changes.group(0).count("<tr>") == 5  # the heading and four changes
     assert "20261103-indexes.js:8:1" in changes.group(0)
     assert '<span class="status status-new">new</span>' in page
+
+
+def test_the_logs_index_inventory_and_traffic_have_their_place(demo: Report) -> None:
+    from idxadvisor.models.report import InventoryIndexReport, TrafficReport
+
+    report = demo.model_copy(update={
+        "index_inventory": [InventoryIndexReport(ns="shop.orders", name="status_1", key=[("status", 1)],
+                                                 sources=["plan summaries"], plan_shapes=4)],
+        "traffic": [TrafficReport(kind="application", operations=1200, apps={"shop-api": 1200}),
+                    TrafficReport(kind="interactive tool", operations=4, apps={"MongoDB Compass": 4})]})
+    page = page_of(report)
+    assert "Indexes the log shows (no --indexes or --uri): 1 on 1 collection" in page
+    assert "shop.orders status_1 { status: 1 }: plan summaries (4 shapes)" in page
+    assert "applications 1,200 (shop-api) · interactive tools 4 (MongoDB Compass)" in page
+    assert "Indexes the log shows" not in page_of(demo)  # an index file was given: no inventory of the log's

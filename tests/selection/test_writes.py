@@ -98,3 +98,13 @@ def test_a_log_that_spans_no_time_is_not_set_against_the_servers_hourly_rate(tmp
                                          "accesses": {"ops": 5, "since": now - timedelta(hours=2)}})]
     load = write_load(shapes, None, sample, existing)  # totals over the log, not per hour
     assert load.source == "log" and load.inserted == 600.0
+
+
+def test_a_restore_load_is_not_the_collections_write_rate(tmp_path: Path) -> None:
+    """A mongorestore of 50,000 documents in ten minutes is a one-off load: only the application's inserts count."""
+    restore = {"ns": NS, "command": {"insert": "orders", "ordered": False}, "ninserted": 1000, "appName": "mongorestore",
+               "repeat": 50, "every": 12, "at": 0}
+    application = {**WRITES[0], "appName": "orders-api"}
+    load = write_load(log_shapes(tmp_path, [restore, application]), 1.0, None, None)
+    assert load.inserted == 600.0
+    assert load.note is not None and "50,000 documents written by bulk tools" in load.note
