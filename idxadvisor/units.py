@@ -7,9 +7,15 @@ from __future__ import annotations
 import math
 import re
 
-# scheme://user:password@ (or scheme:/user:password@, as a Path folds it); the password runs to the last @ before the
-# host, since people paste unencoded @ into passwords.
-_USERINFO = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.\-]*:/{1,2}[^/:@\s]*):(?P<password>[^/\s]*)@")
+# A run of text that may be a URI: anything between spaces and quotes. Its user-info is what comes before the last @
+# (people paste unencoded @ into passwords; a host holds none), and its password what follows the first colon there.
+# This reads no scheme, so `mongodb//admin:pw@host`, `admin:pw@host` and a Path's `mongodb:/admin:pw@host` are masked
+# as `mongodb://admin:pw@host` is: a URI pymongo cannot parse is exactly the one echoed in an error.
+_URI_LIKE = re.compile(r"[^\s'\"`<>]*@[^\s'\"`<>]*")
+_SCHEME_FOLDED = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:/(?!/)")
+# URI options that carry a secret: tlsCertificateKeyFilePassword=…, and AWS_SESSION_TOKEN:… in authMechanismProperties
+_SECRET_OPTION = re.compile(r"(?i)(?P<head>(?:[?&;][^=&;\s]*(?:password|secret|token)[^=&;\s]*=|aws_session_token:))"
+                            r"(?P<secret>[^&;,\s'\"`<>]+)")
 MASK = "****"
 
 
@@ -25,8 +31,29 @@ def printable(text: str) -> str:
 
 
 def mask_secrets(text: str) -> str:
-    """``text`` with the password of every ``scheme://user:password@`` replaced by ``****``."""
-    return _USERINFO.sub(lambda match: f"{match['head']}:{MASK}@", text) if "@" in text else text
+    """``text`` with every password it may hold replaced by ``****``: the user-info password of anything URI-like
+    (``user:password@``, with a valid scheme, a malformed one or none) and URI options named for a password, secret
+    or token. It does not parse URIs: a URI too damaged to parse is masked like a good one."""
+    if "@" in text:
+        text = _URI_LIKE.sub(_masked_user_info, text)
+    if "=" in text or ":" in text:
+        text = _SECRET_OPTION.sub(lambda match: f"{match['head']}{MASK}", text)
+    return text
+
+
+def _masked_user_info(match: re.Match[str]) -> str:
+    token = match.group()
+    at = token.rfind("@")
+    user_info_start = 0
+    slashes = token.find("//", 0, at)
+    if slashes >= 0:
+        user_info_start = slashes + 2
+    elif folded := _SCHEME_FOLDED.match(token, 0, at):
+        user_info_start = folded.end()
+    colon = token.find(":", user_info_start, at)
+    if colon < 0:  # a user name alone (mongodb://admin@host, an e-mail address): nothing secret
+        return token
+    return f"{token[:colon + 1]}{MASK}{token[at:]}"
 
 
 def human_ms(value: float) -> str:

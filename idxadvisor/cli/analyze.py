@@ -185,6 +185,11 @@ def check_arguments(paths: list[str], settings: Settings) -> None:
                        "the server's collections are sampled with $sample")
     refuse_server_uris("--indexes ", settings.indexes, "give an index file; with --uri the server's indexes are read "
                        "with listIndexes")
+    from idxadvisor.server.connection import check_uri
+
+    for option, uri in (("--uri", settings.uri), ("--scratch-uri", settings.scratch_uri)):
+        if uri is not None:
+            check_uri(option, uri)
     if settings.uri is None:
         needs_uri = [name for name, given in (("--replay", settings.replay), ("--query-stats", settings.query_stats),
                                               ("--db", settings.db)) if given]
