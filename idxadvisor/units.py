@@ -19,15 +19,26 @@ _SECRET_OPTION = re.compile(r"(?i)(?P<head>(?:[?&;][^=&;\s]*(?:password|secret|t
 MASK = "****"
 
 
-# the control characters a terminal obeys rather than shows (C0 but tab and newline, DEL, C1): ESC starts sequences
-# that set the window title, move the cursor or hide what follows
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# What a terminal obeys or a reader cannot see, shown as an escape instead: every C0 control (newline and tab too: a
+# newline in a namespace would start a line of its own, forging one of the report's), DEL, C1 (with NEL), the line and
+# paragraph separators, and the invisible format characters that reorder or hide text (bidi embeddings, overrides and
+# isolates, marks, zero-width spaces and joiners, the word joiner and the BOM): `shop.c\u202eevil` must not print
+# reversed.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
 
 
 def printable(text: str) -> str:
-    """``text`` with each control character shown as its escape (``\\x1b``): a namespace, field name or log excerpt
-    printed to a terminal is read, never obeyed. The same object when there is none."""
-    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text) if _CONTROL.search(text) else text
+    """``text`` with each control, line-breaking or invisible formatting character shown as its escape (``\\x1b``,
+    ``\\n``, ``\\u202e``): a namespace, field name or log excerpt printed to a terminal or into Markdown is read,
+    never obeyed, and stays on its line. The same object when there is none (the common case, one regex search)."""
+    return _CONTROL.sub(_escape, text) if _CONTROL.search(text) else text
+
+
+def _escape(match: re.Match[str]) -> str:
+    character = match.group()
+    code = ord(character)
+    return {"\n": "\\n", "\t": "\\t"}.get(character) or (
+        f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
 
 
 def mask_secrets(text: str) -> str:

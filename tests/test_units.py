@@ -87,6 +87,7 @@ def test_passwords_in_uris_are_masked(text: str, masked: str) -> None:
 
 def test_control_characters_are_shown_as_escapes_and_clean_text_is_left_alone() -> None:
     assert printable("a\x1b]0;t\x07b\x00c\x7fd\x9be\r") == "a\\x1b]0;t\\x07b\\x00c\\x7fd\\x9be\\x0d"
-    assert printable("tab\tand\nnewline, é, 日本") == "tab\tand\nnewline, é, 日本"
+    assert printable("tab\tand\nnewline, é, 日本") == "tab\\tand\\nnewline, é, 日本"  # a name stays on its line
+    assert printable("shop.c\u202eevil\u2066x\u200fy\u2028z\ufeff") == "shop.c\\u202eevil\\u2066x\\u200fy\\u2028z\\ufeff"
     clean = "find shop.orders {status: eq}"
     assert printable(clean) is clean
