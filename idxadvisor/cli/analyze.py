@@ -52,6 +52,7 @@ from idxadvisor.cli.common import (
     shared_overrides,
 )
 from idxadvisor.errors import UsageError
+from idxadvisor.exitcodes import ExitCode
 from idxadvisor.report import check_available, render
 
 if TYPE_CHECKING:
@@ -167,7 +168,27 @@ def run_analysis(paths: list[str], overrides: dict[str, object], config: Path | 
     if report.workload is not None:
         for line in report.workload.skipped:
             warning_line(line)
-    return exit_code_for(report, settings.fail_on)
+    return replay_exit_code(report) or exit_code_for(report, settings.fail_on)
+
+
+def replay_exit_code(report: Report) -> ExitCode | None:
+    """After a replay stopped early or a scratch database left behind (the report is written already): one error
+    line each, naming the database and the command that drops it, and 130 (interrupted) or 3."""
+    scratch = report.server.scratch if report.server is not None else None
+    if scratch is None or (scratch.stopped is None and scratch.dropped):
+        return None
+    state = "dropped" if scratch.dropped else "NOT dropped"
+    if scratch.stopped in ("interrupted", "terminated"):  # the command line adds "interrupted" for the exit code
+        error_line(f"replay {scratch.stopped}: the scratch database {scratch.database} on {scratch.server} was "
+                   f"{state}")
+    elif scratch.stopped is not None:
+        error_line(scratch.stopped)
+    for problem in scratch.problems:
+        if not scratch.dropped and problem.startswith("the scratch database"):
+            error_line(problem)
+    if scratch.stopped in ("interrupted", "terminated"):
+        return ExitCode.INTERRUPTED
+    return ExitCode.SERVER
 
 
 def report_input_errors(report: Report) -> None:
@@ -185,7 +206,11 @@ def check_arguments(paths: list[str], settings: Settings) -> None:
                        "the server's collections are sampled with $sample")
     refuse_server_uris("--indexes ", settings.indexes, "give an index file; with --uri the server's indexes are read "
                        "with listIndexes")
+    from idxadvisor.replay.scratch import scratch_name
     from idxadvisor.server.connection import check_uri
+
+    if settings.scratch_db is not None:
+        scratch_name(settings.scratch_db)  # admin, local, config: refused before the first command
 
     for option, uri in (("--uri", settings.uri), ("--scratch-uri", settings.scratch_uri)):
         if uri is not None:

@@ -497,6 +497,7 @@ class ScratchReport(_Model):
     indexes: int = 0
     problems: list[str] = Field(default_factory=list)
     dropped: bool = False
+    stopped: str | None = None  # why the replay ended early: "interrupted", "terminated", or a server error
 
 
 class ServerReport(_Model):
