@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from idxadvisor.config import Settings
-from idxadvisor.errors import UsageError
+from idxadvisor.errors import InputError, UsageError
 from idxadvisor.ingest.datasets import collection_stats, resolve_data_arguments, write_counts
 from idxadvisor.indexes.catalog import IndexCatalog, load_index_arguments, shard_key_patterns
 from idxadvisor.ingest.sources import Source, expand_sources
@@ -237,7 +237,12 @@ def read_sources(
     digest, summaries = read_workload(logs, settings, progress)
     for source in workloads:
         assert source.path is not None
-        workload = load_workload(source.path)
+        try:
+            workload = load_workload(source.path)
+        except InputError as exc:  # like a corrupt .gz: this input is an error, the others are read and reported
+            reason = str(exc).removeprefix(f"{source.path}: ")
+            summaries.append(InputSummary(source.label, "workload", error=reason))
+            continue
         check_filters(workload, digest.options)
         digest.merge(workload.digest)
         summaries += workload.inputs

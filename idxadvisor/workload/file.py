@@ -29,7 +29,16 @@ from idxadvisor.ingest.sources import READ_ERRORS, Source, read_decompressed
 from idxadvisor.models.events import Problem
 from idxadvisor.models.inputs import InputSummary
 from idxadvisor.shapes.digest import Digest, DigestOptions
-from idxadvisor.workload.codec import check_scalar, decode_stats, encode_stats, strings
+from idxadvisor.workload.codec import (
+    DECODE_ERRORS,
+    Damage,
+    check_scalar,
+    counts,
+    damage_at,
+    decode_stats,
+    encode_stats,
+    strings,
+)
 
 SCHEMA_VERSION = 1
 _HEAD = 512
@@ -128,21 +137,44 @@ def parse_workload(document: Any, origin: str, *, qualify_paths: bool = True) ->
         raise InputError(f"{origin}: workload schema_version {version!r} is not supported (this version of "
                          f"idxadvisor reads {SCHEMA_VERSION}): record it again with 'analyze --save-workload'")
     try:
-        filters = document["filters"]
-        digest = Digest(DigestOptions(min_ms=float(filters["min_ms"]), since=_parse_iso(filters["since"]),
-                                      until=_parse_iso(filters["until"])))
-        digest.skipped = Counter({str(reason): int(count) for reason, count in document["skipped"].items()})
-        for shape in document["shapes"]:
-            stats = decode_stats(shape)
+        digest = Digest(_field(document, "filters", _decode_filters))
+        digest.skipped = Counter(_field(document, "skipped", lambda value: counts(value, "skipped")))
+        for position, shape in enumerate(_field(document, "shapes", _list)):
+            stats = _field(shape, f"shapes[{position}]", decode_stats, whole=True)
             known = digest.shapes.get(stats.shape.fingerprint)
             if known is None:
                 digest.shapes[stats.shape.fingerprint] = stats
             else:  # two shapes of an older version that this version's canonical text makes one
                 known.merge(stats)
-        inputs = [_decode_input(item, origin if qualify_paths else None) for item in document["inputs"]]
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise InputError(f"{origin}: damaged workload file ({type(exc).__name__}: {exc})") from None
+        inputs = [_field(item, f"inputs[{position}]", lambda value: _decode_input(value, origin if qualify_paths
+                                                                                   else None), whole=True)
+                  for position, item in enumerate(_field(document, "inputs", _list))]
+    except Damage as exc:
+        raise InputError(f"{origin}: damaged workload file: {exc}") from None
     return Workload(origin, digest, inputs)
+
+
+def _field(document: Any, key: str, decode: Any, whole: bool = False) -> Any:
+    """``decode(document[key])`` (or of ``document`` itself when ``whole``), any error in it a ``Damage`` that names
+    where it is: ``shapes[3].count``."""
+    try:
+        return decode(document if whole else document[key])
+    except DECODE_ERRORS as exc:
+        raise damage_at(key, exc) from None
+
+
+def _list(value: Any) -> list[Any]:
+    if not isinstance(value, list):
+        raise Damage("must be a list")
+    return value
+
+
+def _decode_filters(filters: Any) -> DigestOptions:
+    if not isinstance(filters, dict):
+        raise Damage("must be an object")
+    min_ms = _field(filters, "min_ms", lambda value: (check_scalar(value, "float", "min_ms"), float(value))[1])
+    since, until = (_field(filters, key, _parse_iso) for key in ("since", "until"))
+    return DigestOptions(min_ms=min_ms, since=since, until=until)
 
 
 def check_filters(workload: Workload, options: DigestOptions) -> None:
@@ -182,7 +214,10 @@ def _encode_input(summary: InputSummary) -> dict[str, Any]:
 
 
 def _decode_input(document: dict[str, Any], origin: str | None) -> InputSummary:
-    path = str(document["path"])
+    if not isinstance(document, dict):
+        raise Damage("must be an object")
+    check_scalar(document["path"], "str", "path")
+    path = document["path"]
     summary = InputSummary(f"{origin}:{path}" if origin is not None else path, str(document["format"]))
     for item in fields(summary):
         if item.name in document and item.name not in _INPUT_SPECIAL and item.name != "path":
@@ -209,6 +244,8 @@ def _iso(value: Any) -> str | None:
 
 
 def _parse_iso(value: Any) -> datetime | None:
+    if value is not None and not isinstance(value, str):
+        raise Damage("must be an ISO 8601 time or null")
     return datetime.fromisoformat(value) if value is not None else None
 
 
