@@ -29,7 +29,14 @@ from idxadvisor.rules import select_rules
 from idxadvisor.rules.base import Rule, RuleContext
 from idxadvisor.rules.engine import run_rules
 from idxadvisor.shapes.digest import Digest, DigestOptions
-from idxadvisor.workload import Workload, check_filters, is_workload_file, load_workload, save_workload
+from idxadvisor.workload import (
+    Workload,
+    check_filters,
+    is_workload_file,
+    load_workload,
+    save_workload,
+    workload_lock,
+)
 
 if TYPE_CHECKING:
     from idxadvisor.gate.run import CheckRequest
@@ -69,15 +76,34 @@ def analyze(paths: Sequence[str], settings: Settings, progress: Progress | None 
 
 def _analyze(paths: Sequence[str], settings: Settings, progress: Progress | None, rules: list[Rule],
              catalog: IndexCatalog, live: LiveServer | None, workload_file: Path | None) -> Report:
-    if workload_file is not None and workload_file.exists():
-        return _extend_and_analyze(paths, settings, progress, rules, catalog, live, workload_file)
-    digest, summaries = read_inputs(paths, settings, progress)
-    if live is not None:
-        summaries += live.read_workload(settings, digest, _block_options(settings))
-    if workload_file is not None:
-        save_workload(workload_file, digest, summaries)
-    with collector_paused():  # thousands of shapes and findings, no cycles: see runtime.collector_paused
-        return _advise(digest, summaries, settings, rules, catalog, live)
+    if workload_file is None:
+        digest, summaries = read_inputs(paths, settings, progress)
+        if live is not None:
+            summaries += live.read_workload(settings, digest, _block_options(settings))
+        with collector_paused():  # thousands of shapes and findings, no cycles: see runtime.collector_paused
+            return _advise(digest, summaries, settings, rules, catalog, live)
+    # one run at a time reads, merges and writes the file: concurrent runs would each lose the others' inputs
+    with workload_lock(workload_file):
+        if workload_file.exists():
+            return _extend_and_analyze(paths, settings, progress, rules, catalog, live, workload_file)
+        digest, summaries = read_inputs(paths, settings, progress)
+        if live is not None:
+            summaries += live.read_workload(settings, digest, _block_options(settings))
+        error = _saved(workload_file, digest, summaries)
+    with collector_paused():
+        report = _advise(digest, summaries, settings, rules, catalog, live)
+    if error is not None:
+        report.workload = WorkloadUpdate(path=str(workload_file), error=error)
+    return report
+
+
+def _saved(workload_file: Path, digest: Digest, inputs: list[InputSummary]) -> str | None:
+    """Save the workload file; why it could not be, as the report's error (the report is written all the same)."""
+    try:
+        save_workload(workload_file, digest, inputs)
+    except UsageError as exc:
+        return str(exc)
+    return None
 
 
 def _extend_and_analyze(paths: Sequence[str], settings: Settings, progress: Progress | None, rules: list[Rule],
@@ -94,14 +120,14 @@ def _extend_and_analyze(paths: Sequence[str], settings: Settings, progress: Prog
     if live is not None:
         summaries += live.read_workload(settings, digest, _block_options(settings))
     digest, inputs = extension.apply(digest, summaries)
-    save_workload(workload_file, digest, inputs)
+    error = _saved(workload_file, digest, inputs)
     earlier = len(extension.workload.inputs)
     shown = [replace(summary, path=f"{workload_file}:{summary.path}") if position < earlier else summary
              for position, summary in enumerate(inputs)]
     with collector_paused():
         report = _advise(digest, shown, settings, rules, catalog, live)
     report.workload = WorkloadUpdate(path=str(workload_file), added=[summary.path for summary in summaries],
-                                     skipped=extension.skipped)
+                                     skipped=extension.skipped, error=error)
     return report
 
 

@@ -168,6 +168,9 @@ def run_analysis(paths: list[str], overrides: dict[str, object], config: Path | 
     if report.workload is not None:
         for line in report.workload.skipped:
             warning_line(line)
+        if report.workload.error is not None:  # the report above is written; the workload file is not
+            error_line(report.workload.error)
+            return replay_exit_code(report) or ExitCode.USAGE
     return replay_exit_code(report) or exit_code_for(report, settings.fail_on)
 
 

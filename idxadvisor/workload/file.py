@@ -14,7 +14,10 @@ from __future__ import annotations
 import gzip
 import os
 import tempfile
+import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from datetime import datetime
 from pathlib import Path
@@ -93,6 +96,44 @@ def save_workload(path: Path, digest: Digest, inputs: list[InputSummary]) -> Non
         os.replace(temporary, path)
     except OSError as exc:
         raise UsageError(f"--save-workload: cannot write {path}: {exc.strerror or exc}") from None
+
+
+LOCK_WAIT_S = 600.0  # how long a run waits for another run writing the same workload file
+
+
+@contextmanager
+def workload_lock(path: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
+    """Hold an advisory lock (``fcntl.flock``) for reading, merging and writing the workload file ``path``, so that
+    concurrent ``--save-workload`` runs on one file take turns instead of each writing over the others' inputs.
+
+    The lock is on ``.<name>.lock`` beside it, a file left in place: the workload file itself is replaced on every
+    save, and a lock on the replaced file would guard nothing. A run waits up to ``wait_s`` for the one before it,
+    then fails (exit 2). Where no lock file can be made (a read-only folder, a system without ``fcntl``), the run
+    goes on unlocked: the save reports what is wrong with the folder."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no advisory locks to take
+        yield
+        return
+    try:
+        handle = os.open(path.parent / f".{path.name}.lock", os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError:
+        yield
+        return
+    try:
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise UsageError(f"--save-workload: {path} is being written by another idxadvisor run (waited "
+                                     f"{wait_s:g} s for its lock, .{path.name}.lock): try again when it ends") from None
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(handle)  # releases the lock
 
 
 def _layout(document: dict[str, Any]) -> bytes:
