@@ -199,3 +199,36 @@ def test_an_error_line_shows_control_characters_rather_than_sending_them(capsys:
     assert run(["analyze", str(missing), "--format", "json"]) == 2
     err = capsys.readouterr().err
     assert "a\\x1b]0;pwned\\x07.log" in err and "\x1b" not in err and "\x07" not in err
+
+
+def test_a_ctrl_c_after_the_command_ends_quietly_with_130(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A SIGINT just after a finished replay printed a KeyboardInterrupt traceback from pymongo's clean-up at exit."""
+    import os
+    import signal
+    import sys
+
+    app = sys.modules["idxadvisor.cli.app"]  # the module (the package exports the Typer object by this name)
+
+    exits: list[int] = []
+
+    def os_exit(code: int) -> None:
+        exits.append(code)
+        raise SystemExit(code)
+
+    def clean_up_at_exit(code: int) -> None:
+        os.kill(os.getpid(), signal.SIGINT)  # arrives while the process tears down, as a late Ctrl-C does
+        exits.append(-1)  # not reached: the signal ends the process first
+
+    def interrupted(signum: int, frame: object) -> None:  # what Python does by default, without ending pytest
+        raise RuntimeError("KeyboardInterrupt")
+
+    previous = signal.signal(signal.SIGINT, interrupted)
+    monkeypatch.setattr(app, "run", lambda: 0)
+    monkeypatch.setattr(app, "exit_without_teardown", clean_up_at_exit)
+    monkeypatch.setattr(app.os, "_exit", os_exit)
+    try:
+        with pytest.raises(SystemExit):
+            app.main()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert exits == [130]
