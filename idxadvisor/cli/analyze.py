@@ -185,7 +185,7 @@ def replay_exit_code(report: Report) -> ExitCode | None:
         error_line(f"replay {scratch.stopped}: the scratch database {scratch.database} on {scratch.server} was "
                    f"{state}")
     elif scratch.stopped is not None:
-        error_line(scratch.stopped)
+        error_line(f"{scratch.stopped}; replay stopped, and the scratch database {scratch.database} was {state}")
     for problem in scratch.problems:
         if not scratch.dropped and problem.startswith("the scratch database"):
             error_line(problem)
@@ -209,14 +209,14 @@ def check_arguments(paths: list[str], settings: Settings) -> None:
                        "the server's collections are sampled with $sample")
     refuse_server_uris("--indexes ", settings.indexes, "give an index file; with --uri the server's indexes are read "
                        "with listIndexes")
-    from idxadvisor.replay.scratch import scratch_name
-    from idxadvisor.server.connection import check_uri
-
     if settings.scratch_db is not None:
-        scratch_name(settings.scratch_db)  # admin, local, config: refused before the first command
+        from idxadvisor.replay.scratch import scratch_name  # (pymongo and the replay load only when a server is named)
 
+        scratch_name(settings.scratch_db)  # admin, local, config: refused before the first command
     for option, uri in (("--uri", settings.uri), ("--scratch-uri", settings.scratch_uri)):
         if uri is not None:
+            from idxadvisor.server.connection import check_uri
+
             check_uri(option, uri)
     if settings.uri is None:
         needs_uri = [name for name, given in (("--replay", settings.replay), ("--query-stats", settings.query_stats),
