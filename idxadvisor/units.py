@@ -34,6 +34,16 @@ def printable(text: str) -> str:
     return _CONTROL.sub(_escape, text) if _CONTROL.search(text) else text
 
 
+# The characters of _CONTROL that reorder or hide text without breaking a line: what a page (HTML) must still show
+_INVISIBLE = re.compile("[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+
+
+def visible(text: str) -> str:
+    """``text`` with each bidi control or invisible formatting character shown as its escape (``\\u202e``), and
+    everything else as it is: for a page, where a newline is only white space but U+202E still reverses a name."""
+    return _INVISIBLE.sub(_escape, text) if _INVISIBLE.search(text) else text
+
+
 def _escape(match: re.Match[str]) -> str:
     character = match.group()
     code = ord(character)

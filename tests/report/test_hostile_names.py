@@ -77,6 +77,22 @@ def test_markdown_renders_every_name_as_text(reports: dict[str, str]) -> None:
 def test_html_escapes_every_name(reports: dict[str, str]) -> None:
     assert "<img src=x" not in reports["html"] and "<b>bold</b>" not in reports["html"]
     assert "&lt;img src=x onerror=alert(1)&gt;" in reports["html"]
+    page = re.sub(r"<script.*?</script>", "", reports["html"], flags=re.S)  # chart data is JSON, not text
+    assert "\u202e" not in page and "\u2066" not in page and "s\\u202e`" in page  # bidi controls shown, not obeyed
+
+
+@pytest.mark.parametrize("format", ["text", "markdown"])
+def test_compare_reports_names_as_data(tmp_path: Path, format: str) -> None:
+    log = tmp_path / "a.log"
+    hostile_log(log)
+    target = tmp_path / f"compare.{format}"
+    run(["compare", str(log), str(log), "--format", format, "-o", str(target)])
+    report = target.read_text(encoding="utf-8")
+    assert not [line for line in report.splitlines() if line.lstrip(" |*`-").startswith("FORGED")]
+    assert [character for character in RAW if character in report] == []
+    if format == "markdown":
+        rendered = MARKDOWN.render(report)
+        assert "<img" not in rendered and "<b>" not in rendered
 
 
 @pytest.mark.parametrize("format", ["json", "sarif"])
