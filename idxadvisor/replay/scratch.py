@@ -35,6 +35,7 @@ CLOSE_DEADLINE_S = 5  # closing a client sends endSessions: a stuck server must 
 DROP_DEADLINE_S = 15  # the drop after an interruption or an error: connecting, then the command, on a fresh client
 INSERT_BATCH = 1_000
 _INVALID_NAME = re.compile(r'[/\\. "$*<>:|?\x00]')
+_UNSET = object()
 
 
 def scratch_name(requested: str | None) -> str:
@@ -68,7 +69,7 @@ class ScratchDatabase:
         self._sources = {source.lower() for source in source_databases}
         self._client: Any = None
         self._created = False
-        self._previous_sigterm: Any = None
+        self._previous_sigterm: Any = _UNSET
 
     def __enter__(self) -> ScratchDatabase:
         scratch_name(self.name)  # a system database is refused whoever built this object
@@ -83,8 +84,8 @@ class ScratchDatabase:
             self._client.close()
             raise ServerError(f"cannot tell whether --scratch-db {self.name} exists on {self.report.server}: its "
                               "listDatabases reply holds no list of databases")
-        existing = {database["name"]: database["name"] for database in databases
-                    if isinstance(database, dict) and isinstance(database.get("name"), str)}
+        existing = [database["name"] for database in databases
+                    if isinstance(database, dict) and isinstance(database.get("name"), str)]
         clash = next((name for name in existing if name.lower() == self.name.lower()), None)
         if clash is not None:
             self._client.close()
@@ -154,9 +155,9 @@ class ScratchDatabase:
             self._previous_sigterm = signal.signal(signal.SIGTERM, _terminate)
 
     def _release_sigterm(self) -> None:
-        if self._previous_sigterm is not None:
-            signal.signal(signal.SIGTERM, self._previous_sigterm)
-            self._previous_sigterm = None
+        if self._previous_sigterm is not _UNSET:
+            signal.signal(signal.SIGTERM, self._previous_sigterm or signal.SIG_DFL)
+            self._previous_sigterm = _UNSET
 
     # -- writes, to this database only --------------------------------------------------------------------------
 
