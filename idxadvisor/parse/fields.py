@@ -177,7 +177,7 @@ def _converted(found: dict[str, Any]) -> dict[str, Any]:
                 result["problem"] = unusable_duration(original)
                 continue
         if type(value) not in _ACCEPTED[kind]:
-            value = _CONVERTERS[kind](value)
+            value = None if kind == INT and isinstance(value, bool) else _CONVERTERS[kind](value)  # true is not 1
         if kind == INT and (value is None or not 0 <= value <= MAX_COUNTER):
             text = str(original)
             result["problem"] = f"counter is not a usable number ({text[:20]}{'…' if len(text) > 20 else ''})"

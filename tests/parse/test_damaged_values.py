@@ -117,6 +117,13 @@ def test_an_impossible_json_duration_is_unknown_and_counted(value: str) -> None:
     assert shape.duration.total == 2 * 1269 and shape.duration.percentile(50) == pytest.approx(1269, rel=0.02)
 
 
+@pytest.mark.parametrize("value", ["-5", '"abc"', "1e30", "true", "[3]", '{"n": 3}'])
+def test_a_damaged_json_counter_is_left_out_and_counted(value: str) -> None:
+    line = json_line(slow_attr(FIND, keysExamined=7)).replace('"keysExamined":7', f'"keysExamined":{value}')
+    stats, event = only_event(line)
+    assert event.keys_examined is None and stats.problems == 1 and event.docs_examined == 100
+
+
 def test_an_unknown_duration_is_not_left_out_as_fast() -> None:
     line = json_line(slow_attr(FIND, durationMillis="abc"))
     stats, digest = digest_block(line + "\n", "json-log")
