@@ -44,11 +44,15 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     folder = tmp_path_factory.mktemp("hostile")
     log = folder / f"evil\n{FORGED}\u202e.log"
     hostile_log(log)
+    indexes = folder / "indexes.json"  # an existing index with a hostile name, made redundant by the new one
+    indexes.write_text(json.dumps({ns: [{"v": 2, "key": {"_id": 1}, "name": "_id_"},
+                                        {"v": 2, "key": {FIELDS[0]: 1}, "name": f"{FIELDS[0]}_1<i>x</i>\u202e"}]
+                                   for ns in NAMESPACES}), encoding="utf-8")
     written = {}
     for format in ("text", "markdown", "json", "sarif", "html"):
         target = folder / f"report.{format}"
-        assert run(["analyze", str(log), "--verbose", "--format", format, "-o", str(target),
-                    "--fail-on", "never"]) == 0
+        assert run(["analyze", str(log), "--indexes", str(indexes), "--verbose", "--format", format, "-o",
+                    str(target), "--fail-on", "never"]) == 0
         written[format] = target.read_text(encoding="utf-8")
     return written
 
@@ -68,7 +72,7 @@ def test_markdown_renders_every_name_as_text(reports: dict[str, str]) -> None:
                     "tr", "/tr", "th", "/th", "td", "/td", "code", "/code", "strong", "/strong", "ul", "/ul", "li",
                     "/li", "pre", "/pre"}, tags  # no <img>, no <b> from a name
     text = html.unescape(re.sub(r"<[^>]+>", "", rendered))
-    for name in ("shop.<img src=x onerror=alert(1)>", "<b>bold</b>"):
+    for name in ("shop.<img src=x onerror=alert(1)>", "<b>bold</b>", "<i>x</i>\\u202e"):
         assert name in text
     heading = next(line for line in reports["markdown"].splitlines() if line.startswith("**") and "img" in line)
     assert heading.startswith("**`shop.<img src=x onerror=alert(1)>`: 1 new index")  # the name in a code span
@@ -76,6 +80,7 @@ def test_markdown_renders_every_name_as_text(reports: dict[str, str]) -> None:
 
 def test_html_escapes_every_name(reports: dict[str, str]) -> None:
     assert "<img src=x" not in reports["html"] and "<b>bold</b>" not in reports["html"]
+    assert "<i>x</i>" not in reports["html"] and "&lt;i&gt;x&lt;/i&gt;" in reports["html"]
     assert "&lt;img src=x onerror=alert(1)&gt;" in reports["html"]
     page = re.sub(r"<script.*?</script>", "", reports["html"], flags=re.S)  # chart data is JSON, not text
     assert "\u202e" not in page and "\u2066" not in page and "s\\u202e`" in page  # bidi controls shown, not obeyed
