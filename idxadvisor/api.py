@@ -38,7 +38,14 @@ from idxadvisor.rules import select_rules
 from idxadvisor.rules.base import Rule, RuleContext
 from idxadvisor.rules.engine import run_rules
 from idxadvisor.shapes.digest import Digest, DigestOptions
-from idxadvisor.workload import Workload, check_filters, is_workload_file, load_workload, save_workload
+from idxadvisor.workload import (
+    Workload,
+    check_filters,
+    is_workload_file,
+    load_workload,
+    save_workload,
+    workload_lock,
+)
 
 if TYPE_CHECKING:
     from idxadvisor.gate.run import CheckRequest
@@ -92,20 +99,45 @@ def advise(digest: Digest, summaries: list[InputSummary], settings: Settings) ->
 
 def _analyze(paths: Sequence[str], settings: Settings, progress: Progress | None, rules: list[Rule],
              catalog: IndexCatalog, live: LiveServer | None, workload_file: Path | None) -> Report:
-    if workload_file is not None and workload_file.exists():
-        return _extend_and_analyze(paths, settings, progress, rules, catalog, live, workload_file)
     skipped: list[str] = []
+    if workload_file is None:
+        digest, summaries = _read_all(paths, settings, progress, live, skipped)
+        with collector_paused():  # thousands of shapes and findings, no cycles: see runtime.collector_paused
+            report = _advise(digest, summaries, settings, rules, catalog, live)
+        report.inputs_skipped = skipped
+        return report
+    # one run at a time reads, merges and writes the file: concurrent runs would each lose the others' inputs
+    with workload_lock(workload_file):
+        if workload_file.exists():
+            return _extend_and_analyze(paths, settings, progress, rules, catalog, live, workload_file)
+        digest, summaries = _read_all(paths, settings, progress, live, skipped)
+        error = _saved(workload_file, digest, summaries)
+    with collector_paused():
+        report = _advise(digest, summaries, settings, rules, catalog, live)
+    report.inputs_skipped = skipped
+    if error is not None:
+        report.workload = WorkloadUpdate(path=str(workload_file), error=error)
+    return report
+
+
+def _read_all(paths: Sequence[str], settings: Settings, progress: Progress | None, live: LiveServer | None,
+              skipped: list[str]) -> tuple[Digest, list[InputSummary]]:
+    """Every input and, with a server, its profiler; no operation read from logs alone is an input error."""
     digest, summaries = read_inputs(paths, settings, progress, skipped)
     if live is not None:
         summaries += live.read_workload(settings, digest, _block_options(settings))
     else:
         require_operations(summaries, skipped, quiet_logs_allowed=True)
-    if workload_file is not None:
-        save_workload(workload_file, digest, summaries)
-    with collector_paused():  # thousands of shapes and findings, no cycles: see runtime.collector_paused
-        report = _advise(digest, summaries, settings, rules, catalog, live)
-    report.inputs_skipped = skipped
-    return report
+    return digest, summaries
+
+
+def _saved(workload_file: Path, digest: Digest, inputs: list[InputSummary]) -> str | None:
+    """Save the workload file; why it could not be, as the report's error (the report is written all the same)."""
+    try:
+        save_workload(workload_file, digest, inputs)
+    except UsageError as exc:
+        return str(exc)
+    return None
 
 
 def _extend_and_analyze(paths: Sequence[str], settings: Settings, progress: Progress | None, rules: list[Rule],
@@ -125,14 +157,14 @@ def _extend_and_analyze(paths: Sequence[str], settings: Settings, progress: Prog
     digest, inputs = extension.apply(digest, summaries)
     if live is None:
         require_operations(inputs, skipped, quiet_logs_allowed=True)
-    save_workload(workload_file, digest, inputs)
+    error = _saved(workload_file, digest, inputs)
     earlier = len(extension.workload.inputs)
     shown = [replace(summary, path=f"{workload_file}:{summary.path}") if position < earlier else summary
              for position, summary in enumerate(inputs)]
     with collector_paused():
         report = _advise(digest, shown, settings, rules, catalog, live)
     report.workload = WorkloadUpdate(path=str(workload_file), added=[summary.path for summary in summaries],
-                                     skipped=extension.skipped)
+                                     skipped=extension.skipped, error=error)
     report.inputs_skipped = skipped
     return report
 
@@ -282,7 +314,12 @@ def read_sources(
     summaries = _sort_out_non_logs(summaries, {source.label for source in logs if not source.scanned}, skipped)
     for source in workloads:
         assert source.path is not None
-        workload = load_workload(source.path)
+        try:
+            workload = load_workload(source.path)
+        except InputError as exc:  # like a corrupt .gz: this input is an error, the others are read and reported
+            reason = str(exc).removeprefix(f"{source.path}: ")
+            summaries.append(InputSummary(source.label, "workload", error=reason))
+            continue
         check_filters(workload, digest.options)
         digest.merge(workload.digest)
         summaries += workload.inputs

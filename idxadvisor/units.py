@@ -7,26 +7,74 @@ from __future__ import annotations
 import math
 import re
 
-# scheme://user:password@ (or scheme:/user:password@, as a Path folds it); the password runs to the last @ before the
-# host, since people paste unencoded @ into passwords.
-_USERINFO = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.\-]*:/{1,2}[^/:@\s]*):(?P<password>[^/\s]*)@")
+# A run of text that may be a URI: anything between spaces and quotes. Its user-info is what comes before the last @
+# (people paste unencoded @ into passwords; a host holds none), and its password what follows the first colon there.
+# This reads no scheme, so `mongodb//admin:pw@host`, `admin:pw@host` and a Path's `mongodb:/admin:pw@host` are masked
+# as `mongodb://admin:pw@host` is: a URI pymongo cannot parse is exactly the one echoed in an error.
+_URI_LIKE = re.compile(r"[^\s'\"`<>]*@[^\s'\"`<>]*")
+_SCHEME_FOLDED = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:/(?!/)")
+# URI options that carry a secret: tlsCertificateKeyFilePassword=…, and AWS_SESSION_TOKEN:… in authMechanismProperties
+_SECRET_OPTION = re.compile(r"(?i)(?P<head>(?:[?&;][^=&;\s]*(?:password|secret|token)[^=&;\s]*=|aws_session_token:))"
+                            r"(?P<secret>[^&;,\s'\"`<>]+)")
 MASK = "****"
 
 
-# the control characters a terminal obeys rather than shows (C0 but tab and newline, DEL, C1): ESC starts sequences
-# that set the window title, move the cursor or hide what follows
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# What a terminal obeys or a reader cannot see, shown as an escape instead: every C0 control (newline and tab too: a
+# newline in a namespace would start a line of its own, forging one of the report's), DEL, C1 (with NEL), the line and
+# paragraph separators, and the invisible format characters that reorder or hide text (bidi embeddings, overrides and
+# isolates, marks, zero-width spaces and joiners, the word joiner and the BOM): `shop.c\u202eevil` must not print
+# reversed.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
 
 
 def printable(text: str) -> str:
-    """``text`` with each control character shown as its escape (``\\x1b``): a namespace, field name or log excerpt
-    printed to a terminal is read, never obeyed. The same object when there is none."""
-    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text) if _CONTROL.search(text) else text
+    """``text`` with each control, line-breaking or invisible formatting character shown as its escape (``\\x1b``,
+    ``\\n``, ``\\u202e``): a namespace, field name or log excerpt printed to a terminal or into Markdown is read,
+    never obeyed, and stays on its line. The same object when there is none (the common case, one regex search)."""
+    return _CONTROL.sub(_escape, text) if _CONTROL.search(text) else text
+
+
+# The characters of _CONTROL that reorder or hide text without breaking a line: what a page (HTML) must still show
+_INVISIBLE = re.compile("[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+
+
+def visible(text: str) -> str:
+    """``text`` with each bidi control or invisible formatting character shown as its escape (``\\u202e``), and
+    everything else as it is: for a page, where a newline is only white space but U+202E still reverses a name."""
+    return _INVISIBLE.sub(_escape, text) if _INVISIBLE.search(text) else text
+
+
+def _escape(match: re.Match[str]) -> str:
+    character = match.group()
+    code = ord(character)
+    return {"\n": "\\n", "\t": "\\t"}.get(character) or (
+        f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
 
 
 def mask_secrets(text: str) -> str:
-    """``text`` with the password of every ``scheme://user:password@`` replaced by ``****``."""
-    return _USERINFO.sub(lambda match: f"{match['head']}:{MASK}@", text) if "@" in text else text
+    """``text`` with every password it may hold replaced by ``****``: the user-info password of anything URI-like
+    (``user:password@``, with a valid scheme, a malformed one or none) and URI options named for a password, secret
+    or token. It does not parse URIs: a URI too damaged to parse is masked like a good one."""
+    if "@" in text:
+        text = _URI_LIKE.sub(_masked_user_info, text)
+    if "=" in text or ":" in text:
+        text = _SECRET_OPTION.sub(lambda match: f"{match['head']}{MASK}", text)
+    return text
+
+
+def _masked_user_info(match: re.Match[str]) -> str:
+    token = match.group()
+    at = token.rfind("@")
+    user_info_start = 0
+    slashes = token.find("//", 0, at)
+    if slashes >= 0:
+        user_info_start = slashes + 2
+    elif folded := _SCHEME_FOLDED.match(token, 0, at):
+        user_info_start = folded.end()
+    colon = token.find(":", user_info_start, at)
+    if colon < 0:  # a user name alone (mongodb://admin@host, an e-mail address): nothing secret
+        return token
+    return f"{token[:colon + 1]}{MASK}{token[at:]}"
 
 
 def human_ms(value: float) -> str:

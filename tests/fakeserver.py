@@ -10,6 +10,7 @@ aggregation stages) answered with an Unauthorized error.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -41,6 +42,9 @@ class FakeServer:
     unbuildable: set[str] = field(default_factory=set)  # index names createIndexes fails on
     explain_adjust: Callable[[dict[str, Any]], None] | None = None
     interrupt_on: str | None = None  # a command name that raises KeyboardInterrupt in the client (see the test)
+    stall_on: str | None = None  # a command name answered only once ``release`` is set (or after 60 s)
+    stalled: threading.Event = field(default_factory=threading.Event)  # set when a stalled command arrives
+    release: threading.Event = field(default_factory=threading.Event)
     commands: list[Recorded] = field(default_factory=list)
 
     def start(self) -> str:
@@ -71,6 +75,10 @@ class FakeServer:
         database = document.get("$db", request.namespace)
         if name not in HANDSHAKE:
             self.commands.append(Recorded(name, database, document))
+        if name == self.stall_on:  # this connection's thread waits; other connections are answered meanwhile
+            self.stalled.set()
+            with self.server._unlock():  # mockupdb answers every connection under one lock
+                self.release.wait(60)
         handler = getattr(self, f"_{name}", None)
         if name in self.refuse:
             return _error(request, f"not authorized on {database} to execute command {{ {name}: … }}", 13,

@@ -207,3 +207,36 @@ def test_app_keeps_the_operations_of_matching_applications(capsys: pytest.Captur
     assert report["summary"]["operations"] == 1216 and sum(shape["count"] for shape in report["shapes"]) == 120
     assert report["summary"]["excluded"]["application not matched by --app"] == 1096
     assert report["traffic"] == [{"kind": "application", "operations": 120, "apps": {"dashboard": 120}}]
+
+
+def test_a_ctrl_c_after_the_command_ends_quietly_with_130(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A SIGINT just after a finished replay printed a KeyboardInterrupt traceback from pymongo's clean-up at exit."""
+    import os
+    import signal
+    import sys
+
+    app = sys.modules["idxadvisor.cli.app"]  # the module (the package exports the Typer object by this name)
+
+    exits: list[int] = []
+
+    def os_exit(code: int) -> None:
+        exits.append(code)
+        raise SystemExit(code)
+
+    def clean_up_at_exit(code: int) -> None:
+        os.kill(os.getpid(), signal.SIGINT)  # arrives while the process tears down, as a late Ctrl-C does
+        exits.append(-1)  # not reached: the signal ends the process first
+
+    def interrupted(signum: int, frame: object) -> None:  # what Python does by default, without ending pytest
+        raise RuntimeError("KeyboardInterrupt")
+
+    previous = signal.signal(signal.SIGINT, interrupted)
+    monkeypatch.setattr(app, "run", lambda: 0)
+    monkeypatch.setattr(app, "exit_without_teardown", clean_up_at_exit)
+    monkeypatch.setattr(app.os, "_exit", os_exit)
+    try:
+        with pytest.raises(SystemExit):
+            app.main()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert exits == [130]

@@ -72,7 +72,13 @@ def test_bytes_round_before_choosing_the_unit(value: float, text: str) -> None:
     ("https://u:p@ss@host/x.log", "https://u:****@host/x.log"),
     ("mongodb://admin@db.example.com/shop", "mongodb://admin@db.example.com/shop"),
     ("/var/log/mongodb/mongod.log", "/var/log/mongodb/mongod.log"),
-    ("user:pw@host", "user:pw@host"),
+    ("user:pw@host", "user:****@host"),  # no scheme: still a password
+    ("mongodb//admin:S3cretPW@host", "mongodb//admin:****@host"),  # a malformed scheme is masked as a good one
+    ("error: 'mongodb:admin:S3cretPW@host' is bad", "error: 'mongodb:****@host' is bad"),
+    ("--uri=admin:p@ss:w0rd@db1,db2/shop?x=1", "--uri=admin:****@db1,db2/shop?x=1"),
+    ("mongodb://h/?tlsCertificateKeyFilePassword=S3cret&authMechanismProperties=AWS_SESSION_TOKEN:T0k,A:b",
+     "mongodb://h/?tlsCertificateKeyFilePassword=****&authMechanismProperties=AWS_SESSION_TOKEN:****,A:b"),
+    ("write to bob@example.com", "write to bob@example.com"),
 ])
 def test_passwords_in_uris_are_masked(text: str, masked: str) -> None:
     assert mask_secrets(text) == masked
@@ -81,6 +87,7 @@ def test_passwords_in_uris_are_masked(text: str, masked: str) -> None:
 
 def test_control_characters_are_shown_as_escapes_and_clean_text_is_left_alone() -> None:
     assert printable("a\x1b]0;t\x07b\x00c\x7fd\x9be\r") == "a\\x1b]0;t\\x07b\\x00c\\x7fd\\x9be\\x0d"
-    assert printable("tab\tand\nnewline, é, 日本") == "tab\tand\nnewline, é, 日本"
+    assert printable("tab\tand\nnewline, é, 日本") == "tab\\tand\\nnewline, é, 日本"  # a name stays on its line
+    assert printable("shop.c\u202eevil\u2066x\u200fy\u2028z\ufeff") == "shop.c\\u202eevil\\u2066x\\u200fy\\u2028z\\ufeff"
     clean = "find shop.orders {status: eq}"
     assert printable(clean) is clean

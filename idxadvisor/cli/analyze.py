@@ -53,6 +53,7 @@ from idxadvisor.cli.common import (
     shared_overrides,
 )
 from idxadvisor.errors import UsageError
+from idxadvisor.exitcodes import ExitCode
 from idxadvisor.report import check_available, render
 
 if TYPE_CHECKING:
@@ -170,7 +171,30 @@ def run_analysis(paths: list[str], overrides: dict[str, object], config: Path | 
     if report.workload is not None:
         for line in report.workload.skipped:
             warning_line(line)
-    return exit_code_for(report, settings.fail_on)
+        if report.workload.error is not None:  # the report above is written; the workload file is not
+            error_line(report.workload.error)
+            return replay_exit_code(report) or ExitCode.USAGE
+    return replay_exit_code(report) or exit_code_for(report, settings.fail_on)
+
+
+def replay_exit_code(report: Report) -> ExitCode | None:
+    """After a replay stopped early or a scratch database left behind (the report is written already): one error
+    line each, naming the database and the command that drops it, and 130 (interrupted) or 3."""
+    scratch = report.server.scratch if report.server is not None else None
+    if scratch is None or (scratch.stopped is None and scratch.dropped):
+        return None
+    state = "dropped" if scratch.dropped else "NOT dropped"
+    if scratch.stopped in ("interrupted", "terminated"):  # the command line adds "interrupted" for the exit code
+        error_line(f"replay {scratch.stopped}: the scratch database {scratch.database} on {scratch.server} was "
+                   f"{state}")
+    elif scratch.stopped is not None:
+        error_line(f"{scratch.stopped}; replay stopped, and the scratch database {scratch.database} was {state}")
+    for problem in scratch.problems:
+        if not scratch.dropped and problem.startswith("the scratch database"):
+            error_line(problem)
+    if scratch.stopped in ("interrupted", "terminated"):
+        return ExitCode.INTERRUPTED
+    return ExitCode.SERVER
 
 
 def report_input_errors(report: Report) -> None:
@@ -188,6 +212,15 @@ def check_arguments(paths: list[str], settings: Settings) -> None:
                        "the server's collections are sampled with $sample")
     refuse_server_uris("--indexes ", settings.indexes, "give an index file; with --uri the server's indexes are read "
                        "with listIndexes")
+    if settings.scratch_db is not None:
+        from idxadvisor.replay.scratch import scratch_name  # (pymongo and the replay load only when a server is named)
+
+        scratch_name(settings.scratch_db)  # admin, local, config: refused before the first command
+    for option, uri in (("--uri", settings.uri), ("--scratch-uri", settings.scratch_uri)):
+        if uri is not None:
+            from idxadvisor.server.connection import check_uri
+
+            check_uri(option, uri)
     if settings.uri is None:
         needs_uri = [name for name, given in (("--replay", settings.replay), ("--query-stats", settings.query_stats),
                                               ("--db", settings.db)) if given]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import signal
 import sys
 import traceback
 
@@ -154,7 +155,15 @@ def _silence_stdout() -> None:
 
 
 def main() -> None:
-    exit_without_teardown(run())
+    code = run()
+    # The command is over and its report written: a Ctrl-C now ends the process with the report flushed, never with
+    # a traceback from a library's clean-up (pymongo's, closing a client at exit).
+    signal.signal(signal.SIGINT, lambda signum, frame: _exit_interrupted())
+    exit_without_teardown(code)
+
+
+def _exit_interrupted() -> NoReturn:
+    os._exit(_flushed(ExitCode.INTERRUPTED))
 
 
 def exit_without_teardown(code: int) -> NoReturn:

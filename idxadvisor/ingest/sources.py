@@ -3,7 +3,8 @@
 Compression and archives are recognised by their magic bytes, not their names: gzip, bzip2 and xz streams are read
 through the matching decompressor; a tar archive (plain or compressed) yields one input per regular member. A plain
 file on disk is the only kind that can be split into byte ranges and read by several processes at once; everything
-else is read as a stream of newline-aligned blocks.
+else (stdin, a named pipe, ``<(zcat …)``'s /dev/fd/N, a compressed file) is read as a stream of newline-aligned
+blocks.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import bz2
 import glob
 import gzip
 import lzma
+import stat
 import sys
 import tarfile
 import zlib
@@ -51,6 +53,7 @@ class Source:
     error: str | None = None
     start: int = 0  # a plain file is read from this byte on (the new lines of a log counted before up to there)
     scanned: bool = False  # found in a directory or by a pattern, not named: skipped quietly when it is not a log
+    pipe: Path | None = None  # a named pipe or a character device (``<(zcat …)``, /dev/fd/N): read once, as a stream
 
     @property
     def is_stdin(self) -> bool:
@@ -89,11 +92,22 @@ def expand_sources(arguments: list[str]) -> list[Source]:
             sources.extend(Source(str(p), p, scanned=True) for p in matches)
             if not matches:
                 sources.append(Source(argument, error="no file matches this pattern"))
+        elif _is_pipe(path):
+            sources.append(Source(argument, pipe=path))
         elif path.exists():
             sources.append(Source(argument, error="not a regular file"))
         else:
             sources.append(Source(argument, error="no such file or directory"))
     return sources
+
+
+def _is_pipe(path: Path) -> bool:
+    """A named pipe or a character device (what ``<(…)`` and /dev/fd/N name): a stream, like stdin."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
 
 
 def _hidden(path: Path, root: Path) -> bool:
@@ -104,6 +118,10 @@ def open_source(source: Source) -> Iterator[OpenedInput]:
     """The inputs a source holds: itself, or each member of a tar archive. Raises OSError if it cannot be opened."""
     if source.is_stdin:
         yield from _open_stream(STDIN_LABEL, sys.stdin.buffer, size=None)
+        return
+    if source.pipe is not None:
+        with open(source.pipe, "rb") as handle:
+            yield from _open_stream(source.label, handle, size=None)
         return
     assert source.path is not None
     head = _read_head(source.path)

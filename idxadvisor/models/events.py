@@ -48,7 +48,7 @@ class Event:
 
     ns: str
     op: str  # the command name as the server spells it: find, aggregate, update, delete, getMore, insert, ...
-    duration_ms: float = 0.0
+    duration_ms: float | None = 0.0  # None: the line's duration was damaged (a problem), so it is unknown
     ts: datetime | None = None
     command: dict[str, Any] | None = None  # the command, or the write statement ({q, u, ...}) for WRITE entries
     originating_command: dict[str, Any] | None = None  # getMore: the find/aggregate that opened the cursor

@@ -523,6 +523,7 @@ class ScratchReport(_Model):
     indexes: int = 0
     problems: list[str] = Field(default_factory=list)
     dropped: bool = False
+    stopped: str | None = None  # why the replay ended early: "interrupted", "terminated", or a server error
 
 
 class ServerReport(_Model):
@@ -565,11 +566,13 @@ class GateReport(_Model):
 
 
 class WorkloadUpdate(_Model):
-    """``analyze --save-workload FILE`` on a FILE that exists: the inputs it added, and those it had counted already."""
+    """``analyze --save-workload FILE`` on a FILE that exists: the inputs it added, and those it had counted already;
+    on any FILE whose writing failed, why."""
 
     path: str
     added: list[str] = Field(default_factory=list)
     skipped: list[str] = Field(default_factory=list)  # one line each: the input, and why it was not read again
+    error: str | None = None  # why the file could not be written (the report is written all the same)
 
 
 class Report(_Model):

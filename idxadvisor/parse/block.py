@@ -117,6 +117,8 @@ class BlockParser:
         self.stats.lines += lines
         if not self._line_offset and data.startswith(_BOM):  # the first block of a file saved by an editor
             data = data[len(_BOM):]
+        if data.isspace():  # blank lines only (a gzip of a GiB of newlines): counted, and nothing else to look at
+            return
         if self.mode == JSON_LOG and _is_plain_json_block(data, lines):
             self._parse_json_block(data)
         elif self.mode == TEXT_LOG:

@@ -104,9 +104,21 @@ def read_fields(values: Mapping[str, Any]) -> dict[str, Any]:
         if type(value) not in kinds or (kinds is integers and not 0 <= value <= MAX_COUNTER):
             found = _converted(found)
             break
+    if "duration_ms" not in found and any(values.get(name, 0) is None for name in _DURATION_NAMES):
+        found["duration_ms"] = None  # "durationMillis": null
+        found["problem"] = unusable_duration(None)
+    return _checked_duration(found)
+
+
+_DURATION_NAMES = tuple(name for name, (attribute, _) in FIELD_ALIASES.items() if attribute == "duration_ms")
+
+
+def _checked_duration(found: dict[str, Any]) -> dict[str, Any]:
+    """A duration that cannot be real becomes unknown (None, never 0: a shape's percentiles leave it out), and a
+    counted problem."""
     duration = found.get("duration_ms")
     if duration is not None and not 0 <= duration <= MAX_DURATION_MS:
-        del found["duration_ms"]
+        found["duration_ms"] = None
         found["problem"] = unusable_duration(duration)
     return found
 
@@ -134,13 +146,15 @@ def read_entry_fields(attr: dict[str, Any]) -> dict[str, Any]:
     for name, attribute, kinds, counter in layout:
         value = attr[name]
         if value is None:
+            if attribute == "duration_ms":
+                return read_fields(attr)
             continue
         if type(value) not in kinds or (counter and not 0 <= value <= MAX_COUNTER):
             return read_fields(attr)
         found[attribute] = value
-    duration = found.get("duration_ms")
+    duration = found.get("duration_ms")  # _checked_duration, inlined: this runs for every JSON slow-query line
     if duration is not None and not 0 <= duration <= MAX_DURATION_MS:
-        del found["duration_ms"]
+        found["duration_ms"] = None
         found["problem"] = unusable_duration(duration)
     return found
 
@@ -161,8 +175,14 @@ def _converted(found: dict[str, Any]) -> dict[str, Any]:
     for attribute, value in found.items():
         kind = _KIND_OF_ATTRIBUTE[attribute]
         original = value
+        if kind == FLOAT and type(value) not in _ACCEPTED[kind]:
+            value = None if isinstance(value, bool) else as_float(value)  # true is not 1 ms
+            if value is None:  # "abc", [], {}: the duration is unknown, and the line has a problem
+                result[attribute] = None
+                result["problem"] = unusable_duration(original)
+                continue
         if type(value) not in _ACCEPTED[kind]:
-            value = _CONVERTERS[kind](value)
+            value = None if kind == INT and isinstance(value, bool) else _CONVERTERS[kind](value)  # true is not 1
         if kind == INT and (value is None or not 0 <= value <= MAX_COUNTER):
             text = str(original)
             result["problem"] = f"counter is not a usable number ({text[:20]}{'…' if len(text) > 20 else ''})"
@@ -185,7 +205,7 @@ def duration(value: Any) -> float | None:
 
 def unusable_duration(value: Any) -> str:
     """The problem reason for a duration that cannot be real."""
-    text = repr(value) if not isinstance(value, str) else value
+    text = value if isinstance(value, str) else "null" if value is None else repr(value)
     return f"duration is not a usable number of milliseconds ({text[:40]})"
 
 

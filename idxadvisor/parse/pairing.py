@@ -130,7 +130,7 @@ def wrapper_mark(event: Event, ts_ms: float | None = None) -> WrapperMark:
     """``ts_ms``: the event's time in epoch milliseconds when the caller has it already (else worked out here)."""
     end = _ts_ms(event) if ts_ms is None else ts_ms
     # A damaged duration is dropped from the event: without it, any statement before the wrapper's end may be its own.
-    logged = "duration_ms" in event.__dict__
+    logged = event.__dict__.get("duration_ms") is not None
     start = None if end is None else (end - event.duration_ms if logged else float("-inf"))
     queries: list[bytes] | None = None
     capacity: int | None = None

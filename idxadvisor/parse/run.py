@@ -38,6 +38,7 @@ from idxadvisor.parse.block import BlockOptions, BlockParser, BlockStats
 from idxadvisor.parse.documents import parse_documents
 from idxadvisor.parse.pairing import BoundaryState
 from idxadvisor.runtime import collector_paused
+from idxadvisor.units import human_bytes
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
@@ -48,6 +49,9 @@ MAX_DOCUMENT_INPUT = 256 * 1024 * 1024
 #: are cut so that each worker gets about two (one piece of work to overlap with merging), and never longer than
 #: this, so that progress moves.
 MAX_TASK_SIZE = 256 * 1024 * 1024
+#: An input whose format is not recognised is read this far (decompressed) for a slow-operation entry, then given up
+#: as an input error: a gzip of a GiB of junk lines would otherwise take minutes counting each one as a problem.
+UNRECOGNISED_LIMIT = 64 * 1024 * 1024
 TASKS_PER_WORKER = 2
 _COMPRESSION_RATIO_GUESS = 8
 _READ_SIZE = 1 << 20
@@ -269,10 +273,15 @@ class Runner:
         if detected == WHOLE_DOCUMENT:
             self._read_whole_document(opened, state)
             return
-        mode = detected if detected in (JSON_LOG, TEXT_LOG, PROFILE) else TEXT_LOG
+        recognised = detected in (JSON_LOG, TEXT_LOG, PROFILE)
+        mode = detected if recognised else TEXT_LOG
         try:
             for task in self._tasks(opened, mode):
                 self._submit(executor, state, task)
+                if not recognised and _not_a_log_so_far(state.summary):
+                    state.summary.error = (f"not read past its first {human_bytes(UNRECOGNISED_LIMIT)}: no MongoDB "
+                                           "log entry there, in a format not recognised")
+                    break
         except StreamError as exc:
             state.summary.error = f"stopped reading: {exc}"
         self._pending.append((state, None, 0))  # the input ends here: its waiting wrappers are settled then
@@ -394,6 +403,11 @@ def _read_all(opened: OpenedInput) -> tuple[bytes, BaseException | None]:
         held += len(piece)
         if held > MAX_DOCUMENT_INPUT:
             raise too_large
+
+
+def _not_a_log_so_far(summary: InputSummary) -> bool:
+    """Past ``UNRECOGNISED_LIMIT`` bytes (those merged so far) without an entry or a server version."""
+    return summary.bytes > UNRECOGNISED_LIMIT and not summary.entries and not summary.versions
 
 
 def estimated_bytes(sources: list[Source]) -> float:

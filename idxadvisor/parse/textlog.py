@@ -48,6 +48,7 @@ TRUNCATION_WARNING = re.compile(
 )
 ELISION_MARKER = " .......... "
 _DURATION_DIGITS = len(str(int(MAX_DURATION_MS)))
+_NUMBERISH = re.compile(r"[-+]?[0-9][0-9.]*(?:[eE][-+]?[0-9]+)?")  # what a damaged <N>ms may hold instead of N
 SERVER_VERSION = re.compile(r"(?:db version|MongoS version|mongos version) v?(\d+\.\d+(?:\.\d+)?(?:-[\w.]+)?)")
 
 _APP_NAME = re.compile(r' appName: "((?:[^"\\]|\\.)*)"')
@@ -151,6 +152,7 @@ class SlowOperation:
     body: str
     duration: int | None  # None when the number cannot be a real duration
     truncated: bool  # the server cut the line in the middle
+    damaged_duration: str | None = None  # a number that is not a count of milliseconds: -1ms, 1e400ms, 1.5ms
 
 
 def slow_operation_match(message: str) -> SlowOperation | None:
@@ -169,8 +171,13 @@ def slow_operation_match(message: str) -> SlowOperation | None:
     message = message.rstrip()
     last_space = message.rfind(" ")  # the head is message[:last_space]: sliced once, for the body only
     digits = message[last_space + 1:-2]
-    if not (message.endswith("ms") and digits.isdigit() and digits.isascii()) or last_space < match.end():
+    if not message.endswith("ms") or last_space < match.end():
         return None
+    if not (digits.isdigit() and digits.isascii()):
+        if _NUMBERISH.fullmatch(digits) is None:
+            return None
+        op, ns = match.group(1, 2)  # a slow operation whose duration is damaged: a counted problem, not a lost line
+        return SlowOperation(op, ns, message[match.end():last_space], None, truncated, digits[:40])
     duration = int(digits) if len(digits) <= _DURATION_DIGITS else None  # int() of 5000 digits raises
     op, ns = match.group(1, 2)
     return SlowOperation(op, ns, message[match.end():last_space], duration, truncated)
@@ -184,7 +191,9 @@ def event_from_line(line: TextLine, operation: SlowOperation) -> tuple[Event, st
     if duration is not None and duration <= MAX_DURATION_MS:
         fields["duration_ms"] = duration
     else:
-        fields["problem"] = unusable_duration(f"{_DURATION_DIGITS}+ digits" if duration is None else duration)
+        fields["duration_ms"] = None  # unknown, not 0: left out of the shape's durations
+        fields["problem"] = unusable_duration(operation.damaged_duration + "ms" if operation.damaged_duration
+                                              else f"{_DURATION_DIGITS}+ digits" if duration is None else duration)
     attributes, problem = _read_body(operation.op, operation.ns, operation.body, operation.truncated)
     fields.update(attributes)
     event = Event.from_fields(fields)

@@ -10,7 +10,7 @@ from typing import Any, TextIO
 from idxadvisor.errors import UsageError
 from idxadvisor.models.compare import Comparison, ShapeChange, SideSummary
 from idxadvisor.report import DEFAULT_TOP_FOR_PEOPLE, terminal_console
-from idxadvisor.report.readable import readable
+from idxadvisor.report.readable import md_code, md_text, readable
 from idxadvisor.report.sarif import SCHEMA, artifact_uri
 from idxadvisor.report.compare_words import (
     arrow,
@@ -92,8 +92,7 @@ def _terminal(comparison: Comparison, out: TextIO, limit: int) -> None:
 # -- Markdown ---------------------------------------------------------------------------------------------------------
 
 
-def _cell(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+_cell = md_text
 
 
 def _markdown(comparison: Comparison, limit: int) -> list[str]:
@@ -117,7 +116,7 @@ def _markdown(comparison: Comparison, limit: int) -> list[str]:
             plan += f"; blocking sort {change.sort_change}"
         signed = f"{'−' if change.time_change_ms < 0 else '+'}{human_ms(abs(change.time_change_ms))}"
         lines.append(f"| {rank} | {'**regressed**' if change.status == 'regressed' else change.status} | {signed} "
-                     f"| `{_cell(change.ns)}` | `{_cell(change.shape)}` | {mean} | {p95} | {docs} | {_cell(plan)} |")
+                     f"| {md_code(change.ns)} | {md_code(change.shape)} | {mean} | {p95} | {docs} | {_cell(plan)} |")
     if len(comparison.shapes) > limit:
         lines += ["", f"{len(comparison.shapes) - limit} more shapes in the JSON output."]
     return lines

@@ -41,7 +41,7 @@ from idxadvisor.report.build import gate_line, key_text, operation_counts, sampl
 from idxadvisor.report.markdown import _counted, _number, _time  # the same words and numbers in both reports
 from idxadvisor.report.server import server_lines
 from idxadvisor.report.sets import index_parts, selection_line, set_heading, set_method, writes_line
-from idxadvisor.units import human_bytes, human_count, human_impact, human_ms
+from idxadvisor.units import human_bytes, human_count, human_impact, human_ms, visible
 
 MISSING_EXTRA = "--format html needs the charting library: pip install 'idxadvisor[html]'"
 #: Shape details open when the page opens (their charts are drawn at once); the others draw when opened.
@@ -96,8 +96,8 @@ def render(report: Report, out: TextIO, verbose: bool = False) -> None:
 
 
 def esc(value: object) -> str:
-    """Text for HTML content or a quoted attribute."""
-    return html.escape(str(value), quote=True)
+    """Text for HTML content or a quoted attribute; bidi controls and invisible characters shown as escapes."""
+    return html.escape(visible(str(value)), quote=True)
 
 
 def json_for_script(value: Any) -> str:

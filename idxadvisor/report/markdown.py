@@ -20,20 +20,14 @@ from idxadvisor.report.build import (
     skips_for_people,
     values_text,
 )
+from idxadvisor.report.readable import md_code, md_fence, md_text
 from idxadvisor.report.server import evidence_line, server_lines
-from idxadvisor.report.sets import index_parts, selection_line, set_heading, set_method, writes_line
-from idxadvisor.units import human_count, human_impact, human_ms, mask_secrets
+from idxadvisor.report.sets import index_parts, selection_line, set_method, set_summary, writes_line
+from idxadvisor.units import human_count, human_impact, human_ms, mask_secrets, printable
 
 
-def _cell(text: str) -> str:
-    """Table-cell text: pipes escaped, backticks kept out of code spans, newlines flattened."""
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-
-
-def _code(text: str) -> str:
-    fence = "``" if "`" in text else "`"
-    padding = " " if "`" in text else ""
-    return f"{fence}{padding}{_cell(text)}{padding}{fence}"
+_cell = md_text  # prose: a message quoting a name, a table cell
+_code = md_code  # a name, a shape, a command: a code span no backtick in it can close
 
 
 def _counted(count: int, singular: str, plural: str | None = None) -> str:
@@ -70,14 +64,14 @@ def _lines(report: Report, verbose: bool, limit: int | None) -> list[str]:
     if summary.first_seen or summary.last_seen:
         lines.append(f"Time span: {_time(summary.first_seen)} → {_time(summary.last_seen)}.")
     if summary.versions:
-        lines.append(f"Server versions: {', '.join(summary.versions)}.")
+        lines.append(f"Server versions: {_cell(', '.join(summary.versions))}.")
     for reason, count in summary.excluded.items():
-        lines.append(f"Left out: {reason}: {_counted(count, 'operation')}.")
+        lines.append(f"Left out: {_cell(reason)}: {_counted(count, 'operation')}.")
     traffic = traffic_line(report)
     if traffic is not None:
         lines.append(_cell(traffic[0].upper() + traffic[1:]) + ".")
     if report.samples:
-        lines.append(f"Data: {samples_line(report.samples)}.")
+        lines.append(f"Data: {_cell(samples_line(report.samples))}.")
     lines += [f"Not read: {_cell(line)}." for line in report.indexes_left_out]
     if report.inputs_skipped:
         line = skipped_inputs_line(report.inputs_skipped)
@@ -87,7 +81,7 @@ def _lines(report: Report, verbose: bool, limit: int | None) -> list[str]:
     lines += ["", "| input | format | lines | entries | problems | truncated |", "|---|---|--:|--:|--:|--:|"]
     for item in report.inputs:
         path = _code(mask_secrets(item.path)) + (f" (error: {_cell(mask_secrets(item.error))})" if item.error else "")
-        lines.append(f"| {path} | {item.format} | {item.lines:,} | {item.entries:,} | {item.problems:,} "
+        lines.append(f"| {path} | {_cell(item.format)} | {item.lines:,} | {item.entries:,} | {item.problems:,} "
                      f"| {item.truncated:,} |")
     if report.gate is not None:  # check: the verdict and the change take the place of the shapes (JSON has them)
         lines += _gate(report)
@@ -115,7 +109,7 @@ def _gate(report: Report) -> list[str]:
     lines += [""] + [f"- note: {_cell(note)}" for note in gate.notes] if gate.notes else []
     if gate.resolved:
         lines += ["", "Resolved by the change:", ""]
-        lines += [f"- `{finding.rule}` on `{_cell(finding.ns)}`: {_cell(finding.message)}" for finding in gate.resolved]
+        lines += [f"- `{finding.rule}` on {_code(finding.ns)}: {_cell(finding.message)}" for finding in gate.resolved]
     return lines
 
 
@@ -144,7 +138,7 @@ def _suggestions_and_findings(report: Report, verbose: bool, limit: int | None) 
         suggestions = report.suggested_indexes[:limit] if limit else report.suggested_indexes
         lines += ["", f"### Suggested indexes ({len(report.suggested_indexes)})", "",
                   "| # | index | shapes | rules | impact | makes redundant |", "|--:|---|--:|---|--:|---|"]
-        lines += [f"| {rank} | {_code(item.command)} | {item.shape_count} | {', '.join(item.rules)} | "
+        lines += [f"| {rank} | {_code(item.command)} | {item.shape_count} | {_cell(', '.join(item.rules))} | "
                   f"{human_impact(item.impact, item.impact_unit)} | {_code(item.replaces) if item.replaces else ''} |"
                   for rank, item in enumerate(suggestions, start=1)]
     lines += _index_sets(report, verbose, limit)
@@ -160,14 +154,14 @@ def _suggestions_and_findings(report: Report, verbose: bool, limit: int | None) 
         if group is None or len(members) == 1:
             lines += _finding(members[0])
             continue
-        lines.append(f"- **{group.severity}** {_code(group.title)} on `{_cell(group.ns)}`: {len(members)} findings, "
+        lines.append(f"- **{group.severity}** {_code(group.title)} on {_code(group.ns)}: {len(members)} findings, "
                      f"one root cause, {human_impact(group.impact, group.impact_unit)}")
         for finding in members:
             lines += ["  " + line if line else line for line in _finding(finding, ns=False)]
     if verbose and report.skipped:
         lines += ["", "### No suggestion", "", "| fingerprint | shape | reason |", "|---|---|---|"]
         listed, without_query = skips_for_people(report.skipped)
-        lines += [f"| `{skip.fingerprint}` | {_code(skip.shape)} | {_cell(skip.reason)} |" for skip in listed]
+        lines += [f"| {_code(skip.fingerprint)} | {_code(skip.shape)} | {_cell(skip.reason)} |" for skip in listed]
         if without_query:
             lines += ["", f"{operation_counts(without_query)}: no query an index could serve."]
     return lines
@@ -193,7 +187,8 @@ def _index_sets(report: Report, verbose: bool, limit: int | None) -> list[str]:
     lines = ["", f"### Index sets for the workload ({_cell(headline)}{more})"]
     for index_set in sets:
         per = "per hour" if index_set.totals.per == "hour" else "over the log"
-        lines += ["", f"**{_cell(set_heading(index_set))}**", "", f"{_cell(set_method(index_set))}.", "",
+        heading = f"**{_code(index_set.ns)}{_cell(set_summary(index_set))}**"
+        lines += ["", heading, "", f"{_cell(set_method(index_set))}.", "",
                   "| action | index | why |", "|---|---|---|"]
         for index in index_set.indexes:
             action, label, why = index_parts(index, per)
@@ -232,12 +227,13 @@ def _shape_row(rank: int, shape: ShapeReport) -> str:
 
 def _finding(finding: Finding, ns: bool = True) -> list[str]:
     status = f" ({finding.status})" if finding.status is not None else ""
-    on = f" on `{_cell(finding.ns)}`" if ns else ""
+    on = f" on {_code(finding.ns)}" if ns else ""
     where = f" at {_code(str(finding.location))}" if finding.location is not None else ""
-    lines = [f"- **{finding.severity}**{status} `{finding.rule}` {finding.name}{on}{where}: {_cell(finding.message)}"]
+    lines = [f"- **{finding.severity}**{status} `{finding.rule}` {_cell(finding.name)}{on}{where}: {_cell(finding.message)}"]
     lines += [f"  - {_cell(detail)}" for detail in finding.details]
     if finding.index is not None:
-        lines += ["", "  ```js", f"  {finding.index.command}", "  ```"]
+        fence = md_fence(finding.index.command)
+        lines += ["", f"  {fence}js", f"  {printable(finding.index.command)}", f"  {fence}"]
     if finding.evidence is not None:
         before, after = finding.evidence.before, finding.evidence.after
         keys = [_number(side.get("totalKeysExamined", "?")) for side in (before, after)]

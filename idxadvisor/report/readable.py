@@ -1,9 +1,19 @@
 """What the text and Markdown reports print, made safe to print: their strings come from logs, and a control
 character in a namespace, a field name or a damaged line's excerpt is shown as its escape, never obeyed by the
-terminal (``units.printable``)."""
+terminal (``units.printable``).
+
+One escaping function per output format, for every renderer and every name it prints (names are data):
+
+- terminal: ``terminal_text`` (``units.printable``): control characters, newlines and bidi controls as escapes;
+  ``readable`` applies it to a whole report.
+- Markdown: ``md_code`` puts a name in a code span whose fence is longer than any run of backticks in it;
+  ``md_text`` escapes prose (a message that quotes a name) so that no character in it is markup or HTML.
+- HTML: ``html.escape`` (report/html.py's ``esc``); JSON and SARIF are serialised, never written as markup.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
@@ -11,6 +21,37 @@ from pydantic import BaseModel
 from idxadvisor.units import printable
 
 _Value = TypeVar("_Value")
+_BACKTICKS = re.compile("`+")
+# Markdown's inline markup (emphasis, links, images, code, strike-through, tables) and HTML's: each escaped with a
+# backslash, which CommonMark allows before any ASCII punctuation, so the text reads the same once rendered
+_MARKUP = re.compile(r"([\\`*_\[\]<>|~&#!])")
+
+terminal_text = printable
+
+
+def md_code(text: str) -> str:
+    """``text`` as one Markdown code span, wherever it stands (a table cell too): the fence is one backtick longer
+    than the longest run in ``text``, padded with a space when ``text`` starts or ends with one; a pipe is escaped
+    (GFM splits table cells before it reads code spans) and a control character shown as its escape."""
+    text = printable(text).replace("|", "\\|")
+    if not text:
+        return ""
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+    fence = "`" * (longest + 1)
+    # CommonMark strips one space from each end of a span that has text besides spaces: pad it back
+    padding = " " if text.strip() and (text.startswith(("`", " ")) or text.endswith(("`", " "))) else ""
+    return f"{fence}{padding}{text}{padding}{fence}"
+
+
+def md_fence(text: str) -> str:
+    """The fence of a Markdown code block holding ``text``: three backticks, or one more than its longest run."""
+    return "`" * max(3, 1 + max((len(run) for run in _BACKTICKS.findall(text)), default=0))
+
+
+def md_text(text: str) -> str:
+    """Prose for Markdown, a table cell included: every character that could be markup or HTML (``<img …>``,
+    ``**``, ``[x](y)``, a backtick, a pipe) escaped with a backslash, control characters shown as escapes."""
+    return _MARKUP.sub(r"\\\1", printable(text))
 
 
 def readable(value: _Value) -> _Value:

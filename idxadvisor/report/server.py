@@ -23,6 +23,9 @@ def server_lines(server: ServerReport) -> list[str]:
         lines.append(f"replay: scratch database {scratch.database} on {scratch.server}: {scratch.collections} "
                      f"collection{'s' if scratch.collections != 1 else ''}, {scratch.documents:,} documents, "
                      f"{scratch.indexes} indexes built; {state}")
+        if scratch.stopped is not None:
+            lines.append(f"replay: stopped early ({scratch.stopped}): findings not replayed keep the estimator's "
+                         "evidence")
         lines += [f"replay: {problem}" for problem in scratch.problems]
     calibration = server.calibration
     if calibration is not None and calibration.findings:

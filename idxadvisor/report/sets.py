@@ -30,9 +30,15 @@ def selection_line(report: Report) -> str | None:
 def set_heading(index_set: IndexSet) -> str:
     """``shop.orders: 3 new indexes (per-finding advice: 4), 2 to hide; saves 24M keys and documents examined per
     hour (26M → 1.6M), the new indexes write 5,251 index keys``."""
+    return index_set.ns + set_summary(index_set)
+
+
+def set_summary(index_set: IndexSet) -> str:
+    """What ``set_heading`` says after the namespace (``: 3 new indexes …``), for a report that prints the name its
+    own way (Markdown: in a code span)."""
     totals = index_set.totals
     hidden = _status(index_set, "hide")
-    text = (f"{index_set.ns}: {_count(_status(index_set, 'new'), 'new index', 'new indexes')} (per-finding advice: "
+    text = (f": {_count(_status(index_set, 'new'), 'new index', 'new indexes')} (per-finding advice: "
             f"{totals.per_finding_indexes}){f', {hidden} to hide' if hidden else ''}; saves "
             f"{human_count(totals.work_saved)} {WORK} {_per(index_set)} ({human_count(totals.work_before)} → "
             f"{human_count(totals.work_after)})")

@@ -9,7 +9,7 @@ masks the password of the URI.
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl
 
 from idxadvisor.errors import ServerError, UsageError
 from idxadvisor.units import mask_secrets
@@ -29,21 +29,38 @@ def is_server_uri(text: str) -> bool:
 
 def uri_options(uri: str) -> set[str]:
     """The option names the URI sets (lower case, as pymongo compares them)."""
-    return {name.lower() for name, _ in parse_qsl(urlsplit(uri).query)}
+    return {name.lower() for name, _ in parse_qsl(uri.partition("?")[2])}
 
 
 def host_label(uri: str) -> str:
     """``mongodb://db1:27017,db2:27017`` without credentials, path or options: how reports name the server."""
-    parts = urlsplit(uri)
-    hosts = parts.netloc.rpartition("@")[2]
-    return f"{parts.scheme}://{hosts}"
+    scheme, _, rest = uri.partition("://")
+    hosts = rest.split("?", 1)[0].rpartition("@")[2].split("/", 1)[0]  # a password may hold an unencoded / or @
+    return f"{scheme}://{hosts}"
+
+
+def check_uri(option: str, uri: str) -> None:
+    """A usage error naming ``option`` (password masked) when ``uri`` is not a MongoDB URI pymongo can read: checked
+    before the run connects anywhere, so a bad ``--scratch-uri`` is refused before the source server is read. An SRV
+    URI is only checked for its scheme here (reading it resolves DNS; ``connect`` reports what fails)."""
+    named = f"{option} {mask_secrets(uri)}" if option else mask_secrets(uri)
+    if not is_server_uri(uri):
+        raise UsageError(f"{named}: not a MongoDB URI (mongodb:// or mongodb+srv://)")
+    if uri.lower().startswith("mongodb+srv://"):
+        return
+    from pymongo.errors import ConfigurationError, InvalidURI
+    from pymongo.uri_parser import parse_uri
+
+    try:
+        parse_uri(uri)
+    except (ConfigurationError, InvalidURI, ValueError, TypeError) as exc:
+        raise UsageError(f"{named}: {mask_secrets(str(exc))}") from None
 
 
 def connect(uri: str, **overrides: Any) -> Any:
     """A ``MongoClient`` for ``uri`` (pymongo is imported here: only runs that name a server need it). Nothing is
     sent until the first command; a URI pymongo cannot read is a usage error."""
-    if not is_server_uri(uri):
-        raise UsageError(f"{mask_secrets(uri)}: not a MongoDB URI (mongodb:// or mongodb+srv://)")
+    check_uri("", uri)
     from pymongo import MongoClient
     from pymongo.errors import ConfigurationError, InvalidURI
 

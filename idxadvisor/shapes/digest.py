@@ -631,7 +631,10 @@ class ShapeStats:
         get = fields.get
         self.count += 1
         duration = get("duration_ms", 0.0)
-        self.duration.add(duration)
+        if duration is None:  # a damaged duration (a counted problem): unknown, so no part of the percentiles
+            duration = 0.0
+        else:
+            self.duration.add(duration)
         keys, docs, returned = get("keys_examined"), get("docs_examined"), get("nreturned")
         if keys is not None:
             self.keys_examined += keys
@@ -911,7 +914,8 @@ class Digest:
         stats = self.shapes.get(shape.fingerprint)
         if stats is None:
             stats = self.shapes[shape.fingerprint] = ShapeStats(shape)
-        if event.duration_ms < self.options.min_ms:
+        duration = event.duration_ms
+        if duration is not None and duration < self.options.min_ms:  # an unknown duration is not known to be fast
             stats.add_fast(event)
         else:
             stats.add(event, observation)

@@ -12,8 +12,9 @@ from idxadvisor.workload.file import (
     load_workload,
     save_workload,
     workload_document,
+    workload_lock,
 )
 from idxadvisor.workload.redact import REDACTED, redact_command
 
 __all__ = ["REDACTED", "SCHEMA_VERSION", "Workload", "check_filters", "is_workload_file", "load_workload",
-           "redact_command", "save_workload", "workload_document"]
+           "redact_command", "save_workload", "workload_document", "workload_lock"]

@@ -63,9 +63,40 @@ def _encode_fields(value: Any, codecs: dict[str, _Codec]) -> dict[str, Any]:
     return encoded
 
 
+class Damage(ValueError):
+    """What is wrong in a workload file, and where: ``shapes[3].duration.counts: a count is negative``."""
+
+    def __init__(self, reason: str, where: tuple[str, ...] = ()) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.where = where
+
+    def __str__(self) -> str:
+        return f"{_joined(self.where)}: {self.reason}" if self.where else self.reason
+
+
+def _joined(where: tuple[str, ...]) -> str:
+    return "".join(part if part.startswith("[") or not index else f".{part}" for index, part in enumerate(where))
+
+
+def damage_at(where: str, exc: Exception) -> Damage:
+    """``exc``, met while decoding ``where``, as the ``Damage`` that names the field it is in (the outermost first)."""
+    if isinstance(exc, Damage):
+        return Damage(exc.reason, (where, *exc.where))
+    if isinstance(exc, KeyError):
+        return Damage(f"the field {exc.args[0]!r} is missing", (where,))
+    if isinstance(exc, (TypeError, AttributeError)):
+        return Damage(f"a value of the wrong type ({exc})", (where,))
+    reason = str(exc) or type(exc).__name__
+    return Damage(reason.removeprefix(f"{where} "), (where,))  # "count must be …" at count: "must be …"
+
+
+DECODE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, OverflowError)
+
+
 def _decode_fields(target: Any, document: dict[str, Any], codecs: dict[str, _Codec], skip: tuple[str, ...] = ()) -> Any:
     if not isinstance(document, dict):
-        raise ValueError(f"{type(target).__name__} must be an object")
+        raise Damage(f"must be an object, not {_json_type(document)}")
     for item in fields(target):
         if item.name in skip or (type(target), item.name) in NOT_SAVED:
             continue
@@ -74,22 +105,35 @@ def _decode_fields(target: Any, document: dict[str, Any], codecs: dict[str, _Cod
         if key not in document:
             continue  # a file written before this field existed: it keeps its default
         value = document[key]
-        if codec is not None:
-            value = codec.decode(value)
-        else:
-            check_scalar(value, str(item.type), key)
+        try:
+            if codec is not None:
+                value = codec.decode(value)
+            else:
+                check_scalar(value, str(item.type), key, signed=item.name in SIGNED)
+        except DECODE_ERRORS as exc:
+            raise damage_at(key, exc) from None
         setattr(target, item.name, value)
     return target
 
 
+def _json_type(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "text", bool: "true or false", type(None): "null"}.get(
+        type(value), "a number")
+
+
 _COUNTER_LIMIT = 2**63  # a server's counters are 64-bit: anything larger is damage, and would overflow a division
+MAX_TEXT = 1 << 20  # a saved name, shape text or plan summary: a server logs nothing near a MiB in one
+#: Number fields that may be negative: times in milliseconds since the epoch (before 1970 is a date all the same).
+#: Every other number in a workload file counts or measures something, and is refused below 0.
+SIGNED = frozenset({"first_ms", "last_ms", "start_ms", "end_ms"})
 
 
-def check_scalar(value: Any, annotation: str, key: str) -> None:
+def check_scalar(value: Any, annotation: str, key: str, signed: bool = False) -> None:
     """A saved scalar of the kind its field's annotation names, so that a hand-edited or damaged file is refused as
     it is read rather than met half-way through the analysis: a whole number where the field is an ``int`` (a
     count logged as a double, 10.0, is one), any number for a ``float``, true or false for a ``bool``, text for a
-    ``str``, null only where the field may be None."""
+    ``str``, null only where the field may be None. Numbers are finite, below 2**63, and not negative unless
+    ``signed``; text is at most ``MAX_TEXT`` characters."""
     kinds = {kind.strip() for kind in annotation.split("|")}
     if value is None:
         fits = "None" in kinds
@@ -98,12 +142,29 @@ def check_scalar(value: Any, annotation: str, key: str) -> None:
     elif isinstance(value, (int, float)):
         if kinds & {"int", "float"} and not -_COUNTER_LIMIT < value < _COUNTER_LIMIT:
             raise ValueError(f"{key} is out of range")
+        if kinds & {"int", "float"} and value < 0 and not signed:
+            raise ValueError(f"{key} is negative ({value:g})")
         fits = "float" in kinds or ("int" in kinds and (isinstance(value, int) or value.is_integer()))
     else:
         fits = isinstance(value, str) and "str" in kinds
+        if fits and len(value) > MAX_TEXT:
+            raise ValueError(f"{key} is longer than {MAX_TEXT:,} characters")
     if not fits:
         expected = [name for kind, name in _KIND_NAMES if kind in kinds]
         raise ValueError(f"{key} must be {' or '.join(expected) or 'a number, a string or null'}")
+
+
+def count(value: Any, key: str = "a count") -> int:
+    """A saved count: a whole number from 0 to 2**63 (not text, not true, not -5)."""
+    check_scalar(value, "int", key)
+    return int(value)
+
+
+def counts(document: Any, key: str) -> dict[str, int]:
+    """A saved ``{name: count}`` object (plans, apps, skipped events)."""
+    if not isinstance(document, dict):
+        raise Damage(f"must be an object, not {_json_type(document)}")
+    return {str(name): count(value, f"{key}[{name!r}]") for name, value in document.items()}
 
 
 _KIND_NAMES = (("int", "a whole number"), ("float", "a number"), ("bool", "true or false"), ("str", "text"),
@@ -111,8 +172,10 @@ _KIND_NAMES = (("int", "a whole number"), ("float", "a number"), ("bool", "true 
 
 
 def strings(values: list[Any]) -> set[str]:
-    if not all(isinstance(value, str) for value in values):
+    if not isinstance(values, list) or not all(isinstance(value, str) for value in values):
         raise ValueError("a set of names holds something other than text")
+    if any(len(value) > MAX_TEXT for value in values):
+        raise ValueError(f"a name is longer than {MAX_TEXT:,} characters")
     return set(values)
 
 
@@ -124,10 +187,10 @@ _MAX_BIN = 100_000  # histogram and coarse bins of any duration a server can log
 
 
 def _unpairs(pairs: list[list[int]]) -> dict[int, int]:
-    counts = {int(bucket): int(count) for bucket, count in pairs}
-    if any(not 0 <= bucket < _MAX_BIN or not 0 <= count < _COUNTER_LIMIT for bucket, count in counts.items()):
-        raise ValueError("a histogram bin or its count is out of range")
-    return counts
+    decoded = {count(bucket, "a bin"): count(number, "a bin's count") for bucket, number in pairs}
+    if any(bucket >= _MAX_BIN for bucket in decoded):
+        raise ValueError("a histogram bin is out of range")
+    return decoded
 
 
 def _time(value: datetime | None) -> str | None:
@@ -322,6 +385,8 @@ def encode_shape(shape: QueryShape) -> dict[str, Any]:
 
 def decode_shape(document: dict[str, Any]) -> QueryShape:
     """The shape, its text and fingerprint worked out again (so they match what this version gives for a log)."""
+    for key in ("ns", "op"):
+        check_scalar(document[key], "str", key)
     return finish((document["ns"], document["op"], decode_filter(document["filter"]),
                    tuple((str(name), direction) for name, direction in document["sort"]),
                    tuple((str(name), str(kind)) for name, kind in document["projection"]),
@@ -356,8 +421,8 @@ _STATS = {
     "server_hashes": _Codec("server_hashes", lambda hashes: {name: encode_capped(values)
                                                              for name, values in sorted(hashes.items())},
                             lambda hashes: {name: decode_capped(values) for name, values in hashes.items()}),
-    "plans": _Codec("plans", dict, lambda counts: {str(key): int(value) for key, value in counts.items()}),
-    "apps": _Codec("apps", dict, lambda counts: {str(key): int(value) for key, value in counts.items()}),
+    "plans": _Codec("plans", dict, lambda document: counts(document, "plans")),
+    "apps": _Codec("apps", dict, lambda document: counts(document, "apps")),
     "first_seen": _Codec("first_seen", _time, _untime),
     "last_seen": _Codec("last_seen", _time, _untime),
     "timeline": _Codec("timeline", encode_timeline, decode_timeline),
@@ -378,5 +443,10 @@ def encode_stats(stats: ShapeStats) -> dict[str, Any]:
 
 
 def decode_stats(document: dict[str, Any]) -> ShapeStats:
-    stats = ShapeStats(decode_shape(document["shape"]))
+    if not isinstance(document, dict):
+        raise Damage(f"must be an object, not {_json_type(document)}")
+    try:
+        stats = ShapeStats(decode_shape(document["shape"]))
+    except DECODE_ERRORS as exc:
+        raise damage_at("shape", exc) from None
     return _decode_fields(stats, document, _STATS, skip=("shape",))

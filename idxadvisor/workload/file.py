@@ -14,7 +14,10 @@ from __future__ import annotations
 import gzip
 import os
 import tempfile
+import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from datetime import datetime
 from pathlib import Path
@@ -30,7 +33,16 @@ from idxadvisor.models.events import Problem
 from idxadvisor.models.inputs import InputSummary
 from idxadvisor.models.inventory import IndexSighting
 from idxadvisor.shapes.digest import Digest, DigestOptions
-from idxadvisor.workload.codec import check_scalar, decode_stats, encode_stats, strings
+from idxadvisor.workload.codec import (
+    DECODE_ERRORS,
+    Damage,
+    check_scalar,
+    counts,
+    damage_at,
+    decode_stats,
+    encode_stats,
+    strings,
+)
 
 SCHEMA_VERSION = 1
 _HEAD = 512
@@ -88,6 +100,44 @@ def save_workload(path: Path, digest: Digest, inputs: list[InputSummary]) -> Non
         raise UsageError(f"--save-workload: cannot write {path}: {exc.strerror or exc}") from None
 
 
+LOCK_WAIT_S = 600.0  # how long a run waits for another run writing the same workload file
+
+
+@contextmanager
+def workload_lock(path: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
+    """Hold an advisory lock (``fcntl.flock``) for reading, merging and writing the workload file ``path``, so that
+    concurrent ``--save-workload`` runs on one file take turns instead of each writing over the others' inputs.
+
+    The lock is on ``.<name>.lock`` beside it, a file left in place: the workload file itself is replaced on every
+    save, and a lock on the replaced file would guard nothing. A run waits up to ``wait_s`` for the one before it,
+    then fails (exit 2). Where no lock file can be made (a read-only folder, a system without ``fcntl``), the run
+    goes on unlocked: the save reports what is wrong with the folder."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no advisory locks to take
+        yield
+        return
+    try:
+        handle = os.open(path.parent / f".{path.name}.lock", os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError:
+        yield
+        return
+    try:
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise UsageError(f"--save-workload: {path} is being written by another idxadvisor run (waited "
+                                     f"{wait_s:g} s for its lock, .{path.name}.lock): try again when it ends") from None
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(handle)  # releases the lock
+
+
 def _layout(document: dict[str, Any]) -> bytes:
     """One line per top-level entry, per input and per shape: compact, and a re-recorded workload diffs by shape."""
     lines = []
@@ -130,24 +180,47 @@ def parse_workload(document: Any, origin: str, *, qualify_paths: bool = True) ->
         raise InputError(f"{origin}: workload schema_version {version!r} is not supported (this version of "
                          f"idxadvisor reads {SCHEMA_VERSION}): record it again with 'analyze --save-workload'")
     try:
-        filters = document["filters"]
-        apps = filters.get("apps", [])
-        if not isinstance(apps, list) or not all(isinstance(app, str) for app in apps):
-            raise ValueError("filters.apps must be a list of application name patterns")
-        digest = Digest(DigestOptions(min_ms=float(filters["min_ms"]), since=_parse_iso(filters["since"]),
-                                      until=_parse_iso(filters["until"]), apps=tuple(apps)))
-        digest.skipped = Counter({str(reason): int(count) for reason, count in document["skipped"].items()})
-        for shape in document["shapes"]:
-            stats = decode_stats(shape)
+        digest = Digest(_field(document, "filters", _decode_filters))
+        digest.skipped = Counter(_field(document, "skipped", lambda value: counts(value, "skipped")))
+        for position, shape in enumerate(_field(document, "shapes", _list)):
+            stats = _field(shape, f"shapes[{position}]", decode_stats, whole=True)
             known = digest.shapes.get(stats.shape.fingerprint)
             if known is None:
                 digest.shapes[stats.shape.fingerprint] = stats
             else:  # two shapes of an older version that this version's canonical text makes one
                 known.merge(stats)
-        inputs = [_decode_input(item, origin if qualify_paths else None) for item in document["inputs"]]
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise InputError(f"{origin}: damaged workload file ({type(exc).__name__}: {exc})") from None
+        inputs = [_field(item, f"inputs[{position}]", lambda value: _decode_input(value, origin if qualify_paths
+                                                                                   else None), whole=True)
+                  for position, item in enumerate(_field(document, "inputs", _list))]
+    except Damage as exc:
+        raise InputError(f"{origin}: damaged workload file: {exc}") from None
     return Workload(origin, digest, inputs)
+
+
+def _field(document: Any, key: str, decode: Any, whole: bool = False) -> Any:
+    """``decode(document[key])`` (or of ``document`` itself when ``whole``), any error in it a ``Damage`` that names
+    where it is: ``shapes[3].count``."""
+    try:
+        return decode(document if whole else document[key])
+    except DECODE_ERRORS as exc:
+        raise damage_at(key, exc) from None
+
+
+def _list(value: Any) -> list[Any]:
+    if not isinstance(value, list):
+        raise Damage("must be a list")
+    return value
+
+
+def _decode_filters(filters: Any) -> DigestOptions:
+    if not isinstance(filters, dict):
+        raise Damage("must be an object")
+    min_ms = _field(filters, "min_ms", lambda value: (check_scalar(value, "float", "min_ms"), float(value))[1])
+    since, until = (_field(filters, key, _parse_iso) for key in ("since", "until"))
+    apps = filters.get("apps", [])
+    if not isinstance(apps, list) or not all(isinstance(app, str) for app in apps):
+        raise damage_at("apps", Damage("must be a list of application name patterns"))
+    return DigestOptions(min_ms=min_ms, since=since, until=until, apps=tuple(apps))
 
 
 def check_filters(workload: Workload, options: DigestOptions) -> None:
@@ -190,7 +263,10 @@ def _encode_input(summary: InputSummary) -> dict[str, Any]:
 
 
 def _decode_input(document: dict[str, Any], origin: str | None) -> InputSummary:
-    path = str(document["path"])
+    if not isinstance(document, dict):
+        raise Damage("must be an object")
+    check_scalar(document["path"], "str", "path")
+    path = document["path"]
     summary = InputSummary(f"{origin}:{path}" if origin is not None else path, str(document["format"]))
     for item in fields(summary):
         if item.name in document and item.name not in _INPUT_SPECIAL and item.name != "path":
@@ -218,6 +294,8 @@ def _iso(value: Any) -> str | None:
 
 
 def _parse_iso(value: Any) -> datetime | None:
+    if value is not None and not isinstance(value, str):
+        raise Damage("must be an ISO 8601 time or null")
     return datetime.fromisoformat(value) if value is not None else None
 
 

@@ -11,6 +11,7 @@ import pytest
 from idxadvisor.cli import run
 from idxadvisor.errors import InputError
 from idxadvisor.indexes.catalog import load_index_arguments, load_index_file, parse_index_catalog
+from idxadvisor.report.readable import md_text
 from tests.conftest import FIXTURES_DIR
 
 
@@ -234,5 +235,5 @@ def test_an_unreadable_index_changes_nothing_but_the_reports_note_of_it(tmp_path
              "--fail-on", "never", "--jobs", "1", "--output", str(output)])
         rendered[format] = output.read_text()
     assert f"not read: {expected}" in " ".join(rendered["text"].split())
-    assert f"Not read: {expected}." in rendered["markdown"].splitlines()
+    assert f"Not read: {md_text(expected)}." in rendered["markdown"].splitlines()  # prose: Markdown escaped
     assert json.loads(rendered["sarif"])["runs"][0]["properties"]["indexesLeftOut"] == [expected]

@@ -153,3 +153,24 @@ def test_half_a_surrogate_pair_escaped_in_a_document_is_replaced_not_a_report_th
         [shape] = json.loads(text)["shapes"]
         assert (shape["ns"], shape["count"]) == ("shop.ord\ufffders", 4)
         assert "sku\ufffd" in shape["shape"]
+
+
+def test_an_unrecognised_input_is_given_up_after_a_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A gzip of a GiB of junk lines took minutes, each line a counted problem: past a bound with no entry, the input
+    ends with an error line, and the good input beside it is reported."""
+    from idxadvisor.parse import run as runner
+
+    monkeypatch.setattr(runner, "UNRECOGNISED_LIMIT", 1 << 20)
+    junk = tmp_path / "junk.gz"
+    junk.write_bytes(gzip.compress(b"not a log line\n" * 2_000_000))  # 30 MB once decompressed
+    good = tmp_path / "good.log"
+    good.write_bytes(GOOD)
+    code = run(["analyze", str(junk), str(good), "--format", "json", "--fail-on", "never", "--jobs", "1"])
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    junk_summary, good_summary = report["inputs"]
+    assert code == 2 and good_summary["entries"] == 5 and good_summary["error"] is None
+    assert junk_summary["error"].startswith("not read past its first 1.0 MB: no MongoDB log entry there")
+    assert 0 < junk_summary["lines"] < 2_000_000 and junk_summary["problems"] == junk_summary["lines"]
+    assert captured.err.startswith(f"idxadvisor: error: {junk}: not read past its first 1.0 MB")

@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 import pytest
 
 from idxadvisor.models.events import Event
+from idxadvisor.shapes.digest import Digest, DigestOptions
 from idxadvisor.parse import jsonlog
 from idxadvisor.parse.fields import MAX_DURATION_MS, checked_timestamp, read_fields
 from idxadvisor.parse.pairing import statement_mark, wrapper_mark
@@ -100,16 +101,36 @@ def test_checked_timestamp_bounds() -> None:
 
 
 @pytest.mark.parametrize("value", ['"inf"', '"-inf"', '"nan"', "1e300", '"1e400"', "-5", '"1e13"',
-                                   '{"$numberDouble":"Infinity"}'])
-def test_an_impossible_json_duration_is_dropped_and_counted(value: str) -> None:
-    """inf.log, inf2.log, inf3.log: the digest and the report's timeline could not take these."""
+                                   '{"$numberDouble":"Infinity"}', '"abc"', "null", "[]", "{}", "true", "false",
+                                   "[1200]", '{"a": 1}'])
+def test_an_impossible_json_duration_is_unknown_and_counted(value: str) -> None:
+    """inf.log, inf2.log, inf3.log: the digest and the report's timeline could not take these; "abc", null, [], {}
+    and true once counted as 0 ms operations with no problem (a shape's median fell from 1,269 ms to 0)."""
     line = json_line(slow_attr(FIND, durationMillis="DURATION")).replace('"DURATION"', value)
     stats, event = only_event(line)
-    assert event.duration_ms == 0.0 and event.problem is not None and stats.problems == 1
+    assert event.duration_ms is None and event.problem is not None and stats.problems == 1
     assert event.docs_examined == 100 and event.plan_summary == "COLLSCAN"  # the rest of the entry counts
-    _, digest = digest_block(line + "\n", "json-log")
+    slow = json_line(slow_attr(FIND, durationMillis=1269))
+    _, digest = digest_block(f"{line}\n{slow}\n{slow}\n", "json-log")
     (shape,) = digest.shapes.values()
-    assert shape.count == 1 and shape.duration.total == 0
+    assert shape.count == 3 and shape.duration.n == 2  # counted, but not among the durations
+    assert shape.duration.total == 2 * 1269 and shape.duration.percentile(50) == pytest.approx(1269, rel=0.02)
+
+
+@pytest.mark.parametrize("value", ["-5", '"abc"', "1e30", "true", "[3]", '{"n": 3}'])
+def test_a_damaged_json_counter_is_left_out_and_counted(value: str) -> None:
+    line = json_line(slow_attr(FIND, keysExamined=7)).replace('"keysExamined":7', f'"keysExamined":{value}')
+    stats, event = only_event(line)
+    assert event.keys_examined is None and stats.problems == 1 and event.docs_examined == 100
+
+
+def test_an_unknown_duration_is_not_left_out_as_fast() -> None:
+    line = json_line(slow_attr(FIND, durationMillis="abc"))
+    stats, digest = digest_block(line + "\n", "json-log")
+    digest_with_min = Digest(DigestOptions(min_ms=100))
+    for event in parse_block(line + "\n", "json-log")[1]:
+        digest_with_min.add(event)
+    assert stats.problems == 1 and digest.operations == digest_with_min.operations == 1
 
 
 def test_a_number_json_cannot_hold_makes_the_line_a_problem() -> None:
@@ -129,17 +150,26 @@ def test_a_possible_duration_is_kept_whatever_its_spelling() -> None:
 def test_an_impossible_text_duration_is_dropped_and_counted(digits: int) -> None:
     """big.log (400 digits) overflowed a float in the digest; big2.log (5000 digits) made int() raise."""
     stats, event = only_event(TEXT_FIND + "9" * digits + "ms", "text-log")
-    assert event.duration_ms == 0.0 and event.problem is not None and stats.problems == 1
+    assert event.duration_ms is None and event.problem is not None and stats.problems == 1
     assert event.docs_examined == 10
     _, digest = digest_block(TEXT_FIND + "9" * digits + "ms\n", "text-log")
     assert digest.operations == 1
+
+
+@pytest.mark.parametrize("number", ["-1", "1e400", "1.5", "-0", "+7"])
+def test_a_text_duration_that_is_not_whole_milliseconds_is_a_counted_problem(number: str) -> None:
+    """-1ms and 1e400ms once made the line vanish: not a slow operation, and no problem either."""
+    stats, event = only_event(TEXT_FIND + number + "ms", "text-log")
+    assert event.duration_ms is None and stats.problems == 1
+    assert stats.problem_examples[0].reason == f"duration is not a usable number of milliseconds ({number}ms)"
+    assert event.docs_examined == 10
 
 
 def test_an_impossible_profile_duration_is_dropped_and_counted() -> None:
     document = {"op": "query", "ns": "a.b", "command": FIND, "millis": {"$numberDouble": "Infinity"}}
     assert event_from_profile(document).problem is not None
     stats, events = parse_block('{"op":"query","ns":"a.b","command":{"find":"b"},"millis":"inf"}\n', "profile")
-    assert (stats.entries, stats.problems, events[0].duration_ms) == (1, 1, 0.0)
+    assert (stats.entries, stats.problems, events[0].duration_ms) == (1, 1, None)
 
 
 def test_a_wrapper_with_an_impossible_duration_still_pairs() -> None:

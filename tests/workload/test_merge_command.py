@@ -100,7 +100,7 @@ def test_an_existing_workload_file_is_extended_with_what_it_has_not_counted(
     report, err = analyze(capsys, str(halves[0]), str(halves[1]), "--save-workload", str(workload))
     assert err == f"idxadvisor: warning: {halves[0]}: counted in {workload} already: skipped\n"
     assert report["workload"] == {"path": str(workload), "added": [str(halves[1])],
-                                  "skipped": [f"{halves[0]}: counted in {workload} already: skipped"]}
+                                  "skipped": [f"{halves[0]}: counted in {workload} already: skipped"], "error": None}
     assert [item["path"] for item in report["inputs"]] == [f"{workload}:{halves[0]}", str(halves[1])]
     together, _ = analyze(capsys, *map(str, halves))
     assert without_inputs(report) == without_inputs(together)

@@ -6,6 +6,7 @@ import dataclasses
 import gzip
 import hashlib
 import json
+import re
 import tempfile
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -258,18 +259,27 @@ def test_a_bad_workload_file_is_an_input_error(tmp_path: Path, content: bytes, m
 
 
 @pytest.mark.parametrize(("where", "value", "message"), [
-    (("count",), "12", "count must be a whole number"),
-    (("count",), 1.5, "count must be a whole number"),
-    (("docs_examined",), None, "docs_examined must be a whole number"),
-    (("timeline", "buckets", 0, "total_ms"), "abc", "total_ms must be a number"),
-    (("timeline", "buckets", 0, "max_ms"), [1], "max_ms must be a number"),
-    (("connections", "capped"), 1, "capped must be true or false"),
-    (("keys_examined",), 2**63, "keys_examined is out of range"),  # past any 64-bit counter
-    (("duration", "n"), True, "n must be a whole number"),
-    (("internal_reason",), 3, "internal_reason must be text or null"),
+    (("count",), "12", r"shapes\[0\]\.count: must be a whole number"),
+    (("count",), 1.5, r"shapes\[0\]\.count: must be a whole number"),
+    (("count",), -5, r"shapes\[0\]\.count: is negative \(-5\)"),
+    (("docs_examined",), -1e18, r"shapes\[0\]\.docs_examined: is negative \(-1e\+18\)"),
+    (("docs_examined",), None, r"shapes\[0\]\.docs_examined: must be a whole number"),
+    (("timeline", "buckets", 0, "total_ms"), "abc", r"shapes\[0\]\.timeline\.buckets\.total_ms: must be a number"),
+    (("timeline", "buckets", 0, "max_ms"), [1], r"shapes\[0\]\.timeline\.buckets\.max_ms: must be a number"),
+    (("connections", "capped"), 1, r"shapes\[0\]\.connections\.capped: must be true or false"),
+    (("keys_examined",), 2**63, r"shapes\[0\]\.keys_examined: is out of range"),  # past any 64-bit counter
+    (("duration", "n"), True, r"shapes\[0\]\.duration\.n: must be a whole number"),
+    (("duration", "total"), -3.5, r"shapes\[0\]\.duration\.total: is negative"),
+    (("internal_reason",), 3, r"shapes\[0\]\.internal_reason: must be text or null"),
     (("connections", "members"), ["conn1", 7], "a set of names holds something other than text"),
     (("timeline", "buckets", 0, "start"), 2**40, "timeline minute .* is out of range"),
     (("plan_costs",), {"COLLSCAN": {}}, "a plan's cost counts no execution"),
+    (("plans",), {"COLLSCAN": -3}, r"shapes\[0\]\.plans: plans\['COLLSCAN'\] is negative"),
+    (("plans",), ["COLLSCAN"], r"shapes\[0\]\.plans: must be an object, not a list"),
+    (("apps",), {"shop": "7"}, r"shapes\[0\]\.apps: apps\['shop'\] must be a whole number"),
+    (("shape", "ns"), 7, r"shapes\[0\]\.shape: ns must be text"),
+    (("shape",), None, r"shapes\[0\]\.shape: a value of the wrong type"),
+    (("internal_reason",), "x" * (1 << 20 | 1), r"shapes\[0\]\.internal_reason: is longer than 1,048,576"),
 ])
 def test_a_workload_file_with_a_number_of_the_wrong_kind_is_damaged(tmp_path: Path, demo_digest: tuple,
                                                                      where: tuple, value: Any, message: str) -> None:
@@ -283,7 +293,32 @@ def test_a_workload_file_with_a_number_of_the_wrong_kind_is_damaged(tmp_path: Pa
         target = target[step]
     target[where[-1]] = value
     path.write_text(json.dumps(document))
-    with pytest.raises(InputError, match=f"damaged workload file .*{message}"):
+    with pytest.raises(InputError, match=f"^{re.escape(str(path))}: damaged workload file: .*{message}"):
+        load_workload(path)
+
+
+@pytest.mark.parametrize(("where", "value", "message"), [
+    (("skipped", "fast"), -1e30, r"skipped: skipped\['fast'\] is out of range"),
+    (("skipped", "fast"), -5, r"skipped: skipped\['fast'\] is negative"),
+    (("skipped",), [], "skipped: must be an object, not a list"),
+    (("inputs", 0, "lines"), -1, r"inputs\[0\]: lines is negative \(-1\)"),
+    (("inputs", 0, "path"), 5, r"inputs\[0\]: path must be text"),
+    (("filters", "min_ms"), -1, r"filters\.min_ms: is negative \(-1\)"),
+    (("filters", "since"), 5, "filters.since: must be an ISO 8601 time or null"),
+    (("shapes",), {"a": 1}, "shapes: must be a list"),
+    (("shapes", 0), "x", r"shapes\[0\]: must be an object, not text"),
+])
+def test_damage_outside_the_shapes_names_the_field(tmp_path: Path, demo_digest: tuple, where: tuple, value: Any,
+                                                   message: str) -> None:
+    path = tmp_path / "w.json"
+    save_workload(path, *demo_digest)
+    document = json.loads(path.read_text())
+    target = document
+    for step in where[:-1]:
+        target = target[step]
+    target[where[-1]] = value
+    path.write_text(json.dumps(document))
+    with pytest.raises(InputError, match=f"^{re.escape(str(path))}: damaged workload file: {message}"):
         load_workload(path)
 
 
@@ -367,3 +402,31 @@ def test_a_regex_keeps_its_kind_and_loses_its_text(condition: dict, kept: dict) 
     original, _ = shape_of(Event("crm.people", "find", command=command))
     again, _ = shape_of(Event("crm.people", "find", command=redacted))
     assert again.fingerprint == original.fingerprint  # regex-prefix or regex-unanchored, as the log had it
+
+
+@pytest.mark.parametrize("damage", ["negative count", "not json", "wrong kind of value"])
+def test_a_damaged_workload_file_is_an_input_error_and_the_other_inputs_are_reported(
+        tmp_path: Path, demo_digest: tuple, capsys: pytest.CaptureFixture[str], damage: str) -> None:
+    """Like a corrupt .gz: one error line naming the file and the field, exit 2, and the logs beside it analysed."""
+    workload = tmp_path / "w.json"
+    save_workload(workload, *demo_digest)
+    document = json.loads(workload.read_text())
+    if damage == "negative count":
+        document["shapes"][0]["count"] = -5
+        workload.write_text(json.dumps(document))
+        expected = "damaged workload file: shapes[0].count: is negative (-5)"
+    elif damage == "not json":
+        workload.write_text(json.dumps(document)[:-40])
+        expected = "the workload file is not JSON"
+    else:
+        document["inputs"][0]["bytes"] = "many"
+        workload.write_text(json.dumps(document))
+        expected = "damaged workload file: inputs[0]: bytes must be a whole number"
+    code = run(["analyze", str(workload), str(DEMO_LOG), "--format", "json", "--fail-on", "never"])
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert code == 2
+    assert [(item["path"], item["error"] is None) for item in report["inputs"]] == [(str(DEMO_LOG), True),
+                                                                                    (str(workload), False)]
+    assert report["summary"]["operations"] == 1216 and report["shapes"]  # the log is read and reported
+    assert captured.err.startswith(f"idxadvisor: error: {workload}: {expected}") and captured.err.count("\n") == 1
