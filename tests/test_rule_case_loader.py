@@ -24,9 +24,9 @@ def write(tmp_path: Path, body: str) -> Path:
 
 def test_every_case_file_of_the_repository_loads() -> None:
     cases = load_rule_cases(REPO_ROOT / "rules")
-    assert {case.rule for case in cases} == {"AG001", "AG002", "CI001", "CI002", "CI003", "CI004", "IX001", "IX002", "IX003",
-                                             "IX004", "IX005", "IX006", "PL001", "QY001", "QY002", "QY003", "QY004",
-                                             "QY005", "QY006", "QY007"}
+    assert {case.rule for case in cases} == {"AG001", "AG002", "CI001", "CI002", "CI003", "CI004", "IX001", "IX002",
+                                             "IX003", "IX004", "IX005", "IX006", "PL001", "QY001", "QY002", "QY003",
+                                             "QY004", "QY005", "QY006", "QY007"}
 
 
 @pytest.mark.parametrize(("body", "message"), [
