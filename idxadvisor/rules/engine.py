@@ -71,6 +71,7 @@ class IndexChoice:
     key: KeyPattern | None
     reason: str = ""  # when key is None: why the shape gets no new index (shown with --verbose)
     details: list[str] = field(default_factory=list)  # appended to the finding
+    saving: float | None = None  # server seconds per hour of log the chosen index saves
 
 
 class IndexChooser(Protocol):
@@ -255,7 +256,10 @@ def _share_indexes(proposals: list[_Proposal], context: RuleContext,
                 skips.append(_skip(proposal.analysis.stats, choice.reason))
                 continue
             proposal.verdict.details += choice.details
-            findings.append(_finding(proposal.rule, proposal.analysis, proposal.verdict, choice.key))
+            finding = _finding(proposal.rule, proposal.analysis, proposal.verdict, choice.key)
+            if finding.index is not None:
+                finding.index.saving_s_per_hour = choice.saving
+            findings.append(finding)
     return findings, skips
 
 

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 from idxadvisor.models.events import Event
 from idxadvisor.shapes.shape import QueryShape, ShapeObservation, point_lookup_field, shape_of_shared
+from idxadvisor.shapes.literals import LITERAL_EXECUTIONS, LiteralStats
 from idxadvisor.shapes.sketch import DurationHistogram, coarse_bin, coarse_percentile
 
 #: Connections and server hashes kept per shape: a bottom-k sample (see CappedSet), whose cap bounds a shape's memory
@@ -546,6 +547,7 @@ class ShapeStats:
     bursts: BurstLog = field(default_factory=BurstLog)  # point lookups: bursts from one connection (QY002)
     fast: int = 0  # executions left out by --min-ms
     fast_max_ms: float = 0.0
+    literals: LiteralStats = field(default_factory=LiteralStats)  # the first executions' filter values, as counts
     _point_lookup: bool | None = field(default=None, repr=False, compare=False)  # cached point_lookup_field(shape)
 
     def add(self, event: Event, observation: ShapeObservation) -> None:
@@ -588,6 +590,8 @@ class ShapeStats:
                 cost.nreturned += returned
         if event.op == "getMore":
             self.getmores += 1
+        elif self.literals.executions < LITERAL_EXECUTIONS:
+            self.literals.observe(self.shape.op, event.command)
         if get("has_sort_stage"):
             self.blocking_sorts += 1
         if get("used_disk"):
@@ -739,6 +743,7 @@ class ShapeStats:
         if other.last_seen is not None and (self.last_seen is None or other.last_seen > self.last_seen):
             self.last_seen = other.last_seen
         self.timeline.merge(other.timeline)
+        self.literals.merge(other.literals)
         theirs = other._latest
         if theirs is not None:
             mine = self._latest

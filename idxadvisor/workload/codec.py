@@ -26,6 +26,8 @@ from idxadvisor.shapes.digest import (
     TimeBucket,
     Timeline,
 )
+from idxadvisor.shapes.literals import decode as decode_literals
+from idxadvisor.shapes.literals import encode as encode_literals
 from idxadvisor.shapes.shape import Branches, ElemMatch, Filter, Node, QueryShape, finish
 from idxadvisor.shapes.sketch import DurationHistogram
 from idxadvisor.workload.redact import redact_command
@@ -344,6 +346,7 @@ _STATS = {
     "plan_costs": _Codec("plan_costs", _encode_plan_costs, _decode_plan_costs),
     "plan_order": _Codec("plan_order", lambda order: _encode_fields(order, _PLAN_ORDER),
                          lambda document: _decode_fields(PlanOrder(), document, _PLAN_ORDER)),
+    "literals": _Codec("literals", encode_literals, decode_literals),
     "bursts": _Codec("bursts", lambda bursts: _encode_fields(bursts, _BURSTS),
                      lambda document: _decode_fields(BurstLog(), document, _BURSTS)),
 }

@@ -1,0 +1,183 @@
+"""What a shape's literal filter values say about an index on their fields, without keeping a single value.
+
+For the first ``LITERAL_EXECUTIONS`` executions of a shape (a bounded cost per shape, nothing per line after), the
+top-level filter fields' literal values are measured: how many, how many are strings and their total and largest
+length (the width of an index key on the field), and, for equality and ``$in`` values, a checksum of each distinct
+value, kept up to ``DISTINCT_CAP`` (two distinct values in sixty-four queries is a low-cardinality field: an index
+that leads with it divides the collection in two). The checksums never leave the process: a workload file keeps
+only their number (``encode`` / ``decode``).
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Executions per shape whose literal values are measured.
+LITERAL_EXECUTIONS = 64
+#: Distinct equality values counted per field; more reads as "many".
+DISTINCT_CAP = 8
+#: Values of one ``$in`` list measured (a list of thousands says no more than its first few).
+IN_VALUES = 16
+_EQUALITY_OPERATORS = ("$eq", "$in")
+_RANGE_OPERATORS = ("$gt", "$gte", "$lt", "$lte")
+#: Index key bytes of the values that are not strings, by their extended JSON wrapper.
+_WIDTHS = {"$oid": 12, "$date": 8, "$numberLong": 8, "$numberInt": 4, "$numberDouble": 8, "$numberDecimal": 16,
+           "$timestamp": 8, "$binary": 16, "$uuid": 16}
+
+
+@dataclass(slots=True)
+class FieldLiterals:
+    """One filter field's literal values, as counts and lengths."""
+
+    values: int = 0  # values measured (equality, $in elements and range bounds)
+    strings: int = 0
+    string_bytes: int = 0
+    longest: int = 0
+    equalities: int = 0  # equality and $in values measured
+    distinct: set[int] = field(default_factory=set)  # checksums of distinct equality values, up to DISTINCT_CAP
+    many: bool = False  # more distinct equality values than DISTINCT_CAP
+
+    def add(self, value: Any, equality: bool) -> None:
+        self.values += 1
+        if type(value) is str:
+            length = len(value)
+            self.strings += 1
+            self.string_bytes += length
+            if length > self.longest:
+                self.longest = length
+        if equality:
+            self.equalities += 1
+            if not self.many:
+                self.distinct.add(zlib.crc32(repr(value).encode()))
+                if len(self.distinct) > DISTINCT_CAP:
+                    self.many, self.distinct = True, set()
+
+    def merge(self, other: FieldLiterals) -> None:
+        self.values += other.values
+        self.strings += other.strings
+        self.string_bytes += other.string_bytes
+        self.longest = max(self.longest, other.longest)
+        self.equalities += other.equalities
+        if other.many or self.many:
+            self.many, self.distinct = True, set()
+        else:
+            self.distinct |= other.distinct
+            if len(self.distinct) > DISTINCT_CAP:
+                self.many, self.distinct = True, set()
+
+    @property
+    def average_string_bytes(self) -> float | None:
+        """The average length of the string values, None when none was a string."""
+        return self.string_bytes / self.strings if self.strings else None
+
+    @property
+    def distinct_values(self) -> int | None:
+        """Distinct equality values seen (None: more than ``DISTINCT_CAP``, or no equality value)."""
+        if self.many or not self.equalities:
+            return None
+        return len(self.distinct)
+
+
+@dataclass(slots=True)
+class LiteralStats:
+    """Per top-level filter field of one shape, its ``FieldLiterals``, over the executions measured."""
+
+    executions: int = 0
+    fields: dict[str, FieldLiterals] = field(default_factory=dict)
+
+    def observe(self, op: str, command: Any) -> None:
+        """Measure one execution's filter (``op`` is the canonical operation, ``command`` the logged command)."""
+        self.executions += 1
+        document = filter_document(op, command)
+        if type(document) is dict:
+            self._walk(document, 0)
+
+    def _walk(self, document: dict[str, Any], depth: int) -> None:
+        for key, value in document.items():
+            if key == "$and" and type(value) is list and depth < 3:
+                for branch in value:
+                    if type(branch) is dict:
+                        self._walk(branch, depth + 1)
+                continue
+            if key.startswith("$"):
+                continue
+            self._field(key, value)
+
+    def _field(self, name: str, value: Any) -> None:
+        if type(value) is dict and value and next(iter(value)).startswith("$") and next(iter(value)) not in _WIDTHS:
+            for operator, operand in value.items():
+                if operator == "$in" and type(operand) is list:
+                    for item in operand[:IN_VALUES]:
+                        self._literals(name).add(_scalar(item), True)
+                elif operator in _EQUALITY_OPERATORS:
+                    self._literals(name).add(_scalar(operand), True)
+                elif operator in _RANGE_OPERATORS:
+                    self._literals(name).add(_scalar(operand), False)
+            return
+        self._literals(name).add(_scalar(value), True)
+
+    def _literals(self, name: str) -> FieldLiterals:
+        found = self.fields.get(name)
+        if found is None:
+            found = self.fields[name] = FieldLiterals()
+        return found
+
+    def merge(self, other: LiteralStats) -> None:
+        self.executions += other.executions
+        for name, theirs in other.fields.items():
+            self._literals(name).merge(theirs)
+
+
+def _scalar(value: Any) -> Any:
+    """A value as an index key holds it: an extended JSON wrapper as its payload's width in bytes (not a string),
+    a document or array as its text (its length stands for its width)."""
+    if type(value) is dict:
+        wrapper = next(iter(value), None)
+        if wrapper in _WIDTHS:
+            return (wrapper, repr(value[wrapper]))  # a tuple: no string length, distinct all the same
+        return repr(value)
+    if type(value) is list:
+        return repr(value)
+    return value
+
+
+def filter_document(op: str, command: Any) -> Any:
+    """The filter of a logged command: ``filter``, ``query`` or ``q`` (one statement), or a pipeline's leading
+    ``$match``."""
+    if type(command) is not dict:
+        return None
+    if op == "find":
+        return command.get("filter")
+    if op in ("count", "distinct", "findAndModify"):
+        return command.get("query")
+    if op in ("update", "delete"):
+        if "q" in command:
+            return command["q"]
+        listed = command.get("updates" if op == "update" else "deletes")
+        return listed[0].get("q") if type(listed) is list and len(listed) == 1 and type(listed[0]) is dict else None
+    if op == "aggregate":
+        pipeline = command.get("pipeline")
+        if type(pipeline) is list and pipeline and type(pipeline[0]) is dict:
+            return pipeline[0].get("$match")
+    return None
+
+
+def encode(stats: LiteralStats) -> dict[str, Any]:
+    """The counts and lengths, and the number of distinct values (never their checksums)."""
+    return {"executions": stats.executions,
+            "fields": {name: [item.values, item.strings, item.string_bytes, item.longest, item.equalities,
+                              -1 if item.many else len(item.distinct)]
+                       for name, item in sorted(stats.fields.items())}}
+
+
+def decode(document: dict[str, Any]) -> LiteralStats:
+    """``encode``'s document read back: the distinct values stand in as that many placeholders (two workload files
+    merged then count the larger number, not their union)."""
+    stats = LiteralStats(int(document.get("executions", 0)))
+    for name, row in dict(document.get("fields", {})).items():
+        values, strings, string_bytes, longest, equalities, distinct = (int(number) for number in row)
+        stats.fields[str(name)] = FieldLiterals(values, strings, string_bytes, longest, equalities,
+                                                set(range(max(distinct, 0))), distinct < 0)
+    return stats
