@@ -17,7 +17,7 @@ documents (so that fields after them add nothing).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from idxadvisor.indexes.candidates import Roles
 from idxadvisor.indexes.model import KeyPattern
@@ -114,7 +114,8 @@ def collection_fields(shapes: Iterable[ShapeStats], roles_of: Callable[[ShapeSta
         for name, literals in stats.literals.fields.items():
             if name not in merged:
                 merged[name] = FieldLiterals()
-            merged[name].merge(literals)
+            # the most values one shape saw (a workload file keeps no checksum to unite shapes by): a lower bound
+            merged[name].merge(replace(literals, distinct=set()))
         if stats.shape.known:
             roles = roles_of(stats)
             result.ordered.update(roles.range, (name for name, _ in roles.sort))

@@ -30,12 +30,11 @@ from idxadvisor.selection.value import (
     ValueModel,
     low_cardinality,
     reshape,
-    seconds_text,
     selective_options,
     value_model,
 )
 from idxadvisor.selection.writes import WriteLoad, key_writes, write_load
-from idxadvisor.units import human_count
+from idxadvisor.units import human_count, human_seconds
 
 if TYPE_CHECKING:
     from idxadvisor.selection.estimated import EstimatedCosts
@@ -168,7 +167,8 @@ def select(ns: str, requests: list[IndexRequest], context: RuleContext, estimato
     else:
         weights = [demand.executions / (hours or 1.0) if demand.request is not None else 0.0 for demand in demands]
         write_costs = [settings.write_cost_factor * writes[key] for key in keys]
-    problem = Problem(weights, [cost if cost is not None else 0.0 for cost in costs.today], options, write_costs, [len(key) for key in keys], budget)
+    problem = Problem(weights, [cost if cost is not None else 0.0 for cost in costs.today], options, write_costs,
+                      [len(key) for key in keys], budget)
     solution, problem, excluded = _search(problem, keys, floor)
     left_out += [LeftOutKey(keys[number], reason) for number, reason in excluded.items()]
     attributed = _attributed(problem, solution.chosen)
@@ -242,7 +242,7 @@ def _search(problem: Problem, keys: list[KeyPattern], floor: float) -> tuple[Sol
         if not weak:
             break
         for number in weak:
-            excluded[number] = (f"saves {seconds_text(attributed[number])} of server time per hour on the shapes "
+            excluded[number] = (f"saves {human_seconds(attributed[number])} of server time per hour on the shapes "
                                 f"it would serve, under --min-saving {floor:g}")
         current = _without(problem, excluded)
         solution = solve(current)
@@ -292,7 +292,7 @@ def _requested_left_out(asked: list[KeyPattern], keys: list[KeyPattern], problem
             continue
         gain = gain_of(problem, number)
         if timed:
-            said = f"saves {seconds_text(gain)} of server time per hour on its own"
+            said = f"saves {human_seconds(gain)} of server time per hour on its own"
             if gain < problem.write_costs[number]:
                 said += (f": under --min-saving {floor:g} plus its writes (x{settings.write_cost_factor:g} "
                          "--write-cost-factor)")
@@ -474,7 +474,7 @@ def _choice(request: IndexRequest, number: int, assignment: dict[int, int], shar
     details = []
     saving = savings.get(key)
     if saving is not None:
-        details.append(f"the index saves about {seconds_text(saving)} of server time per hour of the log (the "
+        details.append(f"the index saves about {human_seconds(saving)} of server time per hour of the log (the "
                        "durations of the shapes it serves, times the share of their work it removes)")
     if others:
         details.append(f"the same index serves {others} other shape{'s' if others > 1 else ''} of {ns} in the set "
@@ -532,11 +532,12 @@ class _Reasons:
         gain = self.gains.get(best)
         if gain is None:
             gain = self.gains[best] = gain_of(problem, best)
-        saves = f"{seconds_text(gain)} of server time" if self.timed else f"{human_count(gain)} keys and documents examined"
+        saves = (f"{human_seconds(gain)} of server time" if self.timed
+                 else f"{human_count(gain)} keys and documents examined")
         if gain <= problem.write_costs[best]:
             if self.timed:
                 writes = problem.write_costs[best] - self.floor
-                cost = f" plus its writes ({seconds_text(writes)} per hour)" if writes > 0 else ""
+                cost = f" plus its writes ({human_seconds(writes)} per hour)" if writes > 0 else ""
                 return (f"{rule}: index selection, below the floor: {key} would save {saves} per hour, under "
                         f"--min-saving {self.floor:g}{cost}")
             written = problem.write_costs[best] / settings.write_cost_factor if settings.write_cost_factor else 0.0

@@ -174,8 +174,9 @@ def low_cardinality(costs: Costs, demands: list[Demand], keys: list[KeyPattern],
         few = {name for name, _ in key if fields.low_cardinality(name) is not None}
         for number in list(options):
             roles = demands[number].roles
-            # by the log, the documents a count or a $group matched are unknown: few values say nothing of them
-            unknown = costs.models[number] == "log" and not returns_matches(demands[number])
+            # by the log, the documents a count or a $group matched are unknown (unless the key gives its sort, which
+            # it then reads in order): few values say nothing of them
+            unknown = costs.models[number] == "log" and not roles.sort and not returns_matches(demands[number])
             if facts.name not in roles.equality or (set(roles.equality) <= few and unknown):
                 del options[number]
         if not options:
@@ -240,8 +241,3 @@ def clashes(keys: Iterable[KeyPattern]) -> list[tuple[KeyPattern, KeyPattern]]:
         else:
             seen[names] = key
     return pairs
-
-
-def seconds_text(seconds: float) -> str:
-    """``0.42 s``, ``12 s``, ``1,234 s``."""
-    return f"{seconds:,.2f} s" if seconds < 10 else f"{seconds:,.0f} s"

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from idxadvisor.models.events import Event
 from idxadvisor.shapes.shape import QueryShape, ShapeObservation, point_lookup_field, shape_of_shared
-from idxadvisor.shapes.literals import LITERAL_EXECUTIONS, LiteralStats
+from idxadvisor.shapes.literals import LiteralStats
 from idxadvisor.shapes.sketch import DurationHistogram, coarse_bin, coarse_percentile
 
 #: Connections and server hashes kept per shape: a bottom-k sample (see CappedSet), whose cap bounds a shape's memory
@@ -590,7 +590,7 @@ class ShapeStats:
                 cost.nreturned += returned
         if event.op == "getMore":
             self.getmores += 1
-        elif self.literals.executions < LITERAL_EXECUTIONS:
+        else:
             self.literals.observe(self.shape.op, event.command)
         if get("has_sort_stage"):
             self.blocking_sorts += 1

@@ -1,25 +1,23 @@
 """What a shape's literal filter values say about an index on their fields, without keeping a single value.
 
-For the first ``LITERAL_EXECUTIONS`` executions of a shape (a bounded cost per shape, nothing per line after), the
+For every execution of a shape (so that a log gives the same numbers however it is split into blocks), the
 top-level filter fields' literal values are measured: how many, how many are strings and their total and largest
 length (the width of an index key on the field), and, for equality and ``$in`` values, a checksum of each distinct
-value, kept up to ``DISTINCT_CAP`` (two distinct values in sixty-four queries is a low-cardinality field: an index
+value, kept up to ``DISTINCT_CAP`` (two distinct values in a hundred queries is a low-cardinality field: an index
 that leads with it divides the collection in two). The checksums never leave the process: a workload file keeps
-only their number (``encode`` / ``decode``).
+only their number (``encode`` / ``decode``; ``workload.codec.NOT_SAVED``).
 """
 
 from __future__ import annotations
 
-import zlib
+from zlib import crc32
 from dataclasses import dataclass, field
 from typing import Any
 
-#: Executions per shape whose literal values are measured.
-LITERAL_EXECUTIONS = 64
 #: Distinct equality values counted per field; more reads as "many".
 DISTINCT_CAP = 8
 #: Values of one ``$in`` list measured (a list of thousands says no more than its first few).
-IN_VALUES = 16
+IN_VALUES = 4
 _EQUALITY_OPERATORS = ("$eq", "$in")
 _RANGE_OPERATORS = ("$gt", "$gte", "$lt", "$lte")
 #: Index key bytes of the values that are not strings, by their extended JSON wrapper.
@@ -36,7 +34,8 @@ class FieldLiterals:
     string_bytes: int = 0
     longest: int = 0
     equalities: int = 0  # equality and $in values measured
-    distinct: set[int] = field(default_factory=set)  # checksums of distinct equality values, up to DISTINCT_CAP
+    distinct: set[int] = field(default_factory=set)  # checksums of distinct equality values (never saved)
+    distinct_count: int = 0  # distinct equality values: the checksums', or the most a workload file read back held
     many: bool = False  # more distinct equality values than DISTINCT_CAP
 
     def add(self, value: Any, equality: bool) -> None:
@@ -47,12 +46,19 @@ class FieldLiterals:
             self.string_bytes += length
             if length > self.longest:
                 self.longest = length
+            if equality:
+                self.equalities += 1
+                if not self.many:
+                    self.distinct.add(crc32(value.encode()))
+                    if len(self.distinct) > self.distinct_count:
+                        self._counted(len(self.distinct))
+            return
         if equality:
             self.equalities += 1
             if not self.many:
-                self.distinct.add(zlib.crc32(repr(value).encode()))
-                if len(self.distinct) > DISTINCT_CAP:
-                    self.many, self.distinct = True, set()
+                self.distinct.add(crc32(repr(value).encode()))
+                if len(self.distinct) > self.distinct_count:
+                    self._counted(len(self.distinct))
 
     def merge(self, other: FieldLiterals) -> None:
         self.values += other.values
@@ -61,11 +67,15 @@ class FieldLiterals:
         self.longest = max(self.longest, other.longest)
         self.equalities += other.equalities
         if other.many or self.many:
-            self.many, self.distinct = True, set()
+            self.many, self.distinct, self.distinct_count = True, set(), 0
         else:
             self.distinct |= other.distinct
-            if len(self.distinct) > DISTINCT_CAP:
-                self.many, self.distinct = True, set()
+            self._counted(max(len(self.distinct), other.distinct_count))
+
+    def _counted(self, count: int) -> None:
+        self.distinct_count = max(self.distinct_count, count)
+        if self.distinct_count > DISTINCT_CAP:
+            self.many, self.distinct, self.distinct_count = True, set(), 0
 
     @property
     def average_string_bytes(self) -> float | None:
@@ -77,7 +87,7 @@ class FieldLiterals:
         """Distinct equality values seen (None: more than ``DISTINCT_CAP``, or no equality value)."""
         if self.many or not self.equalities:
             return None
-        return len(self.distinct)
+        return self.distinct_count
 
 
 @dataclass(slots=True)
@@ -106,7 +116,14 @@ class LiteralStats:
             self._field(key, value)
 
     def _field(self, name: str, value: Any) -> None:
-        if type(value) is dict and value and next(iter(value)).startswith("$") and next(iter(value)) not in _WIDTHS:
+        kind = type(value)
+        if kind is str or kind is int or kind is float or kind is bool:
+            found = self.fields.get(name)
+            if found is None:
+                found = self.fields[name] = FieldLiterals()
+            found.add(value, True)
+            return
+        if kind is dict and value and next(iter(value)).startswith("$") and next(iter(value)) not in _WIDTHS:
             for operator, operand in value.items():
                 if operator == "$in" and type(operand) is list:
                     for item in operand[:IN_VALUES]:
@@ -168,16 +185,16 @@ def encode(stats: LiteralStats) -> dict[str, Any]:
     """The counts and lengths, and the number of distinct values (never their checksums)."""
     return {"executions": stats.executions,
             "fields": {name: [item.values, item.strings, item.string_bytes, item.longest, item.equalities,
-                              -1 if item.many else len(item.distinct)]
+                              item.distinct_count, int(item.many)]
                        for name, item in sorted(stats.fields.items())}}
 
 
 def decode(document: dict[str, Any]) -> LiteralStats:
-    """``encode``'s document read back: the distinct values stand in as that many placeholders (two workload files
-    merged then count the larger number, not their union)."""
+    """``encode``'s document read back: without the checksums, two workload files merged count the larger number of
+    distinct values rather than their union."""
     stats = LiteralStats(int(document.get("executions", 0)))
     for name, row in dict(document.get("fields", {})).items():
-        values, strings, string_bytes, longest, equalities, distinct = (int(number) for number in row)
-        stats.fields[str(name)] = FieldLiterals(values, strings, string_bytes, longest, equalities,
-                                                set(range(max(distinct, 0))), distinct < 0)
+        values, strings, string_bytes, longest, equalities, distinct, many = (int(number) for number in row)
+        stats.fields[str(name)] = FieldLiterals(values, strings, string_bytes, longest, equalities, set(), distinct,
+                                                bool(many))
     return stats

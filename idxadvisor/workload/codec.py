@@ -26,6 +26,7 @@ from idxadvisor.shapes.digest import (
     TimeBucket,
     Timeline,
 )
+from idxadvisor.shapes.literals import FieldLiterals
 from idxadvisor.shapes.literals import decode as decode_literals
 from idxadvisor.shapes.literals import encode as encode_literals
 from idxadvisor.shapes.shape import Branches, ElemMatch, Filter, Node, QueryShape, finish
@@ -37,6 +38,7 @@ _SCALARS = (int, float, str, bool, type(None))
 #: Fields deliberately not saved, with the reason.
 NOT_SAVED: dict[tuple[type, str], str] = {
     (ShapeStats, "_point_lookup"): "a cache of what the shape itself says (point_lookup_field), worked out again",
+    (FieldLiterals, "distinct"): "checksums of literal values: a workload file keeps no value, only their number",
 }
 
 
