@@ -535,11 +535,16 @@ class _Reasons:
         saves = (f"{human_seconds(gain)} of server time" if self.timed
                  else f"{human_count(gain)} keys and documents examined")
         if gain <= problem.write_costs[best]:
-            if self.timed:
-                writes = problem.write_costs[best] - self.floor
-                cost = f" plus its writes ({human_seconds(writes)} per hour)" if writes > 0 else ""
+            writes = problem.write_costs[best] - self.floor
+            if self.timed and gain > writes:
                 return (f"{rule}: index selection, below the floor: {key} would save {saves} per hour, under "
-                        f"--min-saving {self.floor:g}{cost}")
+                        f"--min-saving {self.floor:g}" + (f" plus its writes ({human_seconds(writes)} per hour)"
+                                                          if writes > 0 else ""))
+            if self.timed:
+                return (f"{rule}: index selection, write cost: {key} would save {saves} per hour, less than its writes "
+                        f"({human_seconds(writes)} per hour: index keys written times --write-cost-factor "
+                        f"{settings.write_cost_factor:g}, at the collection's seconds per key examined) plus "
+                        f"--min-saving {self.floor:g}")
             written = problem.write_costs[best] / settings.write_cost_factor if settings.write_cost_factor else 0.0
             return (f"{rule}: index selection, write cost: {key} would save {saves} per hour, less than the "
                     f"{human_count(written)} index keys it would write per hour times --write-cost-factor "

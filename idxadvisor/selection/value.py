@@ -14,12 +14,12 @@ set search maximises the saving net of both, so the number of indexes follows fr
 **Keys** (``indexes.fields`` says what the log and the sample tell of a field):
 
 * fields after an equality prefix that already finds one or two documents are dropped (a shape of those equalities
-  alone returns that few);
+  alone returns that few), and so are a field selective on its own and those after it (an index on that field alone
+  serves the shapes that fix it);
 * a free-text field (long strings) is never an ascending key: a pure equality on it gets a ``hashed`` key instead
   (one hashed field per index, compound from 4.4), anything else on it nothing;
-* an index led by a low-cardinality field serves only the shapes that fix that field by equality, and none whose
-  count of matching documents the log does not show (a count, a ``$group``, a limit), since the field's few values
-  say little about how many documents each finds;
+* an index led by a low-cardinality field serves only the shapes that fix that field by equality (for the others
+  it would walk half the collection in the field's order);
 * one order per set of fields: when the search picks two orders of the same fields, the one saving less is merged
   into the other and the search runs again.
 """
@@ -71,13 +71,6 @@ def reshape(candidates: list[Candidate], fields: CollectionFields, server_versio
             length, how = prefix
             notes.append(f"fields after {render_key_pattern(key[:length])} dropped: {how}")
             key = key[:length]
-        trimmed = _without_trailing_few(key, fields)
-        if trimmed != key:
-            dropped = ", ".join(name for name, _ in key[len(trimmed):])
-            notes.append(f"{dropped} dropped from the end: "
-                         + "; ".join(fields.low_cardinality(name).cardinality_text()  # type: ignore[union-attr]
-                                     for name, _ in key[len(trimmed):]))
-            key = trimmed
         key, reason = _text_key(key, fields, version)
         if reason is not None and key is None:
             result.left_out.append(LeftOutKey(candidate.key, reason))
@@ -100,20 +93,6 @@ def reshape(candidates: list[Candidate], fields: CollectionFields, server_versio
     return result
 
 
-def _without_trailing_few(key: KeyPattern, fields: CollectionFields) -> KeyPattern:
-    """``key`` without the fields at its end for which every query asks the same value (the log's literals), after a
-    field that is not such: they tell none of the documents the fields before them find apart."""
-    def single(name: str) -> bool:
-        facts = fields.low_cardinality(name)
-        return facts is not None and facts.distinct == 1 and not facts.sampled
-
-    if all(single(name) for name, _ in key):
-        return key
-    while len(key) > 1 and single(key[-1][0]):
-        key = key[:-1]
-    return key
-
-
 def _text_key(key: KeyPattern, fields: CollectionFields, version: tuple[int, int]) -> tuple[KeyPattern | None,
                                                                                              str | None]:
     """``key`` with its free-text field hashed, or None when it cannot be (and why)."""
@@ -134,31 +113,20 @@ def _text_key(key: KeyPattern, fields: CollectionFields, version: tuple[int, int
 
 
 def selective_options(costs: Costs, demands: list[Demand], keys: list[KeyPattern], fields: CollectionFields) -> None:
-    """By the log, a key whose fields are all equalities of a shape, though it does not bound every predicate,
-    examines about what those equalities find (twice: a key and a document each): the documents a selective set of
-    them finds; or, when the shape's other predicates are all equalities on low-cardinality fields without a sort,
-    the documents it returns times the values each of those fields takes."""
+    """By the log, a key whose fields are all equalities of a shape and form a selective set examines about the
+    documents that set finds (twice: a key and a document each), though it does not bound every predicate."""
     for position, key in enumerate(keys):
         names = frozenset(name for name, _ in key)
         found = fields.selective.get(names)
+        if found is None:
+            continue
         for number, demand in enumerate(demands):
             if costs.models[number] != "log" or number in costs.options[position]:
                 continue
-            roles = demand.roles
-            if not names <= set(roles.equality):
-                continue
-            if found is not None:
+            if names <= set(demand.roles.equality):
                 cost = max(2 * found[0], demand.served_cost)
-            else:
-                rest = roles.fields - names
-                few = [fields.low_cardinality(name) for name in rest]
-                if roles.sort or set(roles.range) & rest or not all(few):
-                    continue
-                cost = max(demand.served_cost, 2.0)
-                for facts in few:
-                    cost *= max(facts.distinct or 1, 1)  # type: ignore[union-attr]
-            if worth(cost, costs.today[number], 0.0):
-                costs.options[position][number] = cost
+                if worth(cost, costs.today[number], 0.0):
+                    costs.options[position][number] = cost
 
 
 def low_cardinality(costs: Costs, demands: list[Demand], keys: list[KeyPattern],
@@ -171,27 +139,13 @@ def low_cardinality(costs: Costs, demands: list[Demand], keys: list[KeyPattern],
         options = costs.options[position]
         if facts is None or not options:
             continue
-        few = {name for name, _ in key if fields.low_cardinality(name) is not None}
         for number in list(options):
-            roles = demands[number].roles
-            # by the log, the documents a count or a $group matched are unknown (unless the key gives its sort, which
-            # it then reads in order): few values say nothing of them
-            unknown = costs.models[number] == "log" and not roles.sort and not returns_matches(demands[number])
-            if facts.name not in roles.equality or (set(roles.equality) <= few and unknown):
+            if facts.name not in demands[number].roles.equality:
                 del options[number]
         if not options:
             left.append(LeftOutKey(key, f"{facts.cardinality_text()}: it leads only for shapes that fix it by "
-                                        "equality and show how many documents they match"))
+                                        "equality"))
     return left
-
-
-def returns_matches(demand: Demand) -> bool:
-    """The documents the shape returns are those its filter matches: a find or a pipeline of ``$match``,
-    ``$project`` and ``$sort`` only, without a limit."""
-    shape = demand.stats.shape
-    if shape.has_option("limit") or shape.op not in ("find", "aggregate"):
-        return False
-    return shape.op == "find" or all(stage.startswith(("$match", "$project", "$sort")) for stage in shape.stages)
 
 
 @dataclass
