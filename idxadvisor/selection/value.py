@@ -19,7 +19,9 @@ set search maximises the saving net of both, so the number of indexes follows fr
 * a free-text field (long strings) is never an ascending key: a pure equality on it gets a ``hashed`` key instead
   (one hashed field per index, compound from 4.4), anything else on it nothing;
 * an index led by a low-cardinality field serves only the shapes that fix that field by equality (for the others
-  it would walk half the collection in the field's order);
+  it would walk half the collection in the field's order) and fix no field with more values (which should lead);
+  by the log, such a shape's count or ``$group`` (whose matches the log does not show) reads about the collection's
+  share of the values it asks for;
 * one order per set of fields: when the search picks two orders of the same fields, the one saving less is merged
   into the other and the search runs again.
 """
@@ -140,12 +142,34 @@ def low_cardinality(costs: Costs, demands: list[Demand], keys: list[KeyPattern],
         if facts is None or not options:
             continue
         for number in list(options):
-            if facts.name not in demands[number].roles.equality:
+            demand = demands[number]
+            equality = demand.roles.equality
+            if facts.name not in equality or any(fields.low_cardinality(name) is None for name in equality):
                 del options[number]
+            elif costs.models[number] == "log" and not demand.roles.sort and not returns_matches(demand):
+                # the log does not show what a count or a $group matched: about a share of the collection per value
+                share = 1.0
+                for name in equality:
+                    share /= max(fields.low_cardinality(name).distinct or 1, 1)  # type: ignore[union-attr]
+                today = costs.today[number]
+                cost = max(options[number], (today or 0.0) * share)
+                if worth(cost, today, 0.0):
+                    options[number] = cost
+                else:
+                    del options[number]
         if not options:
             left.append(LeftOutKey(key, f"{facts.cardinality_text()}: it leads only for shapes that fix it by "
-                                        "equality"))
+                                        "equality and no field with more values"))
     return left
+
+
+def returns_matches(demand: Demand) -> bool:
+    """The documents the shape returns are those its filter matches: a find or a pipeline of ``$match``,
+    ``$project`` and ``$sort`` only, without a limit."""
+    shape = demand.stats.shape
+    if shape.has_option("limit") or shape.op not in ("find", "aggregate"):
+        return False
+    return shape.op == "find" or all(stage.startswith(("$match", "$project", "$sort")) for stage in shape.stages)
 
 
 @dataclass
