@@ -10,7 +10,7 @@ documents (so that fields after them add nothing).
   least ``MIN_EQUALITY_VALUES`` queries), or the sample's selectivity says as much. An index that leads with such a
   field splits the collection into one or two halves; it leads only for shapes that all fix it by equality.
 * **Selective equality sets**: a shape whose whole filter is equalities on some fields, without a limit, that returns
-  at most ``FEW_RETURNED`` documents per execution (or a sampled field whose value matches that few): an index on
+  at most ``FEW_RETURNED`` documents per execution (and some: nothing found says only that the values are absent) (or a sampled field whose value matches that few): an index on
   those fields finds those documents alone, and fields after them in a key add only width.
 """
 
@@ -58,6 +58,12 @@ class FieldFacts:
         return (self.distinct is not None and self.distinct <= LOW_CARDINALITY_VALUES
                 and self.equalities >= MIN_EQUALITY_VALUES)
 
+    @property
+    def few_values(self) -> bool:
+        """The collection itself holds few values of the field: the sample says so, or the queries ask for two
+        different ones again and again (one value asked every time says only what the application asks for)."""
+        return self.low_cardinality and (self.sampled or self.distinct == LOW_CARDINALITY_VALUES)
+
     def width_text(self) -> str:
         return (f"{self.name} holds free text ({self.average_bytes:,.0f} characters on average, up to "
                 f"{self.longest:,} in {self.source})")
@@ -88,6 +94,10 @@ class CollectionFields:
     def low_cardinality(self, name: str) -> FieldFacts | None:
         facts = self.facts.get(name)
         return facts if facts is not None and facts.low_cardinality else None
+
+    def few_values(self, name: str) -> FieldFacts | None:
+        facts = self.facts.get(name)
+        return facts if facts is not None and facts.few_values else None
 
     def selective_prefix(self, key: KeyPattern) -> tuple[int, str] | None:
         """Where to cut ``key``, and why: after the shortest prefix that is a selective equality set (the fields after
@@ -138,8 +148,8 @@ def _selective_shape(stats: ShapeStats, roles_of: Callable[[ShapeStats], Roles],
     if not roles.equality or roles.range or roles.residual or roles.has_or:
         return
     returned = stats.nreturned / stats.measured
-    if returned > FEW_RETURNED:
-        return
+    if not 0 < returned <= FEW_RETURNED:
+        return  # nothing found says only that the values asked for are absent
     fields = frozenset(roles.equality)
     how = f"{shape.text} returns {returned:,.1f} documents per execution"
     held = result.selective.get(fields)

@@ -19,9 +19,10 @@ set search maximises the saving net of both, so the number of indexes follows fr
 * a free-text field (long strings) is never an ascending key: a pure equality on it gets a ``hashed`` key instead
   (one hashed field per index, compound from 4.4), anything else on it nothing;
 * an index led by a low-cardinality field serves only the shapes that fix that field by equality (for the others
-  it would walk half the collection in the field's order) and fix no field with more values (which should lead);
-  by the log, such a shape's count or ``$group`` (whose matches the log does not show) reads about the collection's
-  share of the values it asks for;
+  it would walk half the collection in the field's order); when the collection itself holds few values of it (the
+  sample says so, or the queries ask for two values again and again), only the shapes that fix no field with more
+  values (which should lead), and by the log such a shape's count or ``$group`` (whose matches the log does not
+  show) reads about the collection's share of the values it asks for;
 * one order per set of fields: when the search picks two orders of the same fields, the one saving less is merged
   into the other and the search runs again.
 """
@@ -144,13 +145,14 @@ def low_cardinality(costs: Costs, demands: list[Demand], keys: list[KeyPattern],
         for number in list(options):
             demand = demands[number]
             equality = demand.roles.equality
-            if facts.name not in equality or any(fields.low_cardinality(name) is None for name in equality):
-                del options[number]
-            elif costs.models[number] == "log" and not demand.roles.sort and not returns_matches(demand):
+            few = [fields.few_values(name) for name in equality]
+            if facts.name not in equality or (facts.few_values and not all(few)):
+                del options[number]  # a field with more values leads for it
+            elif all(few) and costs.models[number] == "log" and not demand.roles.sort and not returns_matches(demand):
                 # the log does not show what a count or a $group matched: about a share of the collection per value
                 share = 1.0
-                for name in equality:
-                    share /= max(fields.low_cardinality(name).distinct or 1, 1)  # type: ignore[union-attr]
+                for held in few:
+                    share /= max(held.distinct or 1, 1)  # type: ignore[union-attr]
                 today = costs.today[number]
                 cost = max(options[number], (today or 0.0) * share)
                 if worth(cost, today, 0.0):
@@ -159,7 +161,7 @@ def low_cardinality(costs: Costs, demands: list[Demand], keys: list[KeyPattern],
                     del options[number]
         if not options:
             left.append(LeftOutKey(key, f"{facts.cardinality_text()}: it leads only for shapes that fix it by "
-                                        "equality and no field with more values"))
+                                        "equality" + (" and no field with more values" if facts.few_values else "")))
     return left
 
 
