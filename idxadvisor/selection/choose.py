@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from idxadvisor.config import Settings
-from idxadvisor.indexes.candidates import SharedKeyIndex, serves
-from idxadvisor.indexes.fields import collection_fields
+from idxadvisor.indexes.candidates import SharedKeyIndex, candidate_key, serves
+from idxadvisor.indexes.fields import CollectionFields, collection_fields
 from idxadvisor.indexes.model import IndexSpec, KeyPattern, default_index_name, render_key_pattern
 from idxadvisor.indexes.sampling import SampleStatistics
 from idxadvisor.models.report import Evidence, Finding, IndexSet, LeftOut, SetIndex, SetShape, SetTotals
@@ -139,7 +139,9 @@ def select(ns: str, requests: list[IndexRequest], context: RuleContext, estimato
     orders = context.derived("equality_orders", lambda every: equality_orders(every, context))
     sample = context.samples.get(ns)
     fields = collection_fields(shapes, context.roles, sample)
-    reshaped = reshape(generate(demands, existing, orders.get(ns, _by_name)), fields, settings.server_version)
+    order = orders.get(ns, _by_name)
+    reshaped = reshape([*generate(demands, existing, order), *_few_values_last(demands, fields, order)], fields,
+                       settings.server_version)
     candidates = reshaped.candidates
     keys = [candidate.key for candidate in candidates]
     model = estimator(known) if estimator is not None else None
@@ -328,6 +330,18 @@ def _numbered_by_index(rows: list[_Row]) -> dict[KeyPattern | None, list[tuple[i
 def _seconds_saved(value: ValueModel, served: list[tuple[int, _Row]]) -> float:
     """Server seconds per hour the rows' plans save."""
     return sum(value.saved(number, row.before, row.after) for number, row in served)
+
+
+def _few_values_last(demands: list[Demand], fields: CollectionFields, order: Callable[[str], tuple]) -> list[Candidate]:
+    """Each requested shape's key with its equality fields of few values after the others (the collection's usual
+    order may put a popular two-valued field first, which then leads for no shape that fixes a field of more
+    values)."""
+    def later(name: str) -> tuple:
+        return (fields.few_values(name) is not None, *order(name))
+
+    keys = dict.fromkeys(candidate_key(demand.roles, later) for demand in demands if demand.request is not None
+                         and any(fields.few_values(name) is not None for name in demand.roles.equality))
+    return [Candidate(key, "a requested shape's key, its fields of few values last") for key in keys if key]
 
 
 def _counts(demand: Demand, settings: Settings) -> bool:
