@@ -140,8 +140,8 @@ def select(ns: str, requests: list[IndexRequest], context: RuleContext, estimato
     sample = context.samples.get(ns)
     fields = collection_fields(shapes, context.roles, sample)
     order = orders.get(ns, _by_name)
-    reshaped = reshape([*generate(demands, existing, order), *_few_values_last(demands, fields, order)], fields,
-                       settings.server_version)
+    reordered = _few_values_last(demands, fields, order)
+    reshaped = reshape([*generate(demands, existing, order), *reordered], fields, settings.server_version)
     candidates = reshaped.candidates
     keys = [candidate.key for candidate in candidates]
     model = estimator(known) if estimator is not None else None
@@ -154,7 +154,8 @@ def select(ns: str, requests: list[IndexRequest], context: RuleContext, estimato
     load = write_load([stats for stats in shapes if stats.shape.op in WRITE_OPS], hours, sample, known)
     writes = {key: key_writes(key, load, sample) for key in keys}
     per_finding_keys = list(dict.fromkeys(request.shared for request in requests))
-    limits = _limits(settings, existing, len(per_finding_keys))
+    # per-finding advice leads with a field of few values where the set would not: one more index for each such key
+    limits = _limits(settings, existing, len(per_finding_keys) + len(reordered))
     budget = int(min(limits.values()))
     floor = settings.min_saving if value.timed else 0.0
     options = costs.options
