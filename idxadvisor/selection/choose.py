@@ -157,7 +157,7 @@ def select(ns: str, requests: list[IndexRequest], context: RuleContext, estimato
     # per-finding advice leads with a field of few values where the set would not: one more index for each such key
     limits = _limits(settings, existing, len(per_finding_keys) + len(reordered))
     budget = int(min(limits.values()))
-    floor = settings.min_saving if value.timed else 0.0
+    floor = settings.min_saving if value.timed and hours is not None else 0.0  # a floor per hour needs a rate
     options = costs.options
     if value.timed:
         # the server time of every shape run --min-count times counts (one run once or twice is no workload to index
@@ -181,6 +181,9 @@ def select(ns: str, requests: list[IndexRequest], context: RuleContext, estimato
     if not value.timed:
         notes.append("the log gives no duration for these shapes: the set is weighed by keys and documents examined, "
                      "and --min-saving does not apply")
+    elif hours is None:
+        notes.append("the log spans less than a minute: its server time is per log, not per hour, and --min-saving "
+                     "does not apply")
     if len(candidates) >= MAX_CANDIDATES:
         notes.append(f"candidates were capped at {MAX_CANDIDATES:,}: what the findings ask for first, then merges")
     letting: list[Letting] = []
