@@ -167,3 +167,13 @@ def test_no_busy_collection_gets_two_orders_of_the_same_fields(tmp_path: Path) -
                      + scan(firsts, returned=30, at=5), min_saving=0)
     fields = [frozenset(name for name, _ in key) for key in new_keys(report)]
     assert fields and len(fields) == len(set(fields))
+
+
+def test_per_finding_advice_states_the_saving_and_keeps_the_floor(tmp_path: Path) -> None:
+    report = analyze(tmp_path, scan({"sku": "A-1"}), index_selection="per-finding")
+    (suggestion,) = report.suggested_indexes
+    assert suggestion.saving_s_per_hour is not None and 20 < suggestion.saving_s_per_hour < 26
+    small = analyze(tmp_path / "small", scan({"sku": "A-1"}, repeat=4, millis=20) + scan({"x": 1}, repeat=1, at=3600),
+                    index_selection="per-finding")
+    assert small.suggested_indexes == []
+    assert any(skip.reason.startswith("IX004: below the floor: { sku: 1 } would save 0.0") for skip in small.skipped)
