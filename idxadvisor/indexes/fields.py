@@ -7,7 +7,8 @@ documents (so that fields after them add nothing).
   an index on a short field, evicts more of the cache, and still answers only equality: no ascending index is made
   on such a field. A pure equality on it can use a ``hashed`` index (8 bytes a key); a range or sort cannot.
 * **Low cardinality**: every equality value the log shows is one of at most ``LOW_CARDINALITY_VALUES`` (over at
-  least ``MIN_EQUALITY_VALUES`` queries), or the sample's selectivity says as much. An index that leads with such a
+  least ``MIN_EQUALITY_VALUES`` queries), or the sample holds at most that many. The collection itself holds few
+  values of it when the sample says so, or when ``FEW_VALUES_QUERIES`` queries or more ask for just two values. An index that leads with such a
   field splits the collection into one or two halves; it leads only for shapes that all fix it by equality.
 * **Selective equality sets**: a shape whose whole filter is equalities on some fields, without a limit, that returns
   at most ``FEW_RETURNED`` documents per execution (and some: nothing found says only that the values are absent) (or a sampled field whose value matches that few): an index on
@@ -31,6 +32,8 @@ LONG_TEXT_BYTES = 100
 LOW_CARDINALITY_VALUES = 2
 #: Equality values the log must show before it says a field has few values.
 MIN_EQUALITY_VALUES = 4
+#: Queries that must ask only two values of a field before the log says the collection holds few values of it.
+FEW_VALUES_QUERIES = 16
 #: Documents per execution at or below which an equality set needs no further field.
 FEW_RETURNED = 2.0
 #: Sampled documents read for a field's string length.
@@ -62,7 +65,8 @@ class FieldFacts:
     def few_values(self) -> bool:
         """The collection itself holds few values of the field: the sample says so, or the queries ask for two
         different ones again and again (one value asked every time says only what the application asks for)."""
-        return self.low_cardinality and (self.sampled or self.distinct == LOW_CARDINALITY_VALUES)
+        return self.low_cardinality and (self.sampled or (self.distinct == LOW_CARDINALITY_VALUES
+                                                          and self.equalities >= FEW_VALUES_QUERIES))
 
     def width_text(self) -> str:
         return (f"{self.name} holds free text ({self.average_bytes:,.0f} characters on average, up to "
