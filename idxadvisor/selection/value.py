@@ -8,8 +8,9 @@ document examined.
 
 **Cost.** An index's writes (``selection.writes``: index keys written per hour, times ``--write-cost-factor``) are
 turned into seconds at the same rate, and every new index must clear ``--min-saving`` seconds per hour on top
-(default 1 s: below that, nobody would notice it missing, while it takes disk, cache and write time forever). The
-set search maximises the saving net of both, so the number of indexes follows from their value.
+(default 0.5 s: below that nobody would notice it missing, while it takes disk, cache and write time for as long as
+it exists; a log spanning under a minute gives no rate, and no floor). The set search maximises the saving net of
+both, so the number of indexes follows from their value.
 
 **Keys** (``indexes.fields`` says what the log and the sample tell of a field):
 
@@ -29,7 +30,6 @@ set search maximises the saving net of both, so the number of indexes follows fr
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from idxadvisor.config import server_version_of
@@ -208,16 +208,3 @@ def value_model(demands: list[Demand], today: list[float | None], per: float) ->
         seconds = [time if time > 0 else demand.executions / per * (today[number] or 0.0) * per_work
                    for number, (time, demand) in enumerate(zip(seconds, demands))]
     return ValueModel(seconds, per_work)
-
-
-def clashes(keys: Iterable[KeyPattern]) -> list[tuple[KeyPattern, KeyPattern]]:
-    """Pairs of keys ordering the same fields."""
-    seen: dict[frozenset[str], KeyPattern] = {}
-    pairs = []
-    for key in keys:
-        names = frozenset(name for name, _ in key)
-        if names in seen:
-            pairs.append((seen[names], key))
-        else:
-            seen[names] = key
-    return pairs
