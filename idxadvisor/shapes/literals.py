@@ -147,17 +147,25 @@ class LiteralStats:
             self._literals(name).merge(theirs)
 
 
+#: Items of a document or array whose text stands for it; a larger one is taken by its size (a log line may hold an
+#: array of thousands, and this runs for every execution).
+_SMALL = 16
+
+
 def _scalar(value: Any) -> Any:
-    """A value as an index key holds it: an extended JSON wrapper as its payload's width in bytes (not a string),
-    a document or array as its text (its length stands for its width)."""
-    if type(value) is dict:
+    """A value as an index key holds it: an extended JSON wrapper as its payload (not a string: no length), a small
+    document or array as its text (its length stands for its width), a larger one by its number of items."""
+    kind = type(value)
+    if kind is dict:
         wrapper = next(iter(value), None)
         if wrapper in _WIDTHS:
-            return (wrapper, repr(value[wrapper]))  # a tuple: no string length, distinct all the same
-        return repr(value)
-    if type(value) is list:
-        return repr(value)
-    return value
+            return (wrapper, repr(value[wrapper])[:64])
+        return repr(value) if len(value) <= _SMALL else ("document", len(value))
+    if kind is list:
+        return repr(value) if len(value) <= _SMALL else ("array", len(value))
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value
+    return repr(value)[:64]
 
 
 def filter_document(op: str, command: Any) -> Any:
