@@ -36,6 +36,8 @@ IndexSelection = Literal["workload", "per-finding"]
 DEFAULT_WRITE_COST_FACTOR = 10.0
 #: Its largest value: beyond it any index write outweighs every read of a real workload, and costs stay finite.
 MAX_WRITE_COST_FACTOR = 1_000_000.0
+#: Server seconds per hour of log below which no index is suggested: the default of --min-saving.
+DEFAULT_MIN_SAVING = 0.5
 
 
 class Settings(BaseModel):
@@ -81,6 +83,7 @@ class Settings(BaseModel):
     index_selection: IndexSelection = "workload"  # the best set per collection, or today's one index per finding
     max_new_indexes: int | None = Field(default=None, ge=0)  # per collection; None: no limit but the server's 64
     write_cost_factor: float = Field(default=DEFAULT_WRITE_COST_FACTOR, ge=0, le=MAX_WRITE_COST_FACTOR)
+    min_saving: float = Field(default=DEFAULT_MIN_SAVING, ge=0, le=3_600_000)  # server seconds per hour of log
 
     @field_validator("indexes", mode="before")
     @classmethod

@@ -110,6 +110,13 @@ def human_count(value: float) -> str:
     raise AssertionError("unreachable")
 
 
+def human_seconds(value: float) -> str:
+    """Server time saved: ``0.42 s``, ``12 s``, ``1,234 s``."""
+    if not math.isfinite(value):
+        return _not_finite(value)
+    return f"{value:,.2f} s" if value < 10 else f"{value:,.0f} s"
+
+
 def _not_finite(value: float) -> str:
     """A number past a float's range (an estimate's product of large counts): shown, never an internal error."""
     return "∞" if value > 0 else "-∞" if value < 0 else "?"

@@ -46,6 +46,7 @@ from idxadvisor.cli.common import (
     UntilOption,
     UriOption,
     VerboseOption,
+    MinSavingOption,
     WriteCostFactorOption,
     exit_code_for,
     output_stream,
@@ -110,6 +111,7 @@ def analyze(
     index_selection: IndexSelectionOption = None,
     max_new_indexes: MaxNewIndexesOption = None,
     write_cost_factor: WriteCostFactorOption = None,
+    min_saving: MinSavingOption = None,
     jobs: JobsOption = None,
     max_line_bytes: Annotated[Optional[int], typer.Option(
         metavar="BYTES", help="Skip lines longer than BYTES, counting each as a problem (a file of one endless "
@@ -138,7 +140,7 @@ def analyze(
                       "max_line_bytes": max_line_bytes, "dask_scheduler": dask_scheduler,
                       "dask_block_size": dask_block_size,
                       "max_line_bytes": max_line_bytes, "index_selection": index_selection,
-                      "max_new_indexes": max_new_indexes, "write_cost_factor": write_cost_factor,
+                      "max_new_indexes": max_new_indexes, "write_cost_factor": write_cost_factor, "min_saving": min_saving,
                       "shard_keys": dict(parse_shard_key_argument(text) for text in shard_key) if shard_key else None})
     return run_analysis(paths or [], overrides, config, save_workload)
 

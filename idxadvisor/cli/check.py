@@ -37,6 +37,7 @@ from idxadvisor.cli.common import (
     TopOption,
     UntilOption,
     VerboseOption,
+    MinSavingOption,
     WriteCostFactorOption,
     exit_code_for,
     output_stream,
@@ -87,6 +88,7 @@ def check(
     index_selection: IndexSelectionOption = None,
     max_new_indexes: MaxNewIndexesOption = None,
     write_cost_factor: WriteCostFactorOption = None,
+    min_saving: MinSavingOption = None,
     format: FormatOption = None,
     output: OutputOption = None,
     top: TopOption = None,
@@ -108,7 +110,7 @@ def check(
         select=select, ignore=ignore, min_count=min_count, data=data, min_savings_pct=min_savings_pct,
         sample_size=sample_size, jobs=jobs)
     overrides.update({"index_selection": index_selection, "max_new_indexes": max_new_indexes,
-                      "write_cost_factor": write_cost_factor})
+                      "write_cost_factor": write_cost_factor, "min_saving": min_saving})
     settings = load_settings(overrides, config, defaults={"fail_on": "error"})
     request = CheckRequest(workloads=workload or [], indexes=indexes or [], baseline_indexes=baseline_indexes,
                            baseline=baseline, write_baseline=write_baseline, database=db)

@@ -116,6 +116,9 @@ MaxNewIndexesOption = Annotated[Optional[int], typer.Option(
 WriteCostFactorOption = Annotated[Optional[float], typer.Option(
     metavar="F", help="What one index key written costs, in keys or documents examined, when the set weighs an "
     "index's saving against its writes (at most 1,000,000). \\[default: 10]", rich_help_panel=SELECTION)]
+MinSavingOption = Annotated[Optional[float], typer.Option(
+    metavar="SECONDS", help="Suggest an index only when it saves at least this many seconds of server time per hour "
+    "of log, net of what it costs the writes (docs/advice.md). \\[default: 0.5]", rich_help_panel=SELECTION)]
 
 
 def shared_overrides(*, format: str | None, output: Path | None, top: int | None, show_values: bool | None,

@@ -260,6 +260,7 @@ class IndexProposal(_Model):
     command: str
     name: str | None = None
     replaces: str | None = None
+    saving_s_per_hour: float | None = None  # server seconds per hour of log the index saves (index selection)
 
 
 class CalibrationRow(_Model):
@@ -368,6 +369,7 @@ class SuggestedIndex(_Model):
     impact: float
     impact_unit: Literal["documents", "bytes"] = "documents"
     severity: Severity
+    saving_s_per_hour: float | None = None  # server seconds per hour of log it saves (index selection)
     shapes: int | None = None  # shapes the index serves in the workload's set (None: the findings' shapes)
 
     @property
@@ -388,6 +390,7 @@ class SetIndex(_Model):
     shapes: list[str] = Field(default_factory=list)  # fingerprints of the shapes it serves in the set
     rules: list[str] = Field(default_factory=list)  # new: the rules whose findings asked for it
     work_saved_per_hour: float | None = None  # new: keys plus documents examined it saves, per hour of the log
+    saving_s_per_hour: float | None = None  # new: server seconds it saves per hour of the log (durations x work cut)
     writes_per_hour: float | None = None  # index keys written per hour (inserts, updates of its fields, deletes)
 
 
@@ -435,6 +438,16 @@ class SetTotals(_Model):
     per_finding_indexes: int = 0  # what per-finding advice suggests for the collection, for comparison
     per_finding_work_saved: float = 0.0
     per_finding_index_writes: float = 0.0
+    seconds_before: float = 0.0  # server seconds the collection's query shapes take (per hour or per log)
+    seconds_saved: float = 0.0  # server seconds the new indexes save
+    min_saving: float = 0.0  # the floor each new index had to clear (--min-saving), seconds per hour
+
+
+class LeftOut(_Model):
+    """A candidate index the selection left out, and why (shown with --verbose)."""
+
+    key: list[tuple[str, int | str]]
+    reason: str
 
 
 class WriteRates(_Model):
@@ -462,6 +475,7 @@ class IndexSet(_Model):
     writes: WriteRates
     totals: SetTotals
     notes: list[str] = Field(default_factory=list)
+    left_out: list[LeftOut] = Field(default_factory=list)
 
 
 class Skip(_Model):

@@ -332,8 +332,13 @@ def suggested_indexes(findings: list[Finding]) -> list[SuggestedIndex]:
             ns=ns, key=index.key, command=index.command, replaces=index.replaces,
             rules=sorted({finding.rule for finding in group}), fingerprints=[finding.fingerprint for finding in group],
             impact=round(sum(finding.impact for finding in group), 1), impact_unit=group[0].impact_unit,
-            severity=max((finding.severity for finding in group), key=SEVERITY_ORDER.__getitem__)))
-    return sorted(suggestions, key=lambda suggestion: (-suggestion.impact, suggestion.ns, suggestion.command))
+            severity=max((finding.severity for finding in group), key=SEVERITY_ORDER.__getitem__),
+            saving_s_per_hour=max((finding.index.saving_s_per_hour for finding in group
+                                   if finding.index is not None and finding.index.saving_s_per_hour is not None),
+                                  default=None)))
+    # the server time an index saves ranks it first (index selection), then what its findings waste
+    return sorted(suggestions, key=lambda suggestion: (-(suggestion.saving_s_per_hour or 0.0), -suggestion.impact,
+                                                       suggestion.ns, suggestion.command))
 
 
 def build_report(

@@ -40,8 +40,15 @@ from idxadvisor.report import charts
 from idxadvisor.report.build import gate_line, key_text, operation_counts, samples_line, skips_for_people
 from idxadvisor.report.markdown import _counted, _number, _time  # the same words and numbers in both reports
 from idxadvisor.report.server import server_lines
-from idxadvisor.report.sets import index_parts, selection_line, set_heading, set_method, writes_line
-from idxadvisor.units import human_bytes, human_count, human_impact, human_ms, visible
+from idxadvisor.report.sets import (
+    index_parts,
+    left_out_lines,
+    selection_line,
+    set_heading,
+    set_method,
+    writes_line,
+)
+from idxadvisor.units import human_bytes, human_count, human_impact, human_ms, human_seconds, visible
 
 MISSING_EXTRA = "--format html needs the charting library: pip install 'idxadvisor[html]'"
 #: Shape details open when the page opens (their charts are drawn at once); the others draw when opened.
@@ -309,7 +316,7 @@ def suggestions_section(page: Page) -> Section | None:
         return None
     script = "\n".join(suggestion.command for suggestion in suggestions)
     cards = [_suggestion_card(page, rank, suggestion) for rank, suggestion in enumerate(suggestions, start=1)]
-    body = (f'<p>{_counted(len(suggestions), "index", "indexes")} to create, by the work they save. '
+    body = (f'<p>{_counted(len(suggestions), "index", "indexes")} to create, by the server time they save. '
             f'{_copy_button(script, "Copy all commands")}</p>\n<ol class="cards">{"".join(cards)}</ol>')
     return Section(f"Suggested indexes ({len(suggestions)})", body)
 
@@ -348,7 +355,9 @@ def _index_set_card(page: Page, index_set: IndexSet) -> str:
             command = _command(index.command) + (_command(index.drop_command) if index.drop_command else "")
         rows.append(f'<tr class="set-{esc(index.status)}"><td>{esc(action)}</td><td><code>{esc(label)}</code></td>'
                     f"<td>{esc(why)}{command}</td></tr>")
-    extra = "".join(f"<li>{esc(line)}</li>" for line in [writes_line(index_set), *index_set.notes] if line)
+    verbose_lines = left_out_lines(index_set) if page.verbose else []
+    extra = "".join(f"<li>{esc(line)}</li>" for line in [writes_line(index_set), *index_set.notes, *verbose_lines]
+                    if line)
     notes = f'<ul class="notes">{extra}</ul>' if extra else ""
     shapes = "".join(_set_shape_row(page, shape) for shape in index_set.shapes)
     return (f'<li class="card"><div class="card-head"><strong>{esc(set_heading(index_set))}</strong></div>'
@@ -377,6 +386,8 @@ def _suggestion_card(page: Page, rank: int, suggestion: SuggestedIndex) -> str:
                 and [tuple(pair) for pair in finding.index.key] == [tuple(pair) for pair in suggestion.key]]
     about = [esc(suggestion.ns), esc(", ".join(suggestion.rules)),
              esc(human_impact(suggestion.impact, suggestion.impact_unit))]
+    if suggestion.saving_s_per_hour is not None:
+        about.append(esc(f"saves {human_seconds(suggestion.saving_s_per_hour)} of server time per hour"))
     if suggestion.replaces:
         about.append(f"makes <code>{esc(suggestion.replaces)}</code> redundant")
     shapes = ", ".join(page.shape_link(fingerprint, _shape_label(page, fingerprint))

@@ -22,8 +22,15 @@ from idxadvisor.report.build import (
 )
 from idxadvisor.report.readable import md_code, md_fence, md_text
 from idxadvisor.report.server import evidence_line, server_lines
-from idxadvisor.report.sets import index_parts, selection_line, set_method, set_summary, writes_line
-from idxadvisor.units import human_count, human_impact, human_ms, mask_secrets, printable
+from idxadvisor.report.sets import (
+    index_parts,
+    left_out_lines,
+    selection_line,
+    set_method,
+    set_summary,
+    writes_line,
+)
+from idxadvisor.units import human_count, human_impact, human_ms, human_seconds, mask_secrets, printable
 
 
 _cell = md_text  # prose: a message quoting a name, a table cell
@@ -137,9 +144,12 @@ def _suggestions_and_findings(report: Report, verbose: bool, limit: int | None) 
     if report.suggested_indexes:
         suggestions = report.suggested_indexes[:limit] if limit else report.suggested_indexes
         lines += ["", f"### Suggested indexes ({len(report.suggested_indexes)})", "",
-                  "| # | index | shapes | rules | impact | makes redundant |", "|--:|---|--:|---|--:|---|"]
+                  "| # | index | shapes | rules | impact | server time saved | makes redundant |",
+                  "|--:|---|--:|---|--:|--:|---|"]
         lines += [f"| {rank} | {_code(item.command)} | {item.shape_count} | {_cell(', '.join(item.rules))} | "
-                  f"{human_impact(item.impact, item.impact_unit)} | {_code(item.replaces) if item.replaces else ''} |"
+                  f"{human_impact(item.impact, item.impact_unit)} | "
+                  f"{_saved(item.saving_s_per_hour)} | "
+                  f"{_code(item.replaces) if item.replaces else ''} |"
                   for rank, item in enumerate(suggestions, start=1)]
     lines += _index_sets(report, verbose, limit)
     lines += _inventory(report, verbose)
@@ -176,6 +186,10 @@ def _inventory(report: Report, verbose: bool) -> list[str]:
     return ["", f"### {headline}{more}", "", *[f"- {_cell(inventory_line(index))}" for index in shown]]
 
 
+def _saved(seconds: float | None) -> str:
+    return f"{human_seconds(seconds)} per hour" if seconds is not None else ""
+
+
 def _index_sets(report: Report, verbose: bool, limit: int | None) -> list[str]:
     """Per collection, the set chosen for its workload: a table of the indexes to create, keep and hide, what the
     writes cost, and with --verbose each shape today and with the set."""
@@ -200,6 +214,9 @@ def _index_sets(report: Report, verbose: bool, limit: int | None) -> list[str]:
         if extra:
             lines += [""] + [f"- {_cell(line)}" for line in extra]
         if verbose:
+            left_out = left_out_lines(index_set)
+            if left_out:
+                lines += [""] + [f"- {_cell(line)}" for line in left_out]
             shapes = index_set.shapes[:limit] if limit else index_set.shapes
             lines += ["", "| shape | today | with the set | index | how |", "|---|--:|--:|---|---|"]
             lines += [_set_shape_row(shape) for shape in shapes]

@@ -29,8 +29,16 @@ from idxadvisor.report.build import (
     values_text,
 )
 from idxadvisor.report.server import calibration_line, evidence_line, server_lines
-from idxadvisor.report.sets import index_line, selection_line, set_heading, set_method, shape_line, writes_line
-from idxadvisor.units import counted, human_count, human_impact, human_ms
+from idxadvisor.report.sets import (
+    index_line,
+    left_out_lines,
+    selection_line,
+    set_heading,
+    set_method,
+    shape_line,
+    writes_line,
+)
+from idxadvisor.units import counted, human_count, human_impact, human_ms, human_seconds
 
 SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -217,6 +225,8 @@ def _print_suggestions(report: Report, console: Console, width: int, limit: int 
         shapes = suggestion.shape_count
         about = (f"{shapes} shape{'s' if shapes > 1 else ''} ({', '.join(suggestion.rules)}) · "
                  f"{human_impact(suggestion.impact, suggestion.impact_unit)}")
+        if suggestion.saving_s_per_hour is not None:
+            about += f" · saves {human_seconds(suggestion.saving_s_per_hour)} of server time per hour"
         if suggestion.replaces:
             about += f" · makes {suggestion.replaces} redundant"
         lines = _indented(suggestion.command, 5, width, "green")
@@ -251,6 +261,8 @@ def _print_index_sets(report: Report, console: Console, width: int, limit: int |
             if line:
                 console.print(Group(*_indented(line, 4, width, "dim")))
         if verbose:
+            for line in left_out_lines(index_set):
+                console.print(Group(*_indented(line, 4, width, "dim")))
             shapes = index_set.shapes[:limit] if limit else index_set.shapes
             for shape in shapes:
                 console.print(Group(*_indented(shape_line(shape), 4, width)))

@@ -45,6 +45,7 @@ from idxadvisor.rules.grouping import assign_groups
 from idxadvisor.rules.trend import DOCUMENTS, growth_of
 from idxadvisor.shapes.digest import ShapeStats
 from idxadvisor.shapes.traffic import ad_hoc_reason, bulk_share
+from idxadvisor.units import human_seconds
 
 NO_QUERY = "has no query an index could serve"
 
@@ -73,6 +74,7 @@ class IndexChoice:
     key: KeyPattern | None
     reason: str = ""  # when key is None: why the shape gets no new index (shown with --verbose)
     details: list[str] = field(default_factory=list)  # appended to the finding
+    saving: float | None = None  # server seconds per hour of log the chosen index saves
 
 
 class IndexChooser(Protocol):
@@ -276,10 +278,23 @@ def _share_indexes(proposals: list[_Proposal], context: RuleContext,
     for ns, group in by_ns.items():
         key_index = SharedKeyIndex()
         shared = _shared_keys(group, key_index)
-        if chooser is None:  # the number each finding gives is the shapes its index is given to (the suggestion's)
-            given = Counter(key for key, _ in shared if key is not None)
-            findings += [_shared_finding(proposal, key, given[key] - 1 if key is not None else 0, ns)
-                         for proposal, (key, _) in zip(group, shared)]
+        if chooser is None:
+            savings, floor = _per_finding_savings(group, shared, context)
+            given = Counter(key for key, _ in shared if key is not None)  # one shape count per suggested index
+            for proposal, (key, _) in zip(group, shared):
+                saving = savings.get(key) if key is not None else None
+                if saving is not None and saving < floor:
+                    skips.append(_skip(proposal.analysis.stats, f"{proposal.rule.code}: below the floor: "
+                                       f"{render_fields(key)} would save {human_seconds(saving)} of server time per "
+                                       f"hour, under --min-saving {floor:g}"))  # type: ignore[arg-type]
+                    continue
+                finding = _shared_finding(proposal, key, given[key] - 1 if key is not None else 0, ns)
+                if finding.index is not None and saving is not None:
+                    finding.index.saving_s_per_hour = round(saving, 2)
+                    finding.details.append(f"the index saves about {human_seconds(saving)} of server time per hour "
+                                           "of the log (by the log: the durations of the shapes it serves, times "
+                                           "the share of their work it removes)")
+                findings.append(finding)
             continue
         asking = [(proposal, key) for proposal, (key, _) in zip(group, shared) if key is not None]
         findings += [_finding(proposal.rule, proposal.analysis, proposal.verdict, None)
@@ -290,8 +305,36 @@ def _share_indexes(proposals: list[_Proposal], context: RuleContext,
                 skips.append(_skip(proposal.analysis.stats, choice.reason))
                 continue
             proposal.verdict.details += choice.details
-            findings.append(_finding(proposal.rule, proposal.analysis, proposal.verdict, choice.key))
+            finding = _finding(proposal.rule, proposal.analysis, proposal.verdict, choice.key)
+            if finding.index is not None:
+                finding.index.saving_s_per_hour = choice.saving
+            findings.append(finding)
     return findings, skips
+
+
+def _per_finding_savings(group: list[_Proposal], shared: list[tuple[KeyPattern | None, int]],
+                         context: RuleContext) -> tuple[dict[KeyPattern, float], float]:
+    """Per-finding advice's value model (``selection.value`` for the workload's sets): per proposed key, the server
+    seconds per hour its shapes' durations give times the share of their work it removes by the log (a key and a
+    document per document returned); and the floor, which needs a rate (a log of a minute or more) and durations."""
+    from idxadvisor.rules.ix006_unused_index import span_ms
+
+    hours = context.derived("span_ms", span_ms) / 3_600_000
+    rate = hours if hours * 60 >= 1 else None
+    savings: dict[KeyPattern, float] = {}
+    timed = False
+    for proposal, (key, _) in zip(group, shared):
+        stats = proposal.analysis.stats
+        executions = max(stats.executions, 1)
+        if key is None or not (stats.keys_measured or stats.docs_measured):
+            continue
+        today = (stats.keys_examined + stats.docs_examined) / executions
+        after = 2 * stats.nreturned / executions
+        share = max(0.0, 1 - after / today) if today else 0.0
+        timed = timed or stats.duration.total > 0
+        savings[key] = savings.get(key, 0.0) + stats.duration.total / 1000 / (rate or 1.0) * share
+    floor = context.settings.min_saving if timed and rate is not None else 0.0
+    return (savings if timed else {}), floor
 
 
 def _shared_finding(proposal: _Proposal, key: KeyPattern | None, others: int, ns: str) -> Finding:

@@ -18,6 +18,11 @@ class MissingCompoundIndex(Rule):
     scan), and it examines many documents for each one it returns.
     It proposes the compound index, fields in equality → sort → range order, and names an existing index that the
     new one makes redundant.
+    With `--index-selection workload` (the default) the proposal is weighed with the collection's other shapes: the
+    finding states the server time its index saves per hour of the log, and is made only above `--min-saving`
+    (default 0.5 s per hour); a free-text field gets a `hashed` key (or none), fields after an equality that the log
+    shows finds one or two documents are dropped, and a field of few values leads no index for a shape that fixes a
+    field of more values (docs/advice.md).
 
     ## Why is this bad?
     Without an index on every equality field, the server reads each document that matches the indexed part of

@@ -30,6 +30,11 @@ class EsrOrder(Rule):
     and says when equality → range → sort is the better choice. A blocking sort that spilled to disk (`usedDisk`),
     or that holds close to the memory a sort may use, is named as such. With `idxadvisor check`, it also flags a new
     index whose keys are out of that order for the shapes of the workload it would serve.
+    With `--index-selection workload` (the default) the proposal is weighed with the collection's other shapes: the
+    finding states the server time its index saves per hour of the log, and is made only above `--min-saving`
+    (default 0.5 s per hour); a free-text field gets a `hashed` key (or none), fields after an equality that the log
+    shows finds one or two documents are dropped (sorting those few costs nothing), and a field of few values leads no index for a shape that fixes a
+    field of more values (docs/advice.md).
 
     ## Why is this bad?
     An index gives a sort for free only when the fields before the sort keys are fixed by equalities. A blocking

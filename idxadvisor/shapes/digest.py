@@ -28,6 +28,7 @@ import orjson
 
 from idxadvisor.models.events import Event
 from idxadvisor.shapes.shape import QueryShape, ShapeObservation, point_lookup_field, shape_of_shared
+from idxadvisor.shapes.literals import LiteralStats
 from idxadvisor.shapes.sketch import DurationHistogram, coarse_bin, coarse_percentile
 from idxadvisor.shapes.traffic import is_bulk_tool
 
@@ -622,6 +623,7 @@ class ShapeStats:
     bulk_written: int = 0  # documents bulk tools (mongorestore, …) wrote: a one-off load, not a write rate
     fast: int = 0  # executions left out by --min-ms
     fast_max_ms: float = 0.0
+    literals: LiteralStats = field(default_factory=LiteralStats)  # the first executions' filter values, as counts
     _point_lookup: bool | None = field(default=None, repr=False, compare=False)  # cached point_lookup_field(shape)
 
     def add(self, event: Event, observation: ShapeObservation) -> None:
@@ -667,6 +669,8 @@ class ShapeStats:
                 cost.nreturned += returned
         if event.op == "getMore":
             self.getmores += 1
+        else:
+            self.literals.observe(self.shape.op, event.command)
         if get("has_sort_stage"):
             self.blocking_sorts += 1
         if get("used_disk") or get("spills"):
@@ -824,6 +828,7 @@ class ShapeStats:
         if other.last_seen is not None and (self.last_seen is None or other.last_seen > self.last_seen):
             self.last_seen = other.last_seen
         self.timeline.merge(other.timeline)
+        self.literals.merge(other.literals)
         theirs = other._latest
         if theirs is not None:
             mine = self._latest

@@ -27,6 +27,9 @@ from idxadvisor.shapes.digest import (
     TimeBucket,
     Timeline,
 )
+from idxadvisor.shapes.literals import FieldLiterals
+from idxadvisor.shapes.literals import decode as decode_literals
+from idxadvisor.shapes.literals import encode as encode_literals
 from idxadvisor.shapes.shape import Branches, ElemMatch, Filter, Node, QueryShape, finish
 from idxadvisor.shapes.sketch import DurationHistogram
 from idxadvisor.workload.redact import redact_command
@@ -36,6 +39,7 @@ _SCALARS = (int, float, str, bool, type(None))
 #: Fields deliberately not saved, with the reason.
 NOT_SAVED: dict[tuple[type, str], str] = {
     (ShapeStats, "_point_lookup"): "a cache of what the shape itself says (point_lookup_field), worked out again",
+    (FieldLiterals, "distinct"): "checksums of literal values: a workload file keeps no value, only their number",
 }
 
 
@@ -433,6 +437,7 @@ _STATS = {
     "plan_costs": _Codec("plan_costs", _encode_plan_costs, _decode_plan_costs),
     "plan_order": _Codec("plan_order", lambda order: _encode_fields(order, _PLAN_ORDER),
                          lambda document: _decode_fields(PlanOrder(), document, _PLAN_ORDER)),
+    "literals": _Codec("literals", encode_literals, decode_literals),
     "bursts": _Codec("bursts", lambda bursts: _encode_fields(bursts, _BURSTS),
                      lambda document: _decode_fields(BurstLog(), document, _BURSTS)),
 }

@@ -22,6 +22,7 @@ from idxadvisor.config import Settings
 from idxadvisor.errors import InputError, UsageError
 from idxadvisor.models.events import Event
 from idxadvisor.shapes.digest import CappedSet, Digest, RunLog, ShapeStats, TimeBucket, Timeline
+from idxadvisor.shapes.literals import FieldLiterals, LiteralStats
 from idxadvisor.shapes.sketch import DurationHistogram
 from idxadvisor.shapes.shape import shape_of
 from idxadvisor.workload import load_workload, redact_command, save_workload
@@ -31,7 +32,7 @@ from tests.helpers import json_line, slow_attr
 
 DEMO_LOG = FIXTURES_DIR / "demo" / "shop.log"
 #: Every class a ShapeStats holds, besides the shape itself (saved as its components and rebuilt).
-HELD_CLASSES = (ShapeStats, DurationHistogram, CappedSet, Timeline, TimeBucket, RunLog)
+HELD_CLASSES = (ShapeStats, DurationHistogram, CappedSet, Timeline, TimeBucket, RunLog, LiteralStats, FieldLiterals)
 
 
 def _perturbed(value: Any, field_type: str) -> Any:
