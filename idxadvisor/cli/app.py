@@ -11,7 +11,7 @@ import os
 import sys
 import traceback
 
-from typing import Any, NoReturn, Optional
+from typing import Annotated, Any, NoReturn, Optional
 
 import typer
 from typer.core import TyperCommand, TyperGroup
@@ -61,9 +61,9 @@ def _print_version(value: bool) -> None:
 
 
 def _options(
-    version: Optional[bool] = typer.Option(  # noqa: B008 - Typer's declaration style
-        None, "--version", "-V", metavar="", callback=_print_version, is_eager=True,
-        help="Print the version and exit."),
+    version: Annotated[Optional[bool], typer.Option(
+        "--version", "-V", metavar="", callback=_print_version, is_eager=True,
+        help="Print the version and exit.")] = None,
 ) -> None:
     """The options that come before a command's name."""
 

@@ -139,7 +139,7 @@ def _stem_namespace(path: Path) -> str:
     name = path.name
     for suffix in (".gz", ".bz2", ".xz"):
         name = name.removesuffix(suffix)
-    return name.rsplit(".", 1)[0] if name.count(".") > 1 else name
+    return name.rsplit(".", 1)[0] if "." in name else name
 
 
 def run_whatif(*, data: Path | str, query: str, indexes: Sequence[str], hint: str | None,
