@@ -304,3 +304,18 @@ def test_the_gitlab_recipe_installs_from_a_vcs_url_and_gates(tmp_path: Path) -> 
     assert gate.returncode == 1, gate.stderr  # the demo migration drops an index two shapes depend on
     report = (app_dir / "idxadvisor.md").read_text(encoding="utf-8")
     assert "CI001" in report
+
+
+def test_the_documented_settings_are_read(tmp_path: Path) -> None:
+    """Every `name = value` setting docs/settings.md names, and its rule options, make a settings file that loads."""
+    from idxadvisor.config import load_settings
+
+    text = (DOCS / "settings.md").read_text(encoding="utf-8")
+    named = [span for span in re.findall(r"`([a-z-]+ = [^`]+)`", text)]
+    assert len(named) >= 8
+    config = tmp_path / "pyproject.toml"
+    config.write_text("[tool.idxadvisor]\n" + "\n".join(named) + "\n" + "\n".join(code_blocks(text, "toml")),
+                      encoding="utf-8")
+    settings = load_settings({}, config)
+    assert settings.min_ms == 100 and settings.max_new_indexes == 3
+    assert settings.rules["QY002"]["min-lookups"] == 10
