@@ -290,7 +290,7 @@ def test_the_gitlab_recipe_installs_from_a_vcs_url_and_gates(tmp_path: Path) -> 
     environment = _environment(tmp_path)
     environment.update({name: str(value) for name, value in job.get("variables", {}).items()})
     assert environment["IDXADVISOR_URL"].startswith("git+https://")
-    environment["IDXADVISOR_URL"] = f"git+file://{source}@main"  # the recipe's URL, pointed at this checkout
+    environment["IDXADVISOR_URL"] = f"git+file://localhost{source}@main"  # the recipe's URL, at this checkout
     environment["CI_MERGE_REQUEST_TARGET_BRANCH_NAME"] = "main"
     script = job["script"]
     assert script[0].startswith("pip install \"idxadvisor @ $")
