@@ -40,6 +40,15 @@ def test_check_reads_todays_indexes_from_indexes_and_the_change_from_proposed_in
     assert old_names["findings"] == new_names["findings"]
 
 
+def test_check_takes_todays_indexes_from_the_settings_as_analyze_does(capsys: pytest.CaptureFixture[str],
+                                                                       tmp_path: Path) -> None:
+    config = tmp_path / ".idxadvisor.toml"
+    config.write_text(f"indexes = [{json.dumps(TODAY)}]\n", encoding="utf-8")
+    code, report, err = json_run(capsys, "check", "--workload", str(DEMO / "shop.log"), "--proposed-indexes",
+                                 MIGRATIONS, "--config", str(config), "--jobs", "1")
+    assert code == 1 and err == "" and report["gate"]["baseline_indexes"] == TODAY
+
+
 def test_check_indexes_alone_keeps_its_old_meaning_and_says_so(capsys: pytest.CaptureFixture[str]) -> None:
     code, report, err = json_run(capsys, "check", "--workload", str(DEMO / "shop.log"), "--indexes", MIGRATIONS,
                                  "--jobs", "1")

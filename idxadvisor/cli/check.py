@@ -118,6 +118,8 @@ def check(
                       "write_cost_factor": write_cost_factor})
     settings = load_settings(overrides, config, defaults={"fail_on": "error"})
     proposed, today = index_arguments(proposed_indexes or [], indexes or [], baseline_indexes)
+    if proposed_indexes and today is None and len(settings.indexes) == 1:  # the settings' today's indexes
+        today = Path(settings.indexes[0].rpartition("=")[2])
     request = CheckRequest(workloads=workload or [], indexes=proposed, baseline_indexes=today,
                            baseline=baseline, write_baseline=write_baseline, database=db)
     progress = ProgressBar()
