@@ -1,4 +1,4 @@
-"""Rebuild the README's screenshots of the demo workload's HTML report: ``python docs/screenshot.py``.
+"""Rebuild the screenshots of the demo workload's HTML report in docs/report.md: ``python docs/screenshot.py``.
 
 Renders ``idxadvisor analyze fixtures/demo/shop.log --indexes fixtures/demo/indexes.json --data fixtures/demo/data
 --format html`` and photographs it in headless Chromium (as the browser tests do) at a laptop's 1366 pixels:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 
 import pytest
 import typer.main
@@ -77,3 +78,40 @@ def test_arguments_that_name_no_command_first_get_every_command(arguments: list[
 def test_a_misspelt_command_is_still_told_the_closest_name(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["analyse", "x.log"]) == 2
     assert "Did you mean 'analyze'?" in capsys.readouterr().err
+
+
+def test_version_is_an_option_of_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    from idxadvisor import __version__
+
+    for option in ("--version", "-V"):
+        assert run([option]) == 0
+        assert capsys.readouterr().out == f"idxadvisor {__version__}\n"
+    assert "--version" in help_page(capsys)
+
+
+SHELL_OPERATORS = {"|", ">", "&&", ";"}
+
+
+def example_arguments(command: str) -> list[list[str]]:
+    """The arguments of each ``idxadvisor COMMAND …`` example on the command's help page (after a pipe, before a
+    redirection)."""
+    group = typer.main.get_command(app)
+    epilog = group.commands[command].epilog or ""  # type: ignore[attr-defined]
+    found = []
+    for paragraph in epilog.split("\n\n")[1:]:
+        words = shlex.split(paragraph.replace("\\[", "["))
+        start = words.index("idxadvisor") + 1
+        end = next((n for n in range(start, len(words)) if words[n] in SHELL_OPERATORS), len(words))
+        found.append(words[start:end])
+    return found
+
+
+@pytest.mark.parametrize("command", command_names())
+def test_every_help_page_ends_with_examples_that_parse(capsys: pytest.CaptureFixture[str], command: str) -> None:
+    page = help_page(capsys, command)
+    assert "Examples:" in page and f"idxadvisor {command}" in page.partition("Examples:")[2]
+    examples = example_arguments(command)
+    assert examples and all(arguments[0] == command for arguments in examples)
+    click_command = typer.main.get_command(app).commands[command]  # type: ignore[attr-defined]
+    for arguments in examples:  # every option an example uses exists and takes the value it is given
+        click_command.make_context(command, arguments[1:])

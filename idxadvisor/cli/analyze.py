@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from idxadvisor.cli.app import command, error_line, warning_line
+from idxadvisor.cli.app import command, error_line, examples, warning_line
 from idxadvisor.cli.common import (
     FLAG,
     INPUT,
@@ -64,7 +64,10 @@ if TYPE_CHECKING:
 # The library is imported where a command runs, not here: --help and version need none of it.
 
 
-@command()
+@command(epilog=examples(
+    'idxadvisor analyze fixtures/demo/shop.log --indexes fixtures/demo/indexes.json --data fixtures/demo/data',
+    "idxadvisor analyze /var/log/mongodb/ --since 2h --ns 'shop.*' --format markdown -o report.md",
+    'zcat mongod.log.gz | idxadvisor analyze - --save-workload db/workload.json'))
 def analyze(
     paths: Annotated[Optional[list[str]], typer.Argument(
         help="Log files, profiler dumps, explain output, workload files, globs, directories, .gz/.bz2/.xz files, tar "

@@ -12,7 +12,7 @@ import signal
 import sys
 import traceback
 
-from typing import Any, NoReturn
+from typing import Annotated, Any, NoReturn, Optional
 
 import typer
 from typer.core import TyperCommand, TyperGroup
@@ -53,6 +53,22 @@ class Command(_NoPlaceholderForHelp, TyperCommand):
         return super().invoke(ctx)
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from idxadvisor import __version__
+
+        sys.stdout.write(f"idxadvisor {__version__}\n")
+        raise typer.Exit()
+
+
+def _options(
+    version: Annotated[Optional[bool], typer.Option(
+        "--version", "-V", metavar="", callback=_print_version, is_eager=True,
+        help="Print the version and exit.")] = None,
+) -> None:
+    """The options that come before a command's name."""
+
+
 _SETTINGS: dict[str, Any] = dict(
     name="idxadvisor",
     help="MongoDB query and index advisor: reads slow-operation logs and profiler dumps, groups query shapes, "
@@ -64,8 +80,15 @@ _SETTINGS: dict[str, Any] = dict(
     rich_markup_mode="rich",
     pretty_exceptions_enable=False,
     cls=Group,
+    callback=_options,
 )
 app = typer.Typer(**_SETTINGS)
+
+
+def examples(*commands: str) -> str:
+    """A help page's closing lines: commands to copy (tests/test_help.py parses each against the command's options).
+    Rich markup: a literal ``[`` is written ``\\[``."""
+    return "Examples:\n\n" + "\n\n".join(f"  {line}" for line in commands)
 
 
 def command(name: str | None = None, **options: Any) -> Any:

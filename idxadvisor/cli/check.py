@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from idxadvisor.cli.analyze import report_input_errors
-from idxadvisor.cli.app import command
+from idxadvisor.cli.app import command, examples, warning_line
 from idxadvisor.cli.common import (
     CHANGE,
     INPUT,
@@ -44,22 +44,31 @@ from idxadvisor.cli.common import (
     refuse_server_uris,
     shared_overrides,
 )
+from idxadvisor.errors import UsageError
 from idxadvisor.report import render
 
 
-@command()
+@command(epilog=examples(
+    "idxadvisor check --workload fixtures/demo/shop.log --indexes fixtures/demo/indexes.json "
+    "--proposed-indexes fixtures/demo/migrations/",
+    "idxadvisor check --workload db/workload.json --indexes base-indexes.json --proposed-indexes db/indexes.json "
+    "-f sarif -o idxadvisor.sarif"))
 def check(
     workload: Annotated[Optional[list[str]], typer.Option(
         metavar="PATH", help="The recorded workload: a workload file (analyze --save-workload), logs, profiler dumps, "
         "a directory or a glob of them (repeatable).", rich_help_panel=INPUT, show_default=False)] = None,
+    proposed_indexes: Annotated[Optional[list[str]], typer.Option(
+        metavar="PATH", help="The proposed indexes: an index file (namespace -> listIndexes output), or mongosh or "
+        "migrate-mongo migration scripts (.js files or directories of them, applied in name order to today's "
+        "--indexes) (repeatable).", rich_help_panel=CHANGE, show_default=False)] = None,
     indexes: Annotated[Optional[list[str]], typer.Option(
-        metavar="FILE", help="The proposed indexes: an index file (namespace -> listIndexes output), or mongosh or "
-        "migrate-mongo migration scripts (.js files or directories of them, applied in name order to "
-        "--baseline-indexes) (repeatable).", rich_help_panel=CHANGE, show_default=False)] = None,
+        metavar="FILE", help="Today's indexes, as analyze --indexes reads them (an index file): only what the change "
+        "makes worse counts towards the exit code. Without --proposed-indexes, the old meaning: FILE is the "
+        "proposed set. \\[default: the indexes the workload's plans show; every finding counts]",
+        rich_help_panel=CHANGE, show_default=False)] = None,
     baseline_indexes: Annotated[Optional[Path], typer.Option(
-        metavar="FILE", help="Today's indexes (an index file): only what the change makes worse counts towards the "
-        "exit code. \\[default: the indexes the workload's plans show; every finding counts]",
-        rich_help_panel=CHANGE)] = None,
+        metavar="FILE", help="Today's indexes: the old name of --indexes.", rich_help_panel=CHANGE,
+        hidden=True)] = None,
     db: Annotated[Optional[str], typer.Option(
         metavar="NAME", help="The database of migration-script calls that do not say it ('use' or getSiblingDB).",
         rich_help_panel=CHANGE)] = None,
@@ -112,16 +121,36 @@ def check(
     overrides.update({"index_selection": index_selection, "max_new_indexes": max_new_indexes,
                       "write_cost_factor": write_cost_factor, "min_saving": min_saving})
     settings = load_settings(overrides, config, defaults={"fail_on": "error"})
-    request = CheckRequest(workloads=workload or [], indexes=indexes or [], baseline_indexes=baseline_indexes,
+    proposed, today = index_arguments(proposed_indexes or [], indexes or [], baseline_indexes)
+    if proposed_indexes and today is None and len(settings.indexes) == 1:  # the settings' today's indexes
+        today = Path(settings.indexes[0].rpartition("=")[2])
+    request = CheckRequest(workloads=workload or [], indexes=proposed, baseline_indexes=today,
                            baseline=baseline, write_baseline=write_baseline, database=db)
     progress = ProgressBar()
     try:
         report = api.check(request, settings, progress)
     finally:
         progress.stop()
-    artifact = next(iter(indexes or []), None)
+    artifact = next(iter(proposed), None)
     with output_stream(settings.output) as out:
         render(report, out, format=settings.format, verbose=settings.verbose, top=settings.top, artifact=artifact,
                fail_on=settings.fail_on)
     report_input_errors(report)
     return exit_code_for(report, settings.fail_on)
+
+
+def index_arguments(proposed: list[str], indexes: list[str],
+                    baseline_indexes: Path | None) -> tuple[list[str], Path | None]:
+    """The proposed indexes and today's index file. ``--indexes`` names today's indexes, as in analyze; without
+    ``--proposed-indexes`` it keeps the meaning it had before (the proposed set, beside ``--baseline-indexes``), so
+    that pipelines written for it still judge the same change."""
+    if not proposed and indexes:
+        if baseline_indexes is None:  # beside --baseline-indexes the old spelling is plain; alone, say what it means
+            warning_line(f"check --indexes without --proposed-indexes reads {', '.join(indexes)} as the proposed "
+                         "indexes (the old spelling): write --proposed-indexes for the change and --indexes for "
+                         "today's indexes")
+        return indexes, baseline_indexes
+    today = [*indexes, *([str(baseline_indexes)] if baseline_indexes is not None else [])]
+    if len(today) > 1:
+        raise UsageError(f"--indexes: today's indexes are one index file, not {len(today)} ({', '.join(today)})")
+    return proposed, Path(today[0]) if today else None

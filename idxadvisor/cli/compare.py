@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from idxadvisor.cli.app import command, error_line
+from idxadvisor.cli.app import command, error_line, examples
 from idxadvisor.cli.common import (
     INPUT,
     RULES,
@@ -20,14 +20,19 @@ from idxadvisor.cli.common import (
     MinMsOption,
     NsOption,
     OutputOption,
+    SinceOption,
     TopOption,
+    UntilOption,
     output_stream,
+    parse_time,
 )
 from idxadvisor.errors import UsageError
 from idxadvisor.exitcodes import ExitCode
 
 
-@command()
+@command(epilog=examples(
+    'idxadvisor compare before.log after.log',
+    'idxadvisor compare --before monday.json --after tuesday/ --since 2026-11-03T08:00 --format markdown'))
 def compare(
     paths: Annotated[Optional[list[str]], typer.Argument(
         help="BEFORE AFTER: one input each (a log, profiler dump, workload file, directory or quoted glob); with "
@@ -53,6 +58,8 @@ def compare(
     exclude_ns: ExcludeNsOption = None,
     app: AppOption = None,
     include_internal: IncludeInternalOption = None,
+    since: SinceOption = None,
+    until: UntilOption = None,
     jobs: JobsOption = None,
     config: ConfigOption = None,
     debug: DebugOption = False,
@@ -67,6 +74,7 @@ def compare(
     before_paths, after_paths = sides(paths or [], before or [], after or [])
     settings = load_settings({"format": format, "output": output, "top": top, "min_ms": min_ms, "ns": ns,
                               "exclude_ns": exclude_ns, "app": app, "include_internal": include_internal, "jobs": jobs,
+                              "since": parse_time(since, "--since"), "until": parse_time(until, "--until"),
                               "regression_pct": regression_pct, "min_executions": min_executions}, config)
     check_available(settings.format)  # the html extra, before any input is read
     comparison = api.compare(before_paths, after_paths, settings)

@@ -7,12 +7,13 @@ from typing import Annotated, Optional
 
 import typer
 
-from idxadvisor.cli.app import command
+from idxadvisor.cli.app import command, examples
 from idxadvisor.cli.common import EVIDENCE, FLAG, OUTPUT, SERVER, DbOption, output_stream
 from idxadvisor.exitcodes import ExitCode
 
 
-@command("export-script")
+@command("export-script", epilog=examples(
+    'idxadvisor export-script --db shop > export.js && mongosh "$URI" --quiet --file export.js'))
 def export_script(
     db: DbOption = None,
     sample_size: Annotated[int, typer.Option(

@@ -7,12 +7,13 @@ from typing import Annotated, Optional
 
 import typer
 
-from idxadvisor.cli.app import command, warning_line
+from idxadvisor.cli.app import command, examples, warning_line
 from idxadvisor.cli.common import FLAG, OUTPUT, SERVER, DbOption, output_stream
 from idxadvisor.exitcodes import ExitCode
 
 
-@command()
+@command(epilog=examples(
+    'idxadvisor indexes --uri "$URI" --db shop -o indexes.json'))
 def indexes(
     uri: Annotated[str, typer.Option(
         metavar="URI", help="The server to read (read-only: listDatabases, listCollections, listIndexes, "

@@ -9,11 +9,12 @@ from typing import Annotated
 import typer
 
 from idxadvisor import __version__
-from idxadvisor.cli.app import command
+from idxadvisor.cli.app import command, examples
 from idxadvisor.exitcodes import ExitCode
 
 
-@command("rules")
+@command("rules", epilog=examples(
+    'idxadvisor rules'))
 def list_rules() -> int:
     """List every rule: code, name, default severity and summary."""
     from rich.text import Text
@@ -35,7 +36,8 @@ def list_rules() -> int:
     return ExitCode.OK
 
 
-@command("rule")
+@command("rule", epilog=examples(
+    'idxadvisor rule IX002'))
 def show_rule(
     code: Annotated[str, typer.Argument(metavar="CODE", help="A rule code (IX001) or name (missing-compound-index).",
                                         show_default=False)],
@@ -49,7 +51,8 @@ def show_rule(
     return ExitCode.OK
 
 
-@command()
+@command(epilog=examples(
+    'idxadvisor version'))
 def version() -> int:
     """Print the version."""
     print(f"idxadvisor {__version__}")

@@ -8,13 +8,14 @@ from typing import Annotated
 
 import typer
 
-from idxadvisor.cli.app import command
+from idxadvisor.cli.app import command, examples
 from idxadvisor.cli.common import INPUT, OUTPUT, DebugOption
 from idxadvisor.exitcodes import ExitCode
 from idxadvisor.units import human_count, printable
 
 
-@command()
+@command(epilog=examples(
+    'idxadvisor merge rs0-a.json rs0-b.json rs0-c.json -o rs0.json'))
 def merge(
     workloads: Annotated[list[Path], typer.Argument(
         help="Workload files (analyze --save-workload), compressed or not.", metavar="WORKLOAD",

@@ -7,31 +7,39 @@ from typing import Annotated, Optional
 import typer
 
 from idxadvisor.cli.analyze import run_analysis
-from idxadvisor.cli.app import command
+from idxadvisor.cli.app import command, examples
 from idxadvisor.cli.common import (
     OUTPUT,
     ConfigOption,
     DataOption,
     DbOption,
     DebugOption,
+    ExcludeNsOption,
     FailOnOption,
     FormatOption,
+    IgnoreOption,
+    IncludeInternalOption,
     IndexesOption,
+    MinCountOption,
+    MinMsOption,
     MinSavingsOption,
     NsOption,
     OutputOption,
     SampleSizeOption,
     ScratchDbOption,
     ScratchUriOption,
+    SelectOption,
     ShowValuesOption,
     SinceOption,
+    UntilOption,
     UriOption,
     VerboseOption,
-    parse_time,
+    shared_overrides,
 )
 
 
-@command()
+@command(epilog=examples(
+    'idxadvisor replay mongod.log --uri "$URI" --scratch-uri "$SCRATCH_URI" --since 2h --min-ms 100'))
 def replay(
     paths: Annotated[Optional[list[str]], typer.Argument(
         help="Log files, profiler dumps or explain output (the workload), read with the server's system.profile.",
@@ -47,9 +55,16 @@ def replay(
     output: OutputOption = None,
     verbose: VerboseOption = None,
     show_values: ShowValuesOption = None,
+    min_ms: MinMsOption = None,
     ns: NsOption = None,
+    exclude_ns: ExcludeNsOption = None,
+    include_internal: IncludeInternalOption = None,
     since: SinceOption = None,
+    until: UntilOption = None,
     fail_on: FailOnOption = None,
+    select: SelectOption = None,
+    ignore: IgnoreOption = None,
+    min_count: MinCountOption = None,
     indexes: IndexesOption = None,
     data: DataOption = None,
     sample_size: SampleSizeOption = None,
@@ -58,10 +73,11 @@ def replay(
     debug: DebugOption = False,
 ) -> int:
     """Prove the top findings' indexes with the server's explain("executionStats") on a scratch copy of a $sample."""
-    overrides = {
-        "uri": uri, "db": db, "scratch_db": scratch_db, "scratch_uri": scratch_uri, "top": top, "format": format,
-        "output": output, "verbose": verbose, "show_values": show_values, "ns": ns,
-        "since": parse_time(since, "--since"), "fail_on": fail_on, "indexes": indexes, "data": data,
-        "sample_size": sample_size, "min_savings_pct": min_savings_pct, "replay": True,
-    }
+    overrides = shared_overrides(
+        format=format, output=output, top=top, show_values=show_values, verbose=verbose, min_ms=min_ms, ns=ns,
+        exclude_ns=exclude_ns, include_internal=include_internal, since=since, until=until, fail_on=fail_on,
+        select=select, ignore=ignore, min_count=min_count, data=data, min_savings_pct=min_savings_pct,
+        sample_size=sample_size, jobs=None)
+    overrides.update({"uri": uri, "db": db, "scratch_db": scratch_db, "scratch_uri": scratch_uri,
+                      "indexes": indexes, "replay": True})
     return run_analysis(paths or [], overrides, config)

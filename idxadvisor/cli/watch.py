@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from idxadvisor.cli.analyze import report_input_errors
-from idxadvisor.cli.app import command, warning_line
+from idxadvisor.cli.app import command, examples, warning_line
 from idxadvisor.cli.common import (
     AGE,
     FLAG,
@@ -45,7 +45,10 @@ LIVE = "Live view"
 _SECONDS_PER = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
-@command()
+@command(epilog=examples(
+    "idxadvisor watch /var/log/mongodb/mongod.log",
+    "idxadvisor watch mongod.log --window 1m --interval 5 --sort p95 --ns 'shop.*'",
+    "tail -F mongod.log | idxadvisor watch - --once-idle 60 --format json -o report.json"))
 def watch(
     path: Annotated[str, typer.Argument(
         help="The log file to follow (like tail -F: through rotations, and before it exists), or - for stdin.",

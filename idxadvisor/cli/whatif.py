@@ -2,29 +2,31 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from idxadvisor.cli.app import command
+from idxadvisor.cli.app import command, examples
 from idxadvisor.cli.common import FLAG, refuse_server_uris
 from idxadvisor.errors import UsageError
 from idxadvisor.exitcodes import ExitCode
 
 
-@command()
+@command(epilog=examples(
+    "idxadvisor whatif --data shop.orders=fixtures/demo/data --query '{filter: {status: \"delivered\"}, "
+    "sort: {createdAt: -1}, limit: 20}' --index '{status: 1, createdAt: -1}'"))
 def whatif(
     data: Annotated[str, typer.Option(
-        metavar="FILE", help="A sample of the collection: Extended JSON (an array or one document per line) or a "
-        "mongodump .bson file, optionally compressed.", show_default=False)],
+        metavar="[NS=]PATH", help="A sample of the collection: Extended JSON (an array or one document per line) or "
+        "a mongodump .bson file, optionally compressed; or a directory of <db>.<coll>.json samples (as analyze "
+        "--data reads it), with NS= naming the collection when it holds several.", show_default=False)],
     query: Annotated[str, typer.Option(
-        metavar="JSON", help='The request (Extended JSON): {"command": "find"|"count"|"distinct"|"aggregate", '
+        metavar="JSON", help='The request, in Extended JSON or mongosh syntax: {"command": "find"|"count"|"distinct"|"aggregate", '
         '"filter": {...}, "sort": {...}, "projection": {...}, "limit": N, "skip": N, "collation": {...}, '
         '"hint": NAME|{...}, "min": {...}, "max": {...}, "key": FIELD (distinct), "pipeline": \\[...] (aggregate)}. '
         'A field or command the model does not know is answered "unsupported".', show_default=False)],
     index: Annotated[Optional[list[str]], typer.Option(
-        metavar="JSON", help='An index: a key pattern {"a": 1, "b": -1, "h": "hashed"} or an index document '
+        metavar="JSON", help='An index (JSON or mongosh syntax): a key pattern {"a": 1, "b": -1, "h": "hashed"} or an index document '
         '{"key": {...}, "name": ..., "sparse": true, "unique": true, "partialFilterExpression": {...}, '
         '"collation": {...}} (repeatable). The _id index always exists.')] = None,
     hint: Annotated[Optional[str], typer.Option(
@@ -46,7 +48,7 @@ def whatif(
     if format not in ("text", "json"):
         raise UsageError(f"--format must be text or json, not {format!r}")
     refuse_server_uris("--data ", [data], "give a sample file: Extended JSON or a mongodump .bson")
-    result = run_whatif(data=Path(data), query=query, indexes=index or [], hint=hint, server_version=server_version,
+    result = run_whatif(data=data, query=query, indexes=index or [], hint=hint, server_version=server_version,
                         sample_size=sample_size)
     if format == "json":
         from bson import json_util

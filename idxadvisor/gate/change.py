@@ -1,7 +1,7 @@
 """The change ``check`` judges: the baseline index set and the proposed one, from an index file or migration scripts.
 
-``--indexes`` names the proposed set: one index file (DESIGN.md's format), or migration scripts (files or directories
-of them) whose calls are applied in order to the baseline. The baseline is ``--baseline-indexes``, or, without it,
+``--proposed-indexes`` names the proposed set: one index file (DESIGN.md's format), or migration scripts (files or directories
+of them) whose calls are applied in order to the baseline. The baseline is ``--indexes`` (today's), or, without it,
 the indexes the workload's plan summaries name.
 """
 
@@ -40,11 +40,11 @@ def read_change(indexes: Sequence[str], baseline_indexes: Path | None, database:
                 shapes: Iterable[ShapeStats]) -> IndexChange:
     """The change from the baseline (``baseline_indexes``, else what the plans show) to the proposed set."""
     if not indexes:
-        raise UsageError("--indexes: name the proposed indexes (an index file, or migration scripts)")
+        raise UsageError("--proposed-indexes: name the proposed indexes (an index file, or migration scripts)")
     scripts = [argument for argument in indexes if is_script_argument(argument)]
     files = [argument for argument in indexes if argument not in scripts]
     if scripts and files or len(files) > 1:
-        raise UsageError("--indexes: give one index file, or migration scripts, not both")
+        raise UsageError("--proposed-indexes: give one index file, or migration scripts, not both")
     if baseline_indexes is not None:
         baseline = read_index_file(baseline_indexes).catalog
         known = True
@@ -59,7 +59,7 @@ def read_change(indexes: Sequence[str], baseline_indexes: Path | None, database:
         return change
     paths = [path for argument in scripts for path in script_files(argument)]
     if not paths:
-        raise UsageError(f"--indexes: {', '.join(scripts)} holds no migration script (.js, .mjs, .cjs)")
+        raise UsageError(f"--proposed-indexes: {', '.join(scripts)} holds no migration script (.js, .mjs, .cjs)")
     applier = _Applier(baseline, known, database)
     for path in paths:
         for call in read_script_calls(path):

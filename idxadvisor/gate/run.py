@@ -142,7 +142,7 @@ def _gate_report(findings: list[Finding], resolved: list[Finding], change: Index
                      if item.location is not None else ("", 0, 0))
     notes = list(change.notes)
     if not change.baseline_known:
-        notes.append("no --baseline-indexes: today's indexes are those the workload's plans show, and every finding "
+        notes.append("no --indexes: today's indexes are those the workload's plans show, and every finding "
                      "counts")
     return GateReport(passed=not counted, fail_on=fail_on, counted=len(counted), indexes=list(request.indexes),
                       baseline_indexes=str(request.baseline_indexes) if request.baseline_indexes else None,

@@ -16,7 +16,9 @@ from typing import Any
 from idxadvisor.config import server_version_of
 from idxadvisor.errors import UsageError
 from idxadvisor.indexes.model import IndexSpec, IndexSpecError, key_pattern
+from idxadvisor.ingest.datasets import COLLECTION_STATS_FILE, resolve_data_arguments
 from idxadvisor.ingest.samples import BAD_DOCUMENT, MAX_NESTING, decode_extended_json, load_sample, too_deep
+from idxadvisor.parse.shelldoc import ShellSyntaxError, parse_shell_value
 from idxadvisor.runtime import collector_paused
 from idxadvisor.whatif.estimator import Estimator, WhatIfQuery, json_safe
 
@@ -33,15 +35,39 @@ class OptionTooDeep(UsageError):
 
 
 def _decode_option(option: str, text: str) -> Any:
+    """Extended JSON, or a document in mongosh syntax (``{status: "A", _id: ObjectId("…")}``) as ``--shard-key``
+    takes it."""
     try:
         return decode_extended_json(text)
     except RecursionError:
         raise OptionTooDeep(f"{option} is nested deeper than BSON's {MAX_NESTING} levels") from None
     except BAD_DOCUMENT as exc:
+        shell = _shell_document(text)
+        if shell is not None:
+            return shell
         first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         if isinstance(exc, KeyError):  # a wrapper without one of its members: str() gives the bare name
             first_line = f"a wrapper without its {first_line}"
-        raise UsageError(f"{option} is not valid (Extended) JSON: {first_line}") from None
+        raise UsageError(f"{option} is not valid (Extended) JSON: {first_line} (nor mongosh syntax)") from None
+
+
+def _shell_document(text: str) -> Any | None:
+    """A document or array in mongosh syntax as BSON-typed values, or None when the text is not one."""
+    stripped = text.strip()
+    if not stripped.startswith(("{", "[")):
+        return None
+    try:
+        parsed = parse_shell_value(stripped)
+    except ShellSyntaxError:
+        return None
+    if parsed.end != len(stripped) or parsed.elided:
+        return None
+    try:  # the parser gives relaxed Extended JSON values: decode their wrappers as a JSON option's
+        return decode_extended_json(json.dumps(parsed.value))
+    except RecursionError:
+        raise OptionTooDeep(f"the option is nested deeper than BSON's {MAX_NESTING} levels") from None
+    except BAD_DOCUMENT:
+        return None
 
 
 def parse_index_option(text: str) -> IndexSpec:
@@ -83,7 +109,40 @@ def parse_query_option(text: str) -> WhatIfQuery:
         raise UsageError(f"--query: {exc}") from None
 
 
-def run_whatif(*, data: Path, query: str, indexes: Sequence[str], hint: str | None,
+def sample_file(argument: str) -> Path:
+    """The sample ``--data [NS=]PATH`` names: a file, or in a directory of ``<db>.<coll>.json`` samples (as
+    ``analyze --data`` reads it) the one of NS, or the only one."""
+    ns, separator, rest = argument.partition("=")
+    named = bool(separator) and "." in ns and not Path(argument).exists()
+    path = Path(rest if named else argument)
+    if not path.exists():
+        raise UsageError(f"--data {argument}: no such file or directory")
+    if not path.is_dir():
+        return path
+    if named:
+        found = resolve_data_arguments([str(path)], [ns]).get(ns)
+        if found is None:
+            raise UsageError(f"--data {argument}: {path} holds no sample of {ns} (<db>.<collection>.json)")
+        return found
+    samples = sorted(item for item in path.iterdir() if item.is_file() and not item.name.startswith(".")
+                     and item.name != COLLECTION_STATS_FILE)
+    if len(samples) == 1:
+        return samples[0]
+    if not samples:
+        raise UsageError(f"--data {argument}: the directory holds no sample")
+    names = ", ".join(item.name for item in samples[:6]) + (", …" if len(samples) > 6 else "")
+    raise UsageError(f"--data {argument}: the directory holds samples of several collections ({names}); name one, "
+                     f"such as --data {_stem_namespace(samples[0])}={argument}")
+
+
+def _stem_namespace(path: Path) -> str:
+    name = path.name
+    for suffix in (".gz", ".bz2", ".xz"):
+        name = name.removesuffix(suffix)
+    return name.rsplit(".", 1)[0] if "." in name else name
+
+
+def run_whatif(*, data: Path | str, query: str, indexes: Sequence[str], hint: str | None,
                server_version: str = "8.0", sample_size: int = 10_000) -> dict[str, Any]:
     """Load the sample, explain the query with the given indexes, and describe the inputs."""
     version = parse_server_version(server_version)
@@ -95,7 +154,7 @@ def run_whatif(*, data: Path, query: str, indexes: Sequence[str], hint: str | No
     specs = [parse_index_option(text) for text in indexes]
     hint_key = parse_hint_option(hint) if hint is not None else None
     with collector_paused():  # the sample's documents and their index keys: a third of the time went to collections
-        sample = load_sample(Path(data), sample_size=sample_size)
+        sample = load_sample(sample_file(str(data)), sample_size=sample_size)
         estimator = Estimator(sample.documents, server_version=version)
         if what_if is None:
             result: Mapping[str, Any] = {"unsupported": f"the query is nested deeper than BSON's {MAX_NESTING} levels"}

@@ -159,7 +159,7 @@ def test_check_needs_a_workload_and_proposed_indexes(capsys: pytest.CaptureFixtu
     assert run(["check", "--indexes", str(DEMO / "indexes.json")]) == 2
     assert "--workload: name the recorded workload" in capsys.readouterr().err
     assert run(["check", "--workload", str(DEMO / "shop.log")]) == 2
-    assert "--indexes: name the proposed indexes" in capsys.readouterr().err
+    assert "--proposed-indexes: name the proposed indexes" in capsys.readouterr().err
 
 
 def test_sarif_results_point_at_the_script_lines(capsys: pytest.CaptureFixture[str]) -> None:

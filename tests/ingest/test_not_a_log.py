@@ -65,7 +65,7 @@ def test_no_path_and_an_empty_pipe_is_not_a_pass() -> None:
 def test_check_with_an_empty_workload_fails(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     empty = tmp_path / "empty.log"
     empty.write_text("")
-    assert run(["check", "--workload", str(empty), "--indexes", str(DEMO / "indexes.json")]) == 2
+    assert run(["check", "--workload", str(empty), "--proposed-indexes", str(DEMO / "indexes.json")]) == 2
     assert one_error_line(capsys) == f"idxadvisor: error: {empty}: the input is empty: nothing to analyze\n"
 
 
@@ -75,7 +75,7 @@ def test_a_real_log_without_slow_operations_passes_analyze_but_not_check(capsys:
     quiet.write_text(QUIET_LINE)
     assert run(["analyze", str(quiet)]) == 0
     assert "no slow operation was read" in capsys.readouterr().out
-    assert run(["check", "--workload", str(quiet), "--indexes", str(DEMO / "indexes.json")]) == 2
+    assert run(["check", "--workload", str(quiet), "--proposed-indexes", str(DEMO / "indexes.json")]) == 2
     assert one_error_line(capsys) == (f"idxadvisor: error: {quiet}: no slow operation was read: nothing to "
                                       "analyze\n")
 

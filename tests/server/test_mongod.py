@@ -1,4 +1,4 @@
-"""Live tests against a real server, run only when IDXADVISOR_TEST_URI names one (README: "Live tests").
+"""Live tests against a real server, run only when IDXADVISOR_TEST_URI names one (docs/development.md: "Live tests").
 
 They create a source database of their own (``idxadvisor_live_<random>``), profile a workload on it, and drop it at
 the end; the tool itself only reads it and writes to its own scratch database."""
