@@ -1,0 +1,91 @@
+"""Where an operation's time went, as the server logged it: the components of a slow-query entry's time.
+
+Read only when a line carries one of them (``TIMING_KEYS``): most lines of most logs have none, so the hot path pays
+one set test. Every value is validated (a number, not negative, finite, at most ``MAX_COMPONENT``): a bad one is left
+out (the component is unknown, never 0) and named in the problem returned. Absent means unknown; a component is only
+ever 0 when the server wrote 0. Times are converted to milliseconds.
+
+Names (``Event.timing`` keys), from the JSON log's ``attr`` (4.4+; see docs/time-breakdown.md for the versions):
+``working_ms`` (workingMillis), ``queued_ms`` (queues.execution.totalTimeQueuedMicros), ``ingress_queued_ms``
+(queues.ingress.totalTimeQueuedMicros), ``admissions`` (queues.execution.admissions), ``disk_read_ms``
+(storage.data.timeReadingMicros), ``bytes_read`` (storage.data.bytesRead), ``lock_wait_ms`` (locks.*.timeAcquiringMicros,
+summed over resources and modes), ``flow_control_ms`` (flowControl.timeAcquiringMicros), ``oplog_slot_ms``
+(totalOplogSlotDurationMicros), ``write_concern_ms`` (waitForWriteConcernDurationMillis), ``write_conflicts``
+(writeConflicts), ``planning_ms`` (planningTimeMicros), ``cpu_ms`` (cpuNanos).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+TIMING_KEYS = frozenset({"workingMillis", "queues", "storage", "locks", "flowControl", "totalOplogSlotDurationMicros",
+                         "waitForWriteConcernDurationMillis", "writeConflicts", "planningTimeMicros", "cpuNanos"})
+MAX_COMPONENT = 1e15  # far above any real value (a year in microseconds is 3e13): past it, a value is damaged
+
+#: top-level attr name -> (component, factor to milliseconds or 1 for counts)
+_FLAT = {"workingMillis": ("working_ms", 1.0), "totalOplogSlotDurationMicros": ("oplog_slot_ms", 1e-3),
+         "waitForWriteConcernDurationMillis": ("write_concern_ms", 1.0), "writeConflicts": ("write_conflicts", 1.0),
+         "planningTimeMicros": ("planning_ms", 1e-3), "cpuNanos": ("cpu_ms", 1e-6)}
+_NESTED = (("queues", "execution", "totalTimeQueuedMicros", "queued_ms", 1e-3),
+           ("queues", "ingress", "totalTimeQueuedMicros", "ingress_queued_ms", 1e-3),
+           ("queues", "execution", "admissions", "admissions", 1.0),
+           ("storage", "data", "timeReadingMicros", "disk_read_ms", 1e-3),
+           ("storage", "data", "bytesRead", "bytes_read", 1.0))
+
+
+def _valid(value: Any) -> bool:
+    return type(value) in (int, float) and math.isfinite(value) and 0 <= value <= MAX_COMPONENT
+
+
+def read_timing(attr: dict[str, Any]) -> tuple[dict[str, float] | None, str | None]:
+    """The time components ``attr`` holds (None when it holds none), and a problem naming the first damaged one."""
+    if TIMING_KEYS.isdisjoint(attr):
+        return None, None
+    timing: dict[str, float] = {}
+    damaged: list[str] = []
+
+    def put(name: str, source: str, value: Any, factor: float) -> None:
+        if _valid(value):
+            timing[name] = value * factor
+        else:
+            damaged.append(source)
+
+    for source, (name, factor) in _FLAT.items():
+        if source in attr:
+            put(name, source, attr[source], factor)
+    for top, middle, leaf, name, factor in _NESTED:
+        outer = attr.get(top)
+        inner = outer.get(middle) if type(outer) is dict else None
+        if type(inner) is dict and leaf in inner:
+            put(name, f"{top}.{middle}.{leaf}", inner[leaf], factor)
+    for source, value in _waits(attr.get("locks"), "locks"):
+        put("lock_wait_ms", source, value, 1e-3)
+    flow = attr.get("flowControl")
+    if type(flow) is dict and "timeAcquiringMicros" in flow:
+        put("flow_control_ms", "flowControl.timeAcquiringMicros", flow["timeAcquiringMicros"], 1e-3)
+    problem = f"a damaged time component ({damaged[0]})" if damaged else None
+    return (timing or None), problem
+
+
+def _waits(locks: Any, prefix: str) -> list[tuple[str, Any]]:
+    """Each lock resource's total ``timeAcquiringMicros`` (summed over modes): one value per resource that has it."""
+    if type(locks) is not dict:
+        return []
+    waits = []
+    total: float = 0.0
+    found = False
+    for resource, counters in locks.items():
+        if type(counters) is not dict or "timeAcquiringMicros" not in counters:
+            continue
+        by_mode = counters["timeAcquiringMicros"]
+        values = by_mode.values() if type(by_mode) is dict else [by_mode]
+        for value in values:
+            if not _valid(value):
+                waits.append((f"{prefix}.{resource}.timeAcquiringMicros", value))
+                continue
+            total += value
+            found = True
+    if found:
+        waits.append(("locks", total))
+    return waits
