@@ -112,12 +112,11 @@ def apply_command(statement: Event, command: Event, share: float) -> None:
             statement.duration_ms = shared
     timing = fields.get("timing")
     if timing:
-        mine = statement.timing
-        if mine is None:
-            mine = statement.timing = {}
+        mine = dict(statement.timing or {})  # a copy: text-log events of one remembered body share theirs
         for name, value in timing.items():
             if name not in mine:
                 mine[name] = value * share
+        statement.timing = mine
 
 
 @dataclass(slots=True)

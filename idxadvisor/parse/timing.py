@@ -17,6 +17,7 @@ summed over resources and modes), ``flow_control_ms`` (flowControl.timeAcquiring
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 TIMING_KEYS = frozenset({"workingMillis", "queues", "storage", "locks", "flowControl", "totalOplogSlotDurationMicros",
@@ -89,3 +90,60 @@ def _waits(locks: Any, prefix: str) -> list[tuple[str, Any]]:
     if found:
         waits.append(("locks", total))
     return waits
+
+
+#: Text logs (3.0 to 4.2) write a few of the components among their counters: ``writeConflicts:N``, the lock documents'
+#: ``timeAcquiringMicros: { w: N }`` and, from 4.0, ``storage:{ data: { bytesRead: N, timeReadingMicros: N } }``.
+TEXT_MARKERS = ("writeConflicts:", "timeAcquiringMicros", "storage:")
+_TEXT_LOCK_WAITS = re.compile(r"(\w+): ?\{ (?:[^{}]|\{[^{}]*\})*?timeAcquiringMicros: (\{ [^{}]* \}|[^\s,}]+)")
+_TEXT_MODE = re.compile(r"\w+: (\S+?)(?:,| \})")
+_TEXT_STORAGE = re.compile(r"\b(bytesRead|timeReadingMicros): (\S+?)(?:,| \})")
+
+
+def read_text_timing(text: str, values: dict[str, str]) -> tuple[dict[str, float] | None, str | None]:
+    """The components among a text line's counters (``values``: its ``name:value`` pairs; ``text``: the counters'
+    text, for the documents of locks and storage), and a problem naming the first damaged one."""
+    timing: dict[str, float] = {}
+    damaged: list[str] = []
+
+    def put(name: str, source: str, raw: str, factor: float) -> None:
+        number = _number(raw)
+        if number is None:
+            damaged.append(source)
+        else:
+            timing[name] = number * factor
+
+    if "writeConflicts" in values:
+        put("write_conflicts", "writeConflicts", values["writeConflicts"], 1.0)
+    if "timeAcquiringMicros" in text:
+        locks = 0.0
+        found = False
+        for resource, waits in _TEXT_LOCK_WAITS.findall(text):
+            raws = _TEXT_MODE.findall(waits) if waits.startswith("{") else [waits]
+            for raw in raws:
+                number = _number(raw)
+                if number is None:
+                    damaged.append(f"{resource}.timeAcquiringMicros")
+                elif resource == "flowControl":
+                    timing["flow_control_ms"] = number * 1e-3
+                else:
+                    locks += number
+                    found = True
+        if found:
+            timing["lock_wait_ms"] = locks * 1e-3
+    if "storage:" in text:
+        for name, raw in _TEXT_STORAGE.findall(text):
+            if name == "bytesRead":
+                put("bytes_read", name, raw, 1.0)
+            else:
+                put("disk_read_ms", name, raw, 1e-3)
+    problem = f"a damaged time component ({damaged[0]})" if damaged else None
+    return (timing or None), problem
+
+
+def _number(raw: str) -> float | None:
+    try:
+        value = float(raw)
+    except ValueError:
+        return None
+    return value if _valid(value) else None

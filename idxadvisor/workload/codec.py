@@ -28,6 +28,8 @@ from idxadvisor.shapes.digest import (
 )
 from idxadvisor.shapes.shape import Branches, ElemMatch, Filter, Node, QueryShape, finish
 from idxadvisor.shapes.sketch import DurationHistogram
+from idxadvisor.shapes.timing import UNITS as TIMING_UNITS
+from idxadvisor.shapes.timing import TimeBreakdown
 from idxadvisor.workload.redact import redact_command
 
 _SCALARS = (int, float, str, bool, type(None))
@@ -325,6 +327,51 @@ def decode_representative(document: dict[str, Any] | None) -> Event | None:
     return Event(document["ns"], document["op"], ts=_untime(document["ts"]), **{key: document["command"]})
 
 
+def encode_breakdown(breakdown: TimeBreakdown | None) -> dict[str, Any] | None:
+    if breakdown is None:
+        return None
+    return {"executions": breakdown.executions, "duration_us": breakdown.duration_us,
+            "sums": dict(sorted(breakdown.sums.items())), "measured": dict(sorted(breakdown.measured.items())),
+            "measured_us": dict(sorted(breakdown.measured_us.items())),
+            "histograms": {name: encode_histogram(histogram) for name, histogram in sorted(breakdown.histograms.items())}}
+
+
+def decode_breakdown(document: dict[str, Any] | None) -> TimeBreakdown | None:
+    """A saved breakdown, every name one of ``COMPONENTS`` and every number a whole one in range (else the file is
+    refused)."""
+    if document is None:
+        return None
+    if not isinstance(document, dict):
+        raise ValueError("timing must be an object")
+    breakdown = TimeBreakdown()
+    for key in ("executions", "duration_us"):
+        value = document.get(key)
+        check_scalar(value, "int", f"timing.{key}")
+        if value < 0:
+            raise ValueError(f"timing.{key} is negative")
+        setattr(breakdown, key, int(value))
+    for key, target in (("sums", breakdown.sums), ("measured", breakdown.measured),
+                        ("measured_us", breakdown.measured_us)):
+        values = document.get(key, {})
+        if not isinstance(values, dict):
+            raise ValueError(f"timing.{key} must be an object")
+        for name, value in values.items():
+            if name not in TIMING_UNITS:
+                raise ValueError(f"timing.{key} names an unknown component {name!r}")
+            check_scalar(value, "int", f"timing.{key}.{name}")
+            if value < 0:
+                raise ValueError(f"timing.{key}.{name} is negative")
+            target[name] = int(value)
+    histograms = document.get("histograms", {})
+    if not isinstance(histograms, dict):
+        raise ValueError("timing.histograms must be an object")
+    for name, histogram in histograms.items():
+        if TIMING_UNITS.get(name) != "ms":
+            raise ValueError(f"timing.histograms names an unknown time component {name!r}")
+        breakdown.histograms[name] = decode_histogram(histogram)
+    return breakdown
+
+
 # -- shape statistics ------------------------------------------------------------------------------------------------
 
 _STATS = {
@@ -344,6 +391,7 @@ _STATS = {
     "plan_costs": _Codec("plan_costs", _encode_plan_costs, _decode_plan_costs),
     "plan_order": _Codec("plan_order", lambda order: _encode_fields(order, _PLAN_ORDER),
                          lambda document: _decode_fields(PlanOrder(), document, _PLAN_ORDER)),
+    "timing": _Codec("timing", encode_breakdown, decode_breakdown),
     "bursts": _Codec("bursts", lambda bursts: _encode_fields(bursts, _BURSTS),
                      lambda document: _decode_fields(BurstLog(), document, _BURSTS)),
 }

@@ -56,3 +56,29 @@ def test_a_paired_write_takes_its_commands_components_where_it_has_none() -> Non
     _, events = parse_block(statement + "\n" + command + "\n", "json-log")
     [event] = events
     assert (event.duration_ms, event.timing) == (44, {"write_conflicts": 2, "write_concern_ms": 43})
+
+
+KEYHOLE_DELETE = ("2018-12-01T19:43:03.224-0500 I WRITE    [conn83] remove _KEYHOLE_88800.examples command: { q: {}, "
+                  "limit: 0 } planSummary: COLLSCAN ndeleted:0 keysDeleted:237996 writeConflicts:767683 "
+                  "numYields:767755 ok:0 errMsg:\"Exec error resulting in state DEAD :: caused by :: interrupted at "
+                  "shutdown\" errName:InterruptedAtShutdown errCode:11600 locks:{ Global: { acquireCount: { r: 767756, "
+                  "w: 767756 } }, Database: { acquireCount: { w: 767756 }, acquireWaitCount: { w: 2 }, "
+                  "timeAcquiringMicros: { w: 5197 } }, Collection: { acquireCount: { w: 767756 } } } 108069ms")
+
+
+def test_a_text_line_carries_write_conflicts_and_lock_waits() -> None:
+    stats, events = parse_block(KEYHOLE_DELETE + "\n", "text-log")
+    [event] = events
+    assert event.timing == {"write_conflicts": 767683, "lock_wait_ms": pytest.approx(5.197)}
+    assert event.num_yields == 767755
+
+
+def test_a_4_2_text_line_carries_storage_and_flow_control() -> None:
+    line = ("2020-01-01T00:00:00.000+0000 I  COMMAND  [conn1] command a.b command: find { find: \"b\", filter: "
+            "{ x: 1 } } planSummary: COLLSCAN keysExamined:0 docsExamined:10 nreturned:1 numYields:3 locks:{ "
+            "ReplicationStateTransition: { acquireCount: { w: 1 } }, Global: { acquireCount: { r: 1 }, "
+            "timeAcquiringMicros: { r: 2000 } } } flowControl:{ acquireCount: 1, timeAcquiringMicros: 300 } "
+            "storage:{ data: { bytesRead: 4096, timeReadingMicros: 900 } } protocol:op_msg 150ms")
+    _, events = parse_block(line + "\n", "text-log")
+    [event] = events
+    assert event.timing == {"lock_wait_ms": 2.0, "flow_control_ms": 0.3, "bytes_read": 4096, "disk_read_ms": 0.9}
