@@ -43,6 +43,7 @@ from idxadvisor.rules.base import (
 from idxadvisor.rules.grouping import assign_groups
 from idxadvisor.rules.trend import DOCUMENTS, growth_of
 from idxadvisor.shapes.digest import ShapeStats
+from idxadvisor.shapes.timing import time_not_work
 
 NO_QUERY = "has no query an index could serve"
 
@@ -166,6 +167,9 @@ def _blocking_reason(analysis: ShapeAnalysis, context: RuleContext) -> str | Non
     if shape.op not in QUERY_OPS:
         return f"{shape.op} {NO_QUERY}"
     executions = stats.count - stats.getmores
+    not_work = time_not_work(stats.timing, executions, stats.docs_examined, stats.nreturned)
+    if not_work is not None:
+        return not_work
     if executions < context.settings.min_count:
         return f"too few executions ({executions} < --min-count {context.settings.min_count})"
     if "_id" in roles.equality:

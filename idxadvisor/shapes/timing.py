@@ -113,3 +113,39 @@ class TimeBreakdown:
             return max(0.0, 1.0 - working)
         shares = [share for share in (self.share(name) for name in WAITS) if share is not None]
         return min(1.0, sum(shares)) if shares else None
+
+
+#: What is not work for an index to shorten: the waits, reading into the cache, planning.
+NOT_WORK = (*WAITS, "planning_ms")
+NOT_WORK_SHARE = 0.5  # past this part of its time spent not working, a shape's time is not about indexes
+#: Work an index would still cut, whatever the waits: this many documents examined per execution, this many per
+#: document returned.
+HEAVY_EXAMINED = 1000
+HEAVY_RATIO = 100
+
+
+def not_work_share(breakdown: TimeBreakdown | None) -> float | None:
+    """The part of the time the log says was not work (None: it does not say)."""
+    if breakdown is None:
+        return None
+    shares = [share for share in (breakdown.share(name) for name in NOT_WORK) if share is not None]
+    waited = breakdown.waited_share()
+    if not shares and waited is None:
+        return None
+    return min(1.0, max(sum(shares), waited or 0.0))
+
+
+def time_not_work(breakdown: TimeBreakdown | None, executions: int, docs_examined: int,
+                  returned: int) -> str | None:
+    """Why an index would not shorten a shape's time (None: it might): most of its time was waiting, reading from
+    disk or planning, and it does little work. The index rules and the selection leave such a shape alone."""
+    share = not_work_share(breakdown)
+    if share is None or share < NOT_WORK_SHARE or executions <= 0:
+        return None
+    per_execution = docs_examined / executions
+    if per_execution >= HEAVY_EXAMINED and docs_examined >= HEAVY_RATIO * max(returned, 1):
+        return None
+    assert breakdown is not None
+    parts = sorted(((breakdown.share(name) or 0.0, name) for name in NOT_WORK), reverse=True)
+    main = ", ".join(f"{LABELS[name]} {part:.0%}" for part, name in parts[:2] if part >= 0.05)
+    return f"its time is not work ({main or f'waiting {share:.0%}'}, as the server logged it): no index shortens it"
