@@ -8,8 +8,8 @@ ever 0 when the server wrote 0. Times are converted to milliseconds.
 Names (``Event.timing`` keys), from the JSON log's ``attr`` (4.4+; see docs/time-breakdown.md for the versions):
 ``working_ms`` (workingMillis), ``queued_ms`` (queues.execution.totalTimeQueuedMicros), ``ingress_queued_ms``
 (queues.ingress.totalTimeQueuedMicros), ``admissions`` (queues.execution.admissions), ``disk_read_ms``
-(storage.data.timeReadingMicros), ``bytes_read`` (storage.data.bytesRead), ``lock_wait_ms`` (locks.*.timeAcquiringMicros,
-summed over resources and modes), ``flow_control_ms`` (flowControl.timeAcquiringMicros), ``oplog_slot_ms``
+(storage.data.timeReadingMicros), ``bytes_read`` (storage.data.bytesRead), ``lock_wait_ms``
+(locks.*.timeAcquiringMicros, summed over resources and modes), ``flow_control_ms`` (flowControl.timeAcquiringMicros), ``oplog_slot_ms``
 (totalOplogSlotDurationMicros), ``write_concern_ms`` (waitForWriteConcernDurationMillis), ``write_conflicts``
 (writeConflicts), ``planning_ms`` (planningTimeMicros), ``cpu_ms`` (cpuNanos).
 """

@@ -73,7 +73,8 @@ class WriteConflicts(Rule):
         if unbounded:
             details.append(f"each execution {'deletes' if stats.shape.op == 'delete' else 'updates'} every document "
                            f"of the collection (an empty filter, no limit), from {connections:,} connection(s) "
-                           f"{together}: they fight over the same documents. To empty a collection, drop() it and recreate "
+                           f"{together}: they fight over the same documents. To empty a collection, drop() it and "
+                           "recreate "
                            "its indexes; to remove part of it, delete in bounded batches (by _id ranges) from one "
                            "client; to expire documents, a TTL index")
         else:

@@ -67,7 +67,8 @@ class ReplicationWaits(Rule):
                            "journal disk's latency")
         concern = breakdown.mean("write_concern_ms")
         if concern:
-            parts.append(f"{human_ms(concern)} per execution for the write concern{worst(breakdown, 'write_concern_ms')}")
+            parts.append(f"{human_ms(concern)} per execution for the write concern"
+                         f"{worst(breakdown, 'write_concern_ms')}")
             details.append("each command waits for the replica set to acknowledge it (the write concern): batch "
                            "writes to pay the wait once per batch, or relax the write concern where durability "
                            "allows")

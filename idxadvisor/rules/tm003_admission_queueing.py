@@ -1,7 +1,16 @@
 from __future__ import annotations
 
 from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict
-from idxadvisor.rules.causes import DEFAULTS, TIMED_OPS, busy_in, component_share, described, minutes_of, significant, worst
+from idxadvisor.rules.causes import (
+    DEFAULTS,
+    TIMED_OPS,
+    busy_in,
+    component_share,
+    described,
+    minutes_of,
+    significant,
+    worst,
+)
 from idxadvisor.shapes.digest import ShapeStats
 from idxadvisor.units import human_ms
 

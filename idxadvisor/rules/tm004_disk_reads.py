@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict
 from idxadvisor.rules.causes import DEFAULTS, TIMED_OPS, described, significant, worst
+from idxadvisor.shapes.digest import ShapeStats
 from idxadvisor.units import human_bytes, human_ms
 
 PULLERS = 3  # shapes named as reading the most from disk
@@ -65,15 +66,17 @@ class DiskReads(Rule):
                    f"execution{worst(breakdown, 'disk_read_ms')}{per_doc}: its data is not in the cache.")
         pullers = sorted((other for other in context.shapes
                           if other.timing is not None and other.timing.total("bytes_read")),
-                         key=lambda other: (-(other.timing.total("bytes_read") or 0.0),  # type: ignore[union-attr]
-                                            other.shape.fingerprint))[:PULLERS]
+                         key=lambda other: (-_bytes_read(other), other.shape.fingerprint))[:PULLERS]
         details = []
         if pullers:
             details.append("the shapes that read the most from disk: " + "; ".join(
-                f"{described(other)} ({human_bytes(other.timing.total('bytes_read') or 0.0)})"  # type: ignore[union-attr]
-                for other in pullers))
+                f"{described(other)} ({human_bytes(_bytes_read(other))})" for other in pullers))
         details.append("read less (project the fields needed, keep large fields out of hot documents), or give the "
                        "cache more memory")
         details.append("the log cannot show the cache's size or its eviction: db.serverStatus().wiredTiger.cache can")
         return Verdict(message, details=details, impact=0.0,
                        related=[other.shape.fingerprint for other in pullers if other is not stats])
+
+
+def _bytes_read(stats: ShapeStats) -> float:
+    return (stats.timing.total("bytes_read") if stats.timing is not None else None) or 0.0

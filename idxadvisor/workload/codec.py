@@ -333,7 +333,8 @@ def encode_breakdown(breakdown: TimeBreakdown | None) -> dict[str, Any] | None:
     return {"executions": breakdown.executions, "duration_us": breakdown.duration_us,
             "sums": dict(sorted(breakdown.sums.items())), "measured": dict(sorted(breakdown.measured.items())),
             "measured_us": dict(sorted(breakdown.measured_us.items())),
-            "histograms": {name: encode_histogram(histogram) for name, histogram in sorted(breakdown.histograms.items())}}
+            "histograms": {name: encode_histogram(histogram)
+                           for name, histogram in sorted(breakdown.histograms.items())}}
 
 
 def decode_breakdown(document: dict[str, Any] | None) -> TimeBreakdown | None:

@@ -240,12 +240,14 @@ def test_a_statement_at_the_previous_commands_end_is_its_own_commands(tmp_path: 
 
 
 def test_a_paired_write_keeps_its_statements_counters_and_its_commands_duration() -> None:
-    [event] = block_events([statement("conn1", T1, duration=0), wrapper("conn1", "2025-01-01T10:00:00.144+00:00", duration=44)])
+    end = "2025-01-01T10:00:00.144+00:00"
+    [event] = block_events([statement("conn1", T1, duration=0), wrapper("conn1", end, duration=44)])
     assert (event.statement, event.keys_examined, event.docs_examined, event.duration_ms) == (True, 1, 1, 44.0)
 
 
 def test_a_command_splits_its_duration_among_its_statements_in_proportion_to_theirs() -> None:
-    lines = [statement("conn1", T1, duration=10), statement("conn1", T1, duration=30), wrapper("conn1", T2, duration=80)]
+    lines = [statement("conn1", T1, duration=10), statement("conn1", T1, duration=30),
+             wrapper("conn1", T2, duration=80)]
     assert sorted(event.duration_ms for event in block_events(lines)) == [20.0, 60.0]
     zero = [statement("conn1", T1, duration=0), statement("conn1", T1, duration=0), wrapper("conn1", T2, duration=80)]
     assert sorted(event.duration_ms for event in block_events(zero)) == [40.0, 40.0]

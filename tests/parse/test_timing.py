@@ -47,7 +47,8 @@ def test_a_damaged_component_is_a_counted_problem_and_stays_unknown(damaged: dic
 
 
 def test_a_paired_write_takes_its_commands_components_where_it_has_none() -> None:
-    statement = json_line({"type": "update", "ns": "hr.employees", "command": {"q": {"_id": 1}, "u": {"$set": {"a": 1}}},
+    statement = json_line({"type": "update", "ns": "hr.employees",
+                           "command": {"q": {"_id": 1}, "u": {"$set": {"a": 1}}},
                            "planSummary": "IDHACK", "keysExamined": 1, "docsExamined": 1, "durationMillis": 0,
                            "writeConflicts": 2}, component="WRITE", ts="2025-01-01T10:00:00.100+00:00")
     command = json_line({"type": "command", "ns": "hr.$cmd", "command": {"update": "employees", "ordered": True},
