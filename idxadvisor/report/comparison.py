@@ -106,6 +106,8 @@ def detail_lines(change: ShapeChange) -> list[str]:
         sort = f" · blocking sort {change.sort_change}" if change.sort_change else ""
         unchanged = change.plan_change is None and change.before is not None and change.after is not None
         lines.append(f"plan {plan}{' (unchanged)' if unchanged else ''}{sort}")
+    if change.cause:
+        lines.append(change.cause)
     if change.status == "unchanged":
         lines += change.reasons  # why it was not judged (a regression or an improvement shows in the numbers)
     return lines
@@ -164,6 +166,8 @@ def _markdown(comparison: Comparison, limit: int) -> list[str]:
         plan = change.plan_change or "unchanged"
         if change.sort_change:
             plan += f"; blocking sort {change.sort_change}"
+        if change.cause:
+            plan += f"; {change.cause}"
         signed = f"{'−' if change.time_change_ms < 0 else '+'}{human_ms(abs(change.time_change_ms))}"
         lines.append(f"| {rank} | {'**regressed**' if change.status == 'regressed' else change.status} | {signed} "
                      f"| `{_cell(change.ns)}` | `{_cell(change.shape)}` | {mean} | {p95} | {docs} | {_cell(plan)} |")

@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from idxadvisor.models.report import Finding, FindingGroup, InputReport, Report, ShapeReport
+from idxadvisor.report.timing import breakdown_line
 from idxadvisor.report.build import (
     change_line,
     evidence_after_label,
@@ -176,6 +177,9 @@ def _shape_block(rank: int, shape: ShapeReport, width: int) -> Group:
     if shape.internal:
         details.append("internal")
     parts = [first, *_indented(body, 5, width, "cyan"), *_indented(" · ".join(details), 5, width, "dim")]
+    timing = breakdown_line(shape.time_breakdown)
+    if timing:
+        parts += _indented(f"time: {timing}", 5, width, "dim")
     return Group(*parts)
 
 

@@ -16,6 +16,7 @@ from idxadvisor.units import human_ms
 #: Every operation a slow-query line may time.
 TIMED_OPS = frozenset({*QUERY_OPS, "insert", "getMore", "bulkWrite"})
 DEFAULTS = {"min_share": 0.3, "min_mean_ms": 10.0, "min_executions": 3}
+NOTICEABLE_SHARE = 0.1  # below this part of the time, a component is not worth a word, even under --verbose
 
 
 def component_share(breakdown: TimeBreakdown | None, names: tuple[str, ...]) -> tuple[float, float]:
@@ -28,14 +29,17 @@ def component_share(breakdown: TimeBreakdown | None, names: tuple[str, ...]) -> 
     return min(share, 1.0), mean
 
 
-def significant(analysis: ShapeAnalysis, names: tuple[str, ...], options: dict) -> tuple[float, float] | str:
-    """The share and mean of the components when they pass the rule's thresholds; else why not (for ``Quiet``)."""
+def significant(analysis: ShapeAnalysis, names: tuple[str, ...], options: dict) -> tuple[float, float] | str | None:
+    """The share and mean of the components when they pass the rule's thresholds; else why not (for ``Quiet``) when
+    they took a noticeable part of the time, or None when there is nothing to say (not logged, or negligible)."""
     breakdown = analysis.stats.timing
     if breakdown is None or not any(name in breakdown.sums for name in names):
-        return "the log gives no " + " or ".join(LABELS[name] for name in names) + " for this shape"
+        return None
+    share, mean = component_share(breakdown, names)
+    if share < NOTICEABLE_SHARE:
+        return None
     if analysis.executions < options["min_executions"]:
         return f"{analysis.executions} execution(s), fewer than {options['min_executions']}"
-    share, mean = component_share(breakdown, names)
     if share < options["min_share"] or mean < options["min_mean_ms"]:
         return (f"{' and '.join(LABELS[name] for name in names)}: {share:.0%} of its time, {human_ms(mean)} per "
                 f"execution (below {options['min_share']:.0%} or {human_ms(options['min_mean_ms'])})")

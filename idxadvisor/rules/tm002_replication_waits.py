@@ -51,6 +51,8 @@ class ReplicationWaits(Rule):
 
     def check(self, analysis: ShapeAnalysis, context: RuleContext) -> Verdict | Quiet | None:
         found = significant(analysis, _WAITS, self.options)
+        if found is None:
+            return None
         if isinstance(found, str):
             return Quiet(found)
         share, mean = found

@@ -61,6 +61,8 @@ class AdmissionQueueing(Rule):
 
     def check(self, analysis: ShapeAnalysis, context: RuleContext) -> Verdict | Quiet | None:
         found = significant(analysis, _QUEUES, self.options)
+        if found is None:
+            return None
         if isinstance(found, str):
             return Quiet(found)
         share, mean = found

@@ -51,6 +51,8 @@ class DiskReads(Rule):
 
     def check(self, analysis: ShapeAnalysis, context: RuleContext) -> Verdict | Quiet | None:
         found = significant(analysis, ("disk_read_ms",), self.options)
+        if found is None:
+            return None
         if isinstance(found, str):
             return Quiet(found)
         share, mean = found

@@ -53,6 +53,8 @@ class LockWaits(Rule):
 
     def check(self, analysis: ShapeAnalysis, context: RuleContext) -> Verdict | Quiet | None:
         found = significant(analysis, ("lock_wait_ms",), self.options)
+        if found is None:
+            return None
         if isinstance(found, str):
             return Quiet(found)
         share, mean = found

@@ -49,6 +49,8 @@ class PlanSelection(Rule):
 
     def check(self, analysis: ShapeAnalysis, context: RuleContext) -> Verdict | Quiet | None:
         found = significant(analysis, ("planning_ms",), self.options)
+        if found is None:
+            return None
         if isinstance(found, str):
             return Quiet(found)
         share, mean = found
