@@ -16,7 +16,6 @@ Names (``Event.timing`` keys), from the JSON log's ``attr`` (4.4+; see docs/time
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any
 
@@ -25,72 +24,88 @@ TIMING_KEYS = frozenset({"workingMillis", "queues", "storage", "locks", "flowCon
 MAX_COMPONENT = 1e15  # far above any real value (a year in microseconds is 3e13): past it, a value is damaged
 
 #: top-level attr name -> (component, factor to milliseconds or 1 for counts)
-_FLAT = {"workingMillis": ("working_ms", 1.0), "totalOplogSlotDurationMicros": ("oplog_slot_ms", 1e-3),
-         "waitForWriteConcernDurationMillis": ("write_concern_ms", 1.0), "writeConflicts": ("write_conflicts", 1.0),
-         "planningTimeMicros": ("planning_ms", 1e-3), "cpuNanos": ("cpu_ms", 1e-6)}
-_NESTED = (("queues", "execution", "totalTimeQueuedMicros", "queued_ms", 1e-3),
-           ("queues", "ingress", "totalTimeQueuedMicros", "ingress_queued_ms", 1e-3),
-           ("queues", "execution", "admissions", "admissions", 1.0),
-           ("storage", "data", "timeReadingMicros", "disk_read_ms", 1e-3),
-           ("storage", "data", "bytesRead", "bytes_read", 1.0))
+_FLAT = (("workingMillis", "working_ms", 1.0), ("totalOplogSlotDurationMicros", "oplog_slot_ms", 1e-3),
+         ("waitForWriteConcernDurationMillis", "write_concern_ms", 1.0), ("writeConflicts", "write_conflicts", 1.0),
+         ("planningTimeMicros", "planning_ms", 1e-3), ("cpuNanos", "cpu_ms", 1e-6))
+_QUEUES = (("execution", "totalTimeQueuedMicros", "queued_ms", 1e-3), ("ingress", "totalTimeQueuedMicros",
+                                                                       "ingress_queued_ms", 1e-3),
+           ("execution", "admissions", "admissions", 1.0))
+_STORAGE = (("timeReadingMicros", "disk_read_ms", 1e-3), ("bytesRead", "bytes_read", 1.0))
+_NUMBERS = (int, float)
 
 
 def _valid(value: Any) -> bool:
-    return type(value) in (int, float) and math.isfinite(value) and 0 <= value <= MAX_COMPONENT
+    return type(value) in _NUMBERS and 0 <= value <= MAX_COMPONENT  # NaN fails the comparison
 
 
 def read_timing(attr: dict[str, Any]) -> tuple[dict[str, float] | None, str | None]:
-    """The time components ``attr`` holds (None when it holds none), and a problem naming the first damaged one."""
+    """The time components ``attr`` holds (None when it holds none), and a problem naming the first damaged one.
+
+    On the hot path of JSON logs (most 4.4+ lines have ``locks``, many ``storage`` and ``cpuNanos``): plain loops
+    over a few names, no function call per value."""
     if TIMING_KEYS.isdisjoint(attr):
         return None, None
     timing: dict[str, float] = {}
-    damaged: list[str] = []
-
-    def put(name: str, source: str, value: Any, factor: float) -> None:
-        if _valid(value):
-            timing[name] = value * factor
-        else:
-            damaged.append(source)
-
-    for source, (name, factor) in _FLAT.items():
-        if source in attr:
-            put(name, source, attr[source], factor)
-    for top, middle, leaf, name, factor in _NESTED:
-        outer = attr.get(top)
-        inner = outer.get(middle) if type(outer) is dict else None
-        if type(inner) is dict and leaf in inner:
-            put(name, f"{top}.{middle}.{leaf}", inner[leaf], factor)
-    for source, value in _waits(attr.get("locks"), "locks"):
-        put("lock_wait_ms", source, value, 1e-3)
-    flow = attr.get("flowControl")
+    damaged: str | None = None
+    get = attr.get
+    for source, name, factor in _FLAT:
+        value = get(source)
+        if value is not None:
+            if type(value) in _NUMBERS and 0 <= value <= MAX_COMPONENT:
+                timing[name] = value * factor
+            elif damaged is None:
+                damaged = source
+    queues = get("queues")
+    if type(queues) is dict:
+        for queue, leaf, name, factor in _QUEUES:
+            inner = queues.get(queue)
+            if type(inner) is dict and leaf in inner:
+                value = inner[leaf]
+                if type(value) in _NUMBERS and 0 <= value <= MAX_COMPONENT:
+                    timing[name] = value * factor
+                elif damaged is None:
+                    damaged = f"queues.{queue}.{leaf}"
+    storage = get("storage")
+    data = storage.get("data") if type(storage) is dict else None
+    if type(data) is dict:
+        for leaf, name, factor in _STORAGE:
+            if leaf in data:
+                value = data[leaf]
+                if type(value) in _NUMBERS and 0 <= value <= MAX_COMPONENT:
+                    timing[name] = value * factor
+                elif damaged is None:
+                    damaged = f"storage.data.{leaf}"
+    locks = get("locks")
+    if type(locks) is dict:
+        waited = _lock_waits(locks)
+        if type(waited) is str:
+            damaged = damaged or waited
+        elif waited is not None:
+            timing["lock_wait_ms"] = waited * 1e-3
+    flow = get("flowControl")
     if type(flow) is dict and "timeAcquiringMicros" in flow:
-        put("flow_control_ms", "flowControl.timeAcquiringMicros", flow["timeAcquiringMicros"], 1e-3)
-    problem = f"a damaged time component ({damaged[0]})" if damaged else None
+        value = flow["timeAcquiringMicros"]
+        if _valid(value):
+            timing["flow_control_ms"] = value * 1e-3
+        elif damaged is None:
+            damaged = "flowControl.timeAcquiringMicros"
+    problem = f"a damaged time component ({damaged})" if damaged is not None else None
     return (timing or None), problem
 
 
-def _waits(locks: Any, prefix: str) -> list[tuple[str, Any]]:
-    """Each lock resource's total ``timeAcquiringMicros`` (summed over modes): one value per resource that has it."""
-    if type(locks) is not dict:
-        return []
-    waits = []
-    total: float = 0.0
-    found = False
+def _lock_waits(locks: dict[str, Any]) -> float | str | None:
+    """The microseconds waited for every lock resource and mode together; the name of a damaged value; None when no
+    resource logged a wait."""
+    total: float | None = None
     for resource, counters in locks.items():
         if type(counters) is not dict or "timeAcquiringMicros" not in counters:
             continue
         by_mode = counters["timeAcquiringMicros"]
-        values = by_mode.values() if type(by_mode) is dict else [by_mode]
-        for value in values:
+        for value in (by_mode.values() if type(by_mode) is dict else (by_mode,)):
             if not _valid(value):
-                waits.append((f"{prefix}.{resource}.timeAcquiringMicros", value))
-                continue
-            total += value
-            found = True
-    if found:
-        waits.append(("locks", total))
-    return waits
-
+                return f"locks.{resource}.timeAcquiringMicros"
+            total = (total or 0.0) + value
+    return total
 
 #: Text logs (3.0 to 4.2) write a few of the components among their counters: ``writeConflicts:N``, the lock documents'
 #: ``timeAcquiringMicros: { w: N }`` and, from 4.0, ``storage:{ data: { bytesRead: N, timeReadingMicros: N } }``.

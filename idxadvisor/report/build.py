@@ -178,7 +178,7 @@ def time_breakdown_report(breakdown: TimeBreakdown | None) -> TimeBreakdownRepor
         p95 = breakdown.percentile(name, 95)
         share = breakdown.share(name)
         components.append(TimeComponentReport(
-            name=name, label=label, unit=unit, executions=breakdown.measured[name], total=_rounded(total),
+            name=name, label=label, unit=unit, executions=breakdown.measured(name), total=_rounded(total),
             mean=_rounded(breakdown.mean(name) or 0.0), p95=_rounded(p95),
             share=None if share is None else round(share, 4)))
     waited = breakdown.waited_share()

@@ -33,7 +33,7 @@ def significant(analysis: ShapeAnalysis, names: tuple[str, ...], options: dict) 
     """The share and mean of the components when they pass the rule's thresholds; else why not (for ``Quiet``) when
     they took a noticeable part of the time, or None when there is nothing to say (not logged, or negligible)."""
     breakdown = analysis.stats.timing
-    if breakdown is None or not any(name in breakdown.sums for name in names):
+    if breakdown is None or not any(name in breakdown.components for name in names):
         return None
     share, mean = component_share(breakdown, names)
     if share < NOTICEABLE_SHARE:

@@ -35,34 +35,38 @@ WAITS = ("queued_ms", "ingress_queued_ms", "disk_read_ms", "lock_wait_ms", "flow
          "write_concern_ms")
 
 
-def _whole(name: str, value: float) -> int:
-    """A component in whole units: microseconds for a time, itself for a count. Sums of whole numbers merge exactly,
-    in any order (sums of floats do not)."""
-    return round(value * 1000) if UNITS.get(name) == "ms" else round(value)
+#: Each component's factor to whole units: microseconds for a time, itself for a count. Sums of whole numbers merge
+#: exactly, in any order (sums of floats do not).
+_WHOLE = {name: 1000 if unit == "ms" else 1 for name, _, unit in COMPONENTS}
+#: The components sketched for percentiles: the waits and planning (working and CPU time are in the duration's).
+SKETCHED = frozenset({*WAITS, "planning_ms"})
+SUM, EXECUTIONS, DURATION = 0, 1, 2  # the places of a component's numbers
 
 
 @dataclass(slots=True)
 class TimeBreakdown:
-    """The time components of one shape's executions. Times are summed in whole microseconds, and sketched in whole
-    milliseconds, so that any split of the executions merges to the same numbers."""
+    """The time components of one shape's executions. Per component: its sum in whole units (microseconds for a
+    time), the executions that logged it and their total duration in microseconds; times sketched in whole
+    milliseconds. So any split of the executions merges to the same numbers."""
 
     executions: int = 0  # executions that logged any component
     duration_us: int = 0  # their total duration, in microseconds
-    sums: dict[str, int] = field(default_factory=dict)  # microseconds for a time, else the count
-    measured: dict[str, int] = field(default_factory=dict)  # executions that logged each component
-    measured_us: dict[str, int] = field(default_factory=dict)  # the total duration of those executions (µs)
-    histograms: dict[str, DurationHistogram] = field(default_factory=dict)  # time components, whole milliseconds
+    components: dict[str, list[int]] = field(default_factory=dict)  # name -> [sum, executions, duration µs]
+    histograms: dict[str, DurationHistogram] = field(default_factory=dict)  # SKETCHED components, whole ms
 
     def add(self, timing: dict[str, float], duration_ms: float) -> None:
         self.executions += 1
         duration = round(duration_ms * 1000)
         self.duration_us += duration
-        sums, measured, measured_us = self.sums, self.measured, self.measured_us
+        components = self.components
         for name, value in timing.items():
-            sums[name] = sums.get(name, 0) + _whole(name, value)
-            measured[name] = measured.get(name, 0) + 1
-            measured_us[name] = measured_us.get(name, 0) + duration
-            if UNITS.get(name) == "ms":
+            numbers = components.get(name)
+            if numbers is None:
+                numbers = components[name] = [0, 0, 0]
+            numbers[0] += round(value * _WHOLE[name])
+            numbers[1] += 1
+            numbers[2] += duration
+            if name in SKETCHED:
                 histogram = self.histograms.get(name)
                 if histogram is None:
                     histogram = self.histograms[name] = DurationHistogram()
@@ -71,34 +75,42 @@ class TimeBreakdown:
     def merge(self, other: TimeBreakdown) -> None:
         self.executions += other.executions
         self.duration_us += other.duration_us
-        for mine, theirs in ((self.sums, other.sums), (self.measured, other.measured),
-                             (self.measured_us, other.measured_us)):
-            for name, value in theirs.items():
-                mine[name] = mine.get(name, 0) + value
+        for name, theirs in other.components.items():
+            mine = self.components.get(name)
+            if mine is None:
+                self.components[name] = list(theirs)
+            else:
+                for place, value in enumerate(theirs):
+                    mine[place] += value
         for name, histogram in other.histograms.items():
             kept = self.histograms.get(name)
             if kept is None:
                 self.histograms[name] = kept = DurationHistogram()
             kept.merge(histogram)
 
+    def measured(self, name: str) -> int:
+        """The executions that logged the component."""
+        numbers = self.components.get(name)
+        return numbers[EXECUTIONS] if numbers is not None else 0
+
     def total(self, name: str) -> float | None:
         """The component summed over the executions that logged it, in its unit (ms for a time); None: unknown."""
-        if name not in self.sums:
+        numbers = self.components.get(name)
+        if numbers is None:
             return None
-        value = self.sums[name]
-        return value / 1000 if UNITS.get(name) == "ms" else float(value)
+        return numbers[SUM] / _WHOLE[name] if _WHOLE[name] != 1 else float(numbers[SUM])
 
     def share(self, name: str) -> float | None:
         """The component's part of the duration of the executions that logged it (None: unknown; times only)."""
-        total = self.measured_us.get(name)
-        if not total or name not in self.sums or UNITS.get(name) != "ms":
+        numbers = self.components.get(name)
+        if numbers is None or not numbers[DURATION] or UNITS.get(name) != "ms":
             return None
-        return self.sums[name] / total
+        return numbers[SUM] / numbers[DURATION]
 
     def mean(self, name: str) -> float | None:
         """Per execution that logged it, in its unit."""
-        count = self.measured.get(name)
         total = self.total(name)
+        count = self.measured(name)
         return total / count if count and total is not None else None
 
     def percentile(self, name: str, p: float) -> float | None:

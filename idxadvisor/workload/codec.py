@@ -28,6 +28,7 @@ from idxadvisor.shapes.digest import (
 )
 from idxadvisor.shapes.shape import Branches, ElemMatch, Filter, Node, QueryShape, finish
 from idxadvisor.shapes.sketch import DurationHistogram
+from idxadvisor.shapes.timing import SKETCHED as TIMING_SKETCHED
 from idxadvisor.shapes.timing import UNITS as TIMING_UNITS
 from idxadvisor.shapes.timing import TimeBreakdown
 from idxadvisor.workload.redact import redact_command
@@ -331,8 +332,7 @@ def encode_breakdown(breakdown: TimeBreakdown | None) -> dict[str, Any] | None:
     if breakdown is None:
         return None
     return {"executions": breakdown.executions, "duration_us": breakdown.duration_us,
-            "sums": dict(sorted(breakdown.sums.items())), "measured": dict(sorted(breakdown.measured.items())),
-            "measured_us": dict(sorted(breakdown.measured_us.items())),
+            "components": {name: list(numbers) for name, numbers in sorted(breakdown.components.items())},
             "histograms": {name: encode_histogram(histogram)
                            for name, histogram in sorted(breakdown.histograms.items())}}
 
@@ -351,23 +351,24 @@ def decode_breakdown(document: dict[str, Any] | None) -> TimeBreakdown | None:
         if value < 0:
             raise ValueError(f"timing.{key} is negative")
         setattr(breakdown, key, int(value))
-    for key, target in (("sums", breakdown.sums), ("measured", breakdown.measured),
-                        ("measured_us", breakdown.measured_us)):
-        values = document.get(key, {})
-        if not isinstance(values, dict):
-            raise ValueError(f"timing.{key} must be an object")
-        for name, value in values.items():
-            if name not in TIMING_UNITS:
-                raise ValueError(f"timing.{key} names an unknown component {name!r}")
-            check_scalar(value, "int", f"timing.{key}.{name}")
+    components = document.get("components", {})
+    if not isinstance(components, dict):
+        raise ValueError("timing.components must be an object")
+    for name, numbers in components.items():
+        if name not in TIMING_UNITS:
+            raise ValueError(f"timing.components names an unknown component {name!r}")
+        if not isinstance(numbers, list) or len(numbers) != 3:
+            raise ValueError(f"timing.components.{name} must be [sum, executions, duration]")
+        for value in numbers:
+            check_scalar(value, "int", f"timing.components.{name}")
             if value < 0:
-                raise ValueError(f"timing.{key}.{name} is negative")
-            target[name] = int(value)
+                raise ValueError(f"timing.components.{name} holds a negative number")
+        breakdown.components[name] = [int(value) for value in numbers]
     histograms = document.get("histograms", {})
     if not isinstance(histograms, dict):
         raise ValueError("timing.histograms must be an object")
     for name, histogram in histograms.items():
-        if TIMING_UNITS.get(name) != "ms":
+        if name not in TIMING_SKETCHED:
             raise ValueError(f"timing.histograms names an unknown time component {name!r}")
         breakdown.histograms[name] = decode_histogram(histogram)
     return breakdown

@@ -29,9 +29,9 @@ def test_components_are_summed_over_the_executions_that_logged_them() -> None:
     _, digest = digest_block("\n".join(lines()) + "\n", "json-log")
     [stats] = digest.shapes.values()
     timing = stats.timing
-    assert (stats.count, timing.executions, timing.measured["queued_ms"]) == (60, 40, 40)
+    assert (stats.count, timing.executions, timing.measured("queued_ms")) == (60, 40, 40)
     assert timing.total("working_ms") == 120
-    assert "disk_read_ms" not in timing.sums  # never logged: unknown, not 0
+    assert "disk_read_ms" not in timing.components  # never logged: unknown, not 0
     assert timing.share("disk_read_ms") is None
     assert 0.8 < timing.share("queued_ms") < 0.9
     assert timing.waited_share() == 1 - timing.share("working_ms")
