@@ -17,6 +17,7 @@ from idxadvisor.report.build import (
 )
 from idxadvisor.report.server import evidence_line, server_lines
 from idxadvisor.report.sets import index_parts, selection_line, set_heading, set_method, writes_line
+from idxadvisor.report.timing import breakdown_line
 from idxadvisor.units import human_count, human_impact, human_ms, mask_secrets
 
 
@@ -107,8 +108,8 @@ def _shapes(report: Report) -> list[str]:
     summary = report.summary
     lines = ["", f"### Top {len(report.shapes)} of {summary.shapes} query shapes", ""]
     if report.shapes:
-        lines += ["| # | shape | count | total | p95 | max | plan | docs/returned | blocking sort |",
-                  "|--:|---|--:|--:|--:|--:|---|--:|--:|"]
+        lines += ["| # | shape | count | total | p95 | max | plan | docs/returned | blocking sort | where the time went |",
+                  "|--:|---|--:|--:|--:|--:|---|--:|--:|---|"]
         lines += [_shape_row(rank, shape) for rank, shape in enumerate(report.shapes, start=1)]
     else:
         lines.append("No slow operations in scope.")
@@ -192,7 +193,8 @@ def _shape_row(rank: int, shape: ShapeReport) -> str:
     ratio = f"{shape.docs_examined_per_returned:,.1f}" if shape.docs_examined_per_returned is not None else ""
     sort = f"{shape.blocking_sorts * 100 // max(shape.count, 1)}%" if shape.blocking_sorts else ""
     return (f"| {rank} | {_code(shape.shape)} | {human_count(shape.count)} | {human_ms(duration.total)} | "
-            f"{human_ms(duration.p95)} | {human_ms(duration.max)} | {_code(plan) if plan else ''} | {ratio} | {sort} |")
+            f"{human_ms(duration.p95)} | {human_ms(duration.max)} | {_code(plan) if plan else ''} | {ratio} | {sort} | "
+            f"{_cell(breakdown_line(shape.time_breakdown))} |")
 
 
 def _finding(finding: Finding, ns: bool = True) -> list[str]:
