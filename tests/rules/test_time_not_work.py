@@ -9,6 +9,7 @@ import pytest
 
 from idxadvisor.api import analyze
 from idxadvisor.config import Settings
+from tests.conftest import FIXTURES_DIR
 from tests.helpers import json_line, slow_attr
 
 START = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
@@ -45,3 +46,16 @@ def test_the_keyhole_4_0_log_names_the_write_conflicts_of_its_unbounded_deletes(
     [finding] = [finding for finding in report.findings if finding.rule == "TM001"]
     assert finding.message.startswith("delete _KEYHOLE_88800.examples {} hit 7.7M write conflicts in 10 executions")
     assert any("drop() it" in detail for detail in finding.details)
+
+
+@pytest.mark.parametrize(("log", "causes"), [
+    ("v8.0.log", {("TM003", "shop.orders"), ("TM004", "shop.products"), ("TM006", "shop.sessions"),
+                  ("TM007", "shop.events")}),
+    ("v6.0.log", {("TM002", "shop.audit"), ("TM002", "hr.employees"), ("TM005", "shop.orders")}),
+    ("v4.0.log", {("TM001", "app.examples"), ("TM005", "app.orders")}),
+    ("healthy.log", set()),
+])
+def test_each_versions_log_names_each_cause_on_its_shape_and_suggests_no_index(log: str, causes: set) -> None:
+    report = analyze([str(FIXTURES_DIR / "time" / log)], Settings(jobs=1))
+    assert {(finding.rule, finding.ns) for finding in report.findings} == causes
+    assert report.suggested_indexes == []
