@@ -40,7 +40,7 @@ def bar_segments(breakdown: TimeBreakdownReport) -> list[tuple[str, str, float]]
         inside = sum(share for name, _, share in segments if name in INSIDE_WORK)
         rest = min(max(0.0, working - inside), 1 - used)
         if rest >= 0.005:
-            segments.append(("working_ms", "working", rest))
+            segments.append(("working_ms", "other work" if inside else "working", rest))
             used += rest
     if 1 - used >= 0.005:
         segments.append(("unknown", "not broken down" if working is None else "other", 1 - used))
