@@ -83,3 +83,11 @@ def test_a_4_2_text_line_carries_storage_and_flow_control() -> None:
     _, events = parse_block(line + "\n", "text-log")
     [event] = events
     assert event.timing == {"lock_wait_ms": 2.0, "flow_control_ms": 0.3, "bytes_read": 4096, "disk_read_ms": 0.9}
+
+
+def test_a_damaged_component_of_a_text_line_is_a_counted_problem() -> None:
+    line = ("2020-01-01T00:00:00.000+0000 I  WRITE    [conn1] remove a.b command: { q: {}, limit: 0 } "
+            "planSummary: COLLSCAN ndeleted:0 writeConflicts:abc numYields:3 150ms")
+    stats, events = parse_block(line + "\n", "text-log")
+    assert (stats.problems, events[0].timing) == (1, None)
+    assert stats.problem_examples[0].reason == "a damaged time component (writeConflicts)"
