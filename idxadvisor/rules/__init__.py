@@ -32,6 +32,7 @@ from idxadvisor.rules.tm004_disk_reads import DiskReads
 from idxadvisor.rules.tm005_lock_waits import LockWaits
 from idxadvisor.rules.tm006_flow_control import FlowControl
 from idxadvisor.rules.tm007_plan_selection import PlanSelection
+from idxadvisor.rules.tm008_unexplained_latency import UnexplainedLatency
 
 ALL_RULES: tuple[type[Rule], ...] = (
     RepeatedAggregation,
@@ -59,6 +60,7 @@ ALL_RULES: tuple[type[Rule], ...] = (
     LockWaits,
     FlowControl,
     PlanSelection,
+    UnexplainedLatency,
 )
 
 
