@@ -391,14 +391,17 @@ class BoundaryState:
         self.waiting = still_waiting
         horizon = (last_ms or 0.0) - STATEMENT_HORIZON_MS
         kept = []
-        for mark in self.statements:
+        per_key: dict[Key, int] = {}
+        for mark in reversed(self.statements):  # the latest first: past MAX_MARKS_PER_KEY of a key, the oldest go
             if mark.claimed:
                 continue
-            if mark.ts_ms is not None and mark.ts_ms < horizon:
+            seen = per_key[mark.key] = per_key.get(mark.key, 0) + 1
+            if (mark.ts_ms is not None and mark.ts_ms < horizon) or seen > MAX_MARKS_PER_KEY:
                 mark.claimed = True
                 operations.append(mark.event)
             else:
                 kept.append(mark)
+        kept.reverse()
         self.statements = kept
         return operations
 
