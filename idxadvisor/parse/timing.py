@@ -38,6 +38,25 @@ def _valid(value: Any) -> bool:
     return type(value) in _NUMBERS and 0 <= value <= MAX_COMPONENT  # NaN fails the comparison
 
 
+_EXTENDED = frozenset({"$numberLong", "$numberInt", "$numberDouble"})
+
+
+def _extended_number(value: Any) -> float | None:
+    """A component as a number in range: plain (a log line), or canonical Extended JSON (``{"$numberLong": "12"}``,
+    in profiler documents exported as such); None when it is neither."""
+    if type(value) in _NUMBERS:
+        return value if 0 <= value <= MAX_COMPONENT else None
+    if type(value) is dict and len(value) == 1:
+        (marker, text), = value.items()
+        if marker in _EXTENDED and type(text) is str:
+            try:
+                number = float(text)
+            except ValueError:
+                return None
+            return number if 0 <= number <= MAX_COMPONENT else None
+    return None
+
+
 def read_timing(attr: dict[str, Any]) -> tuple[dict[str, float] | None, str | None]:
     """The time components ``attr`` holds (None when it holds none), and a problem naming the first damaged one.
 
@@ -53,6 +72,8 @@ def read_timing(attr: dict[str, Any]) -> tuple[dict[str, float] | None, str | No
         if value is not None:
             if type(value) in _NUMBERS and 0 <= value <= MAX_COMPONENT:
                 timing[name] = value * factor
+            elif (number := _extended_number(value)) is not None:
+                timing[name] = number * factor
             elif damaged is None:
                 damaged = source
     queues = get("queues")
@@ -63,6 +84,8 @@ def read_timing(attr: dict[str, Any]) -> tuple[dict[str, float] | None, str | No
                 value = inner[leaf]
                 if type(value) in _NUMBERS and 0 <= value <= MAX_COMPONENT:
                     timing[name] = value * factor
+                elif (number := _extended_number(value)) is not None:
+                    timing[name] = number * factor
                 elif damaged is None:
                     damaged = f"queues.{queue}.{leaf}"
     storage = get("storage")
@@ -73,6 +96,8 @@ def read_timing(attr: dict[str, Any]) -> tuple[dict[str, float] | None, str | No
                 value = data[leaf]
                 if type(value) in _NUMBERS and 0 <= value <= MAX_COMPONENT:
                     timing[name] = value * factor
+                elif (number := _extended_number(value)) is not None:
+                    timing[name] = number * factor
                 elif damaged is None:
                     damaged = f"storage.data.{leaf}"
     locks = get("locks")
@@ -84,8 +109,8 @@ def read_timing(attr: dict[str, Any]) -> tuple[dict[str, float] | None, str | No
             timing["lock_wait_ms"] = waited * 1e-3
     flow = get("flowControl")
     if type(flow) is dict and "timeAcquiringMicros" in flow:
-        value = flow["timeAcquiringMicros"]
-        if _valid(value):
+        value = _extended_number(flow["timeAcquiringMicros"])
+        if value is not None:
             timing["flow_control_ms"] = value * 1e-3
         elif damaged is None:
             damaged = "flowControl.timeAcquiringMicros"
@@ -101,10 +126,13 @@ def _lock_waits(locks: dict[str, Any]) -> float | str | None:
         if type(counters) is not dict or "timeAcquiringMicros" not in counters:
             continue
         by_mode = counters["timeAcquiringMicros"]
+        if type(by_mode) is dict and len(by_mode) == 1 and next(iter(by_mode)).startswith("$"):
+            by_mode = {"": by_mode}  # one Extended JSON number ({"$numberLong": ...}), not a document of modes
         for value in (by_mode.values() if type(by_mode) is dict else (by_mode,)):
-            if not _valid(value):
+            number = _extended_number(value)
+            if number is None:
                 return f"locks.{resource}.timeAcquiringMicros"
-            total = (total or 0.0) + value
+            total = (total or 0.0) + number
     return total
 
 #: Text logs (3.0 to 4.2) write a few of the components among their counters: ``writeConflicts:N``, the lock documents'

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.helpers import json_line, parse_block, slow_attr
@@ -91,3 +93,13 @@ def test_a_damaged_component_of_a_text_line_is_a_counted_problem() -> None:
     stats, events = parse_block(line + "\n", "text-log")
     assert (stats.problems, events[0].timing) == (1, None)
     assert stats.problem_examples[0].reason == "a damaged time component (writeConflicts)"
+
+
+def test_a_profiler_document_carries_the_same_components_in_extended_json_or_plain() -> None:
+    document = {"op": "update", "ns": "shop.orders", "command": {"q": {"a": 1}, "u": {"$set": {"b": 1}}},
+                "millis": 300, "writeConflicts": {"$numberLong": "12"}, "workingMillis": 20,
+                "locks": {"Global": {"acquireCount": {"w": 1}, "timeAcquiringMicros": {"w": {"$numberLong": "250000"}}}},
+                "ts": {"$date": "2026-03-02T10:00:00.000Z"}}
+    stats, events = parse_block(json.dumps(document) + "\n", "profile")
+    assert stats.problems == 0
+    assert events[0].timing == {"working_ms": 20, "write_conflicts": 12.0, "lock_wait_ms": 250.0}
