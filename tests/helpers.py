@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from idxadvisor.parse.block import BlockOptions, BlockParser, BlockStats
+from idxadvisor.parse.pairing import BoundaryState
 from idxadvisor.shapes.digest import Digest
 
 REFERENCE_YEAR = 2026
@@ -41,11 +42,24 @@ class CollectingSink:
         self.events.extend(other.events)
 
 
+def _whole_input(parser: BlockParser, data: bytes) -> BlockStats:
+    """Parse a block that is the whole input: what pairing left open at its edges is settled as the runner would."""
+    stats = parser.parse(data)
+    boundary = BoundaryState()
+    last_ms = stats.last_ts.timestamp() * 1000 if stats.last_ts is not None else None
+    for event in boundary.resolve(stats.held_wrappers, stats.early_statements, stats.tail_statements, last_ms) + \
+            boundary.close():
+        stats.operations += 1
+        parser.sink.add(event)
+    stats.absorbed += boundary.absorbed
+    return stats
+
+
 def parse_block(data: bytes | str, mode: str, keep_excerpts: bool = False) -> tuple[BlockStats, list[Any]]:
     if isinstance(data, str):
         data = data.encode("utf-8")
     sink = CollectingSink()
-    stats = BlockParser(mode, BlockOptions(REFERENCE_YEAR, keep_excerpts=keep_excerpts), sink).parse(data)
+    stats = _whole_input(BlockParser(mode, BlockOptions(REFERENCE_YEAR, keep_excerpts=keep_excerpts), sink), data)
     return stats, sink.events
 
 
@@ -53,4 +67,4 @@ def digest_block(data: bytes | str, mode: str) -> tuple[BlockStats, Digest]:
     if isinstance(data, str):
         data = data.encode("utf-8")
     digest = Digest()
-    return BlockParser(mode, BlockOptions(REFERENCE_YEAR), digest).parse(data), digest
+    return _whole_input(BlockParser(mode, BlockOptions(REFERENCE_YEAR), digest), data), digest

@@ -26,7 +26,8 @@ def test_every_case_file_of_the_repository_loads() -> None:
     cases = load_rule_cases(REPO_ROOT / "rules")
     assert {case.rule for case in cases} == {"AG001", "AG002", "CI001", "CI002", "CI003", "CI004", "IX001", "IX002",
                                              "IX003", "IX004", "IX005", "IX006", "PL001", "QY001", "QY002", "QY003",
-                                             "QY004", "QY005", "QY006", "QY007"}
+                                             "QY004", "QY005", "QY006", "QY007", "TM001", "TM002", "TM003", "TM004",
+                                             "TM005", "TM006", "TM007", "TM008"}
 
 
 @pytest.mark.parametrize(("body", "message"), [

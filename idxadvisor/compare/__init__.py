@@ -17,6 +17,7 @@ from idxadvisor.models.compare import ChangeStatus, Comparison, ShapeChange, Sha
 from idxadvisor.models.inputs import InputSummary
 from idxadvisor.models.report import ToolInfo
 from idxadvisor.shapes.digest import Digest, ShapeStats
+from idxadvisor.shapes.timing import COMPONENTS, LABELS, WAITS
 from idxadvisor.units import human_ms
 
 DEFAULT_REGRESSION_PCT = 20.0
@@ -80,7 +81,16 @@ def _side(stats: ShapeStats, hours: float | None) -> ShapeSide:
         docs_examined_per_returned=_rounded(stats.per_returned(stats.docs_examined)),
         plans=dict(sorted(stats.plans.items(), key=lambda item: (-item[1], item[0]))),
         blocking_sorts=stats.blocking_sorts,
+        time_components_ms=_components(stats),
     )
+
+
+def _components(stats: ShapeStats) -> dict[str, float]:
+    breakdown = stats.timing
+    if breakdown is None:
+        return {}
+    return {name: round(mean, 3) for name, _, unit in COMPONENTS
+            if unit == "ms" and (mean := breakdown.mean(name)) is not None}
 
 
 def _change(old: ShapeStats | None, new: ShapeStats | None, summaries: tuple[SideSummary, SideSummary],
@@ -103,7 +113,35 @@ def _change(old: ShapeStats | None, new: ShapeStats | None, summaries: tuple[Sid
     old_sorts, new_sorts = before.blocking_sorts * 2 > before.count, after.blocking_sorts * 2 > after.count
     change.sort_change = "gone" if old_sorts and not new_sorts else "new" if new_sorts and not old_sorts else None
     change.status, change.reasons = _judge(before, after, options)
+    if change.status == "regressed":
+        change.cause = _cause(before, after)
+        if change.cause is not None:
+            change.reasons.append(change.cause)
     return change
+
+
+#: The part of a regression one wait must explain for it to be named the cause.
+CAUSE_SHARE = 0.5
+
+
+def _cause(before: ShapeSide, after: ShapeSide) -> str | None:
+    """A regression explained by a wait rather than by work: the wait that grew by most, when it grew by at least
+    ``CAUSE_SHARE`` of the mean's growth (None: the time components do not explain it, or were not logged)."""
+    grown = after.mean_ms - before.mean_ms
+    if grown <= 0:
+        return None
+    old, new = before.time_components_ms, after.time_components_ms
+    waits = [(new[name] - old.get(name, 0.0), name) for name in WAITS if name in new and name in old]
+    if not waits:
+        return None
+    growth, name = max(waits)
+    if growth < CAUSE_SHARE * grown:
+        return None
+    words = (f"slower because it waited, not because it worked more: {LABELS[name]} {human_ms(old[name])} → "
+             f"{human_ms(new[name])} per execution")
+    if "working_ms" in old and "working_ms" in new:
+        words += f", working {human_ms(old['working_ms'])} → {human_ms(new['working_ms'])}"
+    return words
 
 
 def _time(side: ShapeSide | None, summary: SideSummary, per_hour: bool) -> float:

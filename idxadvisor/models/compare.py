@@ -42,6 +42,8 @@ class ShapeSide(_Model):
     docs_examined_per_returned: float | None = None
     plans: dict[str, int] = Field(default_factory=dict)  # plan summary -> executions, most frequent first
     blocking_sorts: int = 0
+    #: where the time went: each time component's mean per execution that logged it (ms); absent when not logged
+    time_components_ms: dict[str, float] = Field(default_factory=dict)
 
 
 class ShapeChange(_Model):
@@ -58,6 +60,9 @@ class ShapeChange(_Model):
     plan_change: str | None = None  # "COLLSCAN → IXSCAN { status: 1 }": the most frequent plan, when it changed
     sort_change: Literal["gone", "new"] | None = None  # a blocking (in-memory) sort gone or new
     reasons: list[str] = Field(default_factory=list)  # why it is regressed or improved, or why it was not judged
+    #: a regression the server's time components explain: the time went to a wait (queued, locks, replication...),
+    #: not to more work ("queued for execution 3 ms → 240 ms per execution, working 3 ms → 3 ms")
+    cause: str | None = None
 
 
 class Comparison(_Model):

@@ -78,6 +78,8 @@ class Event:
     internal: str | None = None  # why this is internal traffic (None for user operations)
     statement: bool = False  # a statement entry of a write command (WRITE component, or a ≤2.6 insert/update line)
     problem: str | None = None  # a value the parser dropped as damaged (an impossible duration): counted as a problem
+    #: where the time went, as the server logged it (``TIME_FIELDS`` names -> value); None when the line had none
+    timing: dict[str, float] | None = None
     source_format: str = JSON_LOG
     shape_slot: ShapeSlot | None = field(default=None, compare=False, repr=False)  # shared by one body's events
 
@@ -97,6 +99,26 @@ class Event:
     @property
     def shape_known(self) -> bool:
         return not (self.truncated or self.unparsed)
+
+
+def apply_command(statement: Event, command: Event, share: float) -> None:
+    """Time a write statement by the command entry that ran it (``parse.pairing``): ``share`` of the command's
+    duration (never less than the statement's own), and the same share of each time component the command logged
+    that the statement did not."""
+    fields = command.__dict__
+    duration = fields.get("duration_ms")
+    if duration is not None:  # a damaged duration is unknown (None): it times nothing
+        own = statement.duration_ms
+        shared = duration * share
+        if own is None or shared > own:
+            statement.duration_ms = shared
+    timing = fields.get("timing")
+    if timing:
+        mine = dict(statement.timing or {})  # a copy: text-log events of one remembered body share theirs
+        for name, value in timing.items():
+            if name not in mine:
+                mine[name] = value * share
+        statement.timing = mine
 
 
 @dataclass(slots=True)

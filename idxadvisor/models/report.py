@@ -178,6 +178,28 @@ class BurstReport(_Model):
     bursts: int  # bursts of two lookups or more in the log
 
 
+class TimeComponentReport(_Model):
+    """One component of where a shape's time went (``shapes.timing.COMPONENTS``), over the executions that logged
+    it: a component no execution logged is absent, never 0."""
+
+    name: str  # working_ms, queued_ms, ... write_conflicts, bytes_read
+    label: str
+    unit: Literal["ms", "count", "bytes"]
+    executions: int  # executions that logged it
+    total: float
+    mean: float  # per execution that logged it
+    p95: float | None = None  # times only
+    share: float | None = None  # times only: its part of those executions' duration
+
+
+class TimeBreakdownReport(_Model):
+    """Where a shape's time went, as the server logged it (see docs/time-breakdown.md)."""
+
+    executions: int  # executions that logged any component
+    waited_share: float | None = None  # the part of the duration spent not working, where the log says it
+    components: list[TimeComponentReport] = Field(default_factory=list)
+
+
 class ShapeReport(_Model):
     fingerprint: str
     ns: str
@@ -216,6 +238,7 @@ class ShapeReport(_Model):
     plan_costs: dict[str, PlanCostReport] = Field(default_factory=dict)  # per plan summary
     plan_switches: int = 0  # plan changes from one execution to the next, in time order
     burst: BurstReport | None = None  # point lookups: the worst burst from one connection
+    time_breakdown: TimeBreakdownReport | None = None  # where the time went, when the log says
     example: dict[str, Any] | None = None
 
     @classmethod

@@ -16,6 +16,7 @@ import orjson
 from idxadvisor.models.events import JSON_LOG, Event
 from idxadvisor.parse.classify import canonical_op, command_name, internal_reason, resolve_namespace
 from idxadvisor.parse.fields import checked_timestamp, read_entry_fields
+from idxadvisor.parse.timing import read_timing
 
 SLOW_QUERY_ID = 51803
 BUILD_INFO_ID = 23403
@@ -84,6 +85,11 @@ def event_from_entry(entry: dict[str, Any]) -> Event:
         fields["truncated"] = True
     if attr.get("ok") == 0 and "error" not in fields:
         fields["error"] = "failed"
+    timing, damaged = read_timing(attr)
+    if timing is not None:
+        fields["timing"] = timing
+    if damaged is not None and "problem" not in fields:
+        fields["problem"] = damaged
     internal = internal_reason(ns, connection, fields.get("app_name"), attr.get("isFromUserConnection"))
     if internal is not None:
         fields["internal"] = internal

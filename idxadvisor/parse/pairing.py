@@ -1,24 +1,34 @@
-"""One operation, one event: a write statement and the command entry that wraps it, in whatever order they come.
+"""One write, one operation: a write statement and the command entry that wraps it, in whatever order they come.
 
 An update or delete logs one WRITE-component entry per slow statement (with the plan counters) and one COMMAND entry
-for the whole command (without them); 2.6-era text logs do the same for inserts. The statement entries are the
-events; a wrapper that has a statement is dropped, so its duration is not counted twice. A wrapper with no statement
-(its statements were each fast) is an event of its own.
+for the whole command (without them, but with its duration: the write-concern wait, the oplog slots and the
+admission queue are the command's); 2.6-era text logs do the same for inserts. A paired write is one operation: the
+statement's event, with its counters, timed by its command (``apply_command``). A wrapper with no statement (its
+statements were each fast) is an operation of its own, shaped ``<statements not logged>``.
 
-Pairing does not trust the order of lines. Within one millisecond a server may write the wrapper before its
-statement, and logs of several servers merged, or a log re-sorted by timestamp, interleave entries of threads with the
-same name. So a statement and a wrapper pair when they have the same **key** (connection, the client's remote
-address where the log gives it, operation and database), the statement falls in the wrapper's **window** (from its
-start to its end: a statement ends before the command that runs it, on the same clock; a millisecond of tolerance
-for rounding, a second where the log's timestamps have no milliseconds), and, when both are logged whole, the
-statement's ``q`` is one of the wrapper's statements. A wrapper takes at most as many statements as it lists; a
-statement belongs to one wrapper.
+**Sequence.** On one connection operations run one after another, so the k-th command owns the statements logged
+between the end of the (k-1)-th and its own end. Pairing works per **key** (connection, the client's remote address
+where the log gives it, operation and database): a statement may pair with a wrapper whose **window** holds it (from
+the wrapper's start to its end, a millisecond of rounding either side, a second where the log's timestamps have no
+milliseconds) and, when both are logged whole, whose statement list holds its ``q``. Each wrapper is settled once
+its window has passed, in the order of the wrappers' ends, and takes the earliest statement it covers, then the
+others strictly before its end (``WrapperMark.take_from``). So a 0 ms statement that starts the millisecond the
+previous command ends, in the window of both, goes to its own command, whatever the order of the lines within that
+millisecond (a re-sorted or merged log): the previous command has already taken its earlier statement. A wrapper
+is an operation of its own (``<statements not logged>``) only when no statement is left that it can own.
 
-Blocks are parsed in parallel, so a pair may straddle two blocks. A block therefore decides only what it can: a
-wrapper whose window reaches before the block's first entry or past its last is *held* (``held_wrappers``), and the
-statements no wrapper took near either end of the block are handed on (``early_statements``, ``tail_statements``).
-``BoundaryState`` settles them in input order: held wrappers against the previous blocks' tail statements and the
-next blocks' early ones; a wrapper that nothing can claim any more is an operation.
+**Durations.** A command with several logged statements splits its duration among them in proportion to their own
+durations (equally when all are 0 ms): each keeps its own time, and the rest of the command's (the statements too
+fast to log, the write-concern wait, the queue) is shared the same way. The time components the command
+logged (``Event.timing``) are shared in the same proportion where the statement has none of its own.
+A statement whose command never shows keeps its own duration.
+
+**Holding.** A statement is counted only once its command is known, or once none can come any more: a wrapper of its
+key that starts after it, ``STATEMENT_HORIZON_MS`` of log time, or the end of the input. Blocks are parsed in
+parallel, so a pair may straddle two blocks: a wrapper whose window reaches before the block's first entry, or past
+its end with no statement yet, is *held* (``held_wrappers``), and the statements no wrapper took are handed on
+(``early_statements`` near the block's start, ``tail_statements`` the rest). ``BoundaryState`` settles them in input
+order.
 """
 
 from __future__ import annotations
@@ -31,7 +41,7 @@ from typing import Any
 
 import orjson
 
-from idxadvisor.models.events import Event
+from idxadvisor.models.events import Event, apply_command
 
 WRAPPED_OPS = frozenset({"update", "delete", "insert"})
 ROUNDING_MS = 1.0  # timestamps and durations in whole milliseconds
@@ -39,7 +49,7 @@ COARSE_ROUNDING_MS = 1000.0  # timestamps in whole seconds (2.2 and 2.4 ctime lo
 #: How long an unclaimed statement may wait for its wrapper: a wrapper logs when its whole command ends, so a long
 #: multi-statement command logs it minutes after its first statement.
 STATEMENT_HORIZON_MS = 15 * 60 * 1000.0
-MAX_MARKS_PER_KEY = 1024
+MAX_MARKS_PER_KEY = 1024  # statements of one key waiting for a wrapper: past this, the oldest are counted as they are
 _STATEMENT_LISTS = {"update": "updates", "delete": "deletes"}
 
 Key = tuple[str, str, str, str]  # connection, remote address, operation, database
@@ -47,8 +57,9 @@ Key = tuple[str, str, str, str]  # connection, remote address, operation, databa
 
 @dataclass(slots=True, eq=False)  # marks are compared by identity: each is one entry of the log
 class StatementMark:
-    """A statement entry as pairing needs it (the statement itself is already counted)."""
+    """A statement entry waiting for its command (its event is counted once that is settled)."""
 
+    event: Event
     key: Key
     ts_ms: float | None
     query: bytes | None  # the statement's ``q``, canonically encoded; None when not logged
@@ -58,7 +69,7 @@ class StatementMark:
 
 @dataclass(slots=True, eq=False)
 class WrapperMark:
-    """A wrapper entry not yet settled: its window, and the statements it lists (None when not logged)."""
+    """A wrapper entry not yet settled: its window, the statements it lists (None when not logged) and has taken."""
 
     event: Event
     key: Key
@@ -67,7 +78,11 @@ class WrapperMark:
     queries: list[bytes] | None
     capacity: int | None  # statements it may still take (None: unknown)
     coarse: bool = False  # its timestamp has no fraction of a second
-    absorbed: bool = False
+    statements: list[StatementMark] = field(default_factory=list)
+
+    @property
+    def absorbed(self) -> bool:
+        return bool(self.statements)
 
     @property
     def rounding_ms(self) -> float:
@@ -88,13 +103,51 @@ class WrapperMark:
         rounding = COARSE_ROUNDING_MS if self.coarse and statement.coarse else ROUNDING_MS
         return self.start_ms - rounding <= statement.ts_ms <= self.end_ms + rounding  # type: ignore[operator]
 
+    def at_end(self, statement: StatementMark) -> bool:
+        """The statement's time ties with (or passes) the wrapper's end: maybe the first of the next command."""
+        return statement.ts_ms is not None and self.end_ms is not None and statement.ts_ms >= self.end_ms
+
     def take(self, statement: StatementMark) -> None:
         statement.claimed = True
-        self.absorbed = True
+        self.statements.append(statement)
         if self.capacity is not None:
             self.capacity -= 1
         if self.queries is not None and statement.query is not None:
             self.queries.remove(statement.query)
+
+    def take_from(self, statements: Iterable[StatementMark]) -> None:
+        """Take its statements among those not yet claimed (called once every statement of its window is known, and
+        for wrappers in the order of their ends): the earliest it covers (greedy by end, earliest first, gives every
+        command one statement wherever the log allows it), then the others strictly before its end. A statement at
+        its very end may be the first of the next command: it is left for that one."""
+        covered = sorted((statement for statement in statements if not statement.claimed and self.covers(statement)),
+                         key=_statement_order)
+        if not covered:
+            return
+        self.take(covered[0])
+        for statement in covered[1:]:
+            if self.capacity == 0:
+                break
+            if not self.at_end(statement):
+                self.take(statement)
+
+    def paired(self) -> list[Event]:
+        """The statements' events, each timed by this command (see the module's docstring)."""
+        events = [statement.event for statement in self.statements]
+        own = [event.duration_ms or 0.0 for event in events]  # a damaged (unknown) duration weighs nothing
+        total = sum(own)
+        for event, duration in zip(events, own):
+            share = duration / total if total > 0 else 1 / len(events)
+            apply_command(event, self.event, share)
+        return events
+
+
+def _end_order(wrapper: WrapperMark) -> float:
+    return wrapper.end_ms if wrapper.end_ms is not None else float("inf")
+
+
+def _statement_order(statement: StatementMark) -> float:
+    return statement.ts_ms if statement.ts_ms is not None else float("-inf")
 
 
 def _key(event: Event) -> Key:
@@ -122,7 +175,7 @@ def _encoded(query: Any) -> bytes | None:
 def statement_mark(event: Event, ts_ms: float | None = None) -> StatementMark:
     """``ts_ms``: the event's time in epoch milliseconds when the caller has it already (else worked out here)."""
     command = event.command
-    return StatementMark(_key(event), _ts_ms(event) if ts_ms is None else ts_ms,
+    return StatementMark(event, _key(event), _ts_ms(event) if ts_ms is None else ts_ms,
                          _encoded(command.get("q")) if command else None, _coarse(event))
 
 
@@ -142,15 +195,23 @@ def wrapper_mark(event: Event, ts_ms: float | None = None) -> WrapperMark:
     return WrapperMark(event, _key(event), start, end, queries, capacity, _coarse(event))
 
 
+def _stale(statement: StatementMark, wrapper: WrapperMark) -> bool:
+    """The statement ran before the wrapper's command started: no wrapper after this one can own it either."""
+    if statement.ts_ms is None or wrapper.start_ms is None:
+        return False
+    rounding = COARSE_ROUNDING_MS if wrapper.coarse or statement.coarse else ROUNDING_MS
+    return statement.ts_ms < wrapper.start_ms - rounding
+
+
 @dataclass
 class StatementPairing:
-    """Pairs statements with wrappers inside one block. ``release`` receives the wrappers that turn out to be
-    operations of their own, as soon as nothing later in the block could claim them."""
+    """Pairs statements with wrappers inside one block. ``release`` receives each operation as soon as it is known:
+    a statement timed by its command, a statement no command can own, a wrapper with no statement."""
 
     release: Callable[[Event], None]
     unclaimed: dict[Key, list[StatementMark]] = field(default_factory=dict)
     pending: dict[Key, list[WrapperMark]] = field(default_factory=dict)
-    held_wrappers: list[Event] = field(default_factory=list)
+    held: dict[Key, list[WrapperMark]] = field(default_factory=dict)  # wrappers whose window reaches before the block
     early_statements: list[StatementMark] = field(default_factory=list)
     absorbed: int = 0
     first_ms: float | None = None  # the block's first time, in epoch milliseconds
@@ -159,7 +220,7 @@ class StatementPairing:
     _order: Any = field(default_factory=itertools.count)
 
     def admit(self, event: Event) -> bool:
-        """True if the event is an operation to count now; False if it was absorbed or is waiting for a statement.
+        """True if the event is an operation to count now; False if pairing holds it (it is released later).
 
         Called for every event of the block: it works out times only for writes, and while a wrapper waits."""
         ts = event.ts
@@ -177,78 +238,124 @@ class StatementPairing:
             return True
         if event.statement:
             self._statement(statement_mark(event, now))
-            return True
+            return False
         if event.connection is not None:
             self._wrapper(wrapper_mark(event, now))
             return False
         return True
 
     def _statement(self, mark: StatementMark) -> None:
-        for wrapper in self.pending.get(mark.key, ()):
-            if wrapper.covers(mark):
-                if not wrapper.absorbed:
-                    self.absorbed += 1
-                wrapper.take(mark)
-                return
         marks = self.unclaimed.setdefault(mark.key, [])
         marks.append(mark)
         if len(marks) > MAX_MARKS_PER_KEY:
+            for old in marks[: len(marks) - MAX_MARKS_PER_KEY]:
+                if not old.claimed:
+                    old.claimed = True
+                    self.release(old.event)
             del marks[: len(marks) - MAX_MARKS_PER_KEY]
-        first = self.first_ms
-        if first is not None and mark.ts_ms is not None and mark.ts_ms <= first + 2 * COARSE_ROUNDING_MS:
+        if self._early(mark):
             self.early_statements.append(mark)
 
+    def _early(self, mark: StatementMark) -> bool:
+        """Near the block's start: a wrapper held for the block before may own it (it is handed on, not counted)."""
+        first = self.first_ms
+        return first is not None and mark.ts_ms is not None and mark.ts_ms <= first + 2 * COARSE_ROUNDING_MS
+
     def _wrapper(self, mark: WrapperMark) -> None:
-        marks = self.unclaimed.get(mark.key)
-        if marks:
-            for statement in marks:
-                if not statement.claimed and mark.covers(statement):
-                    mark.take(statement)
-            horizon = (self.now_ms or 0.0) - STATEMENT_HORIZON_MS
-            self.unclaimed[mark.key] = [statement for statement in marks if not statement.claimed
-                                        and (statement.ts_ms is None or statement.ts_ms >= horizon)]
-        if mark.absorbed:
-            self.absorbed += 1
-        self.pending.setdefault(mark.key, []).append(mark)  # it may take further statements of its command
+        held = self.held.get(mark.key)
+        if self._reaches_before_block(mark) or (held and any(
+                mark.start_ms is None or wrapper.end_ms is None
+                or mark.start_ms - 2 * mark.rounding_ms <= wrapper.end_ms for wrapper in held)):
+            # its statements may be in the block before, or wanted by a wrapper that is: settled across blocks, in
+            # the order of the ends, as they would be in one block
+            self.held.setdefault(mark.key, []).append(mark)
+            return
+        self.pending.setdefault(mark.key, []).append(mark)
         deadline = mark.deadline_ms
         if deadline is not None:
             heapq.heappush(self._deadlines, (deadline, next(self._order), mark))
 
     def _expire(self, now: float) -> None:
-        """Settle the wrappers no later statement can claim: an operation of its own unless it took a statement, or
-        held for the previous block when its window reaches back before this block."""
+        """Settle the wrappers whose window has passed, in the order of their ends."""
         while self._deadlines and self._deadlines[0][0] < now:
             _, _, mark = heapq.heappop(self._deadlines)
             self._settle(mark)
 
     def _settle(self, mark: WrapperMark) -> None:
+        """The wrapper takes its statements: they are operations, timed by it; without any, it is one itself."""
         waiting = self.pending.get(mark.key)
         if waiting is not None and mark in waiting:
             waiting.remove(mark)
+        marks = self.unclaimed.get(mark.key)
+        if marks:
+            mark.take_from(self._free(mark.key, marks))
+            self._drop_stale(mark, marks)
         if mark.absorbed:
-            return
-        if self._reaches_before_block(mark):
-            self.held_wrappers.append(mark.event)
+            self.absorbed += 1
+            for event in mark.paired():
+                self.release(event)
         else:
             self.release(mark.event)
+
+    def _free(self, key: Key, marks: list[StatementMark]) -> list[StatementMark]:
+        """The statements a wrapper settled in the block may take: not those before the end of a held wrapper (an
+        earlier command, settled across blocks), which would take them first."""
+        held = self.held.get(key)
+        if not held:
+            return marks
+        return [statement for statement in marks
+                if not any(wrapper.covers(statement) and not wrapper.at_end(statement) for wrapper in held)]
+
+    def _drop_stale(self, mark: WrapperMark, marks: list[StatementMark]) -> None:
+        """Count the statements that ran before this command started: no later command can own them (one connection
+        runs one command at a time), unless a held wrapper or a block before may."""
+        horizon = (self.now_ms or 0.0) - STATEMENT_HORIZON_MS
+        held = self.held.get(mark.key, ())
+        kept = []
+        for statement in marks:
+            if statement.claimed:
+                continue
+            if any(wrapper.covers(statement) for wrapper in held):  # settled across blocks, with its wrapper
+                kept.append(statement)
+                continue
+            old = statement.ts_ms is not None and statement.ts_ms < horizon
+            if old or (_stale(statement, mark) and not self._early(statement)):
+                statement.claimed = True
+                self.release(statement.event)
+            else:
+                kept.append(statement)
+        self.unclaimed[mark.key] = kept
 
     def _reaches_before_block(self, mark: WrapperMark) -> bool:
         first = self.first_ms
         return mark.start_ms is None or first is None or mark.start_ms - mark.rounding_ms <= first
 
     def finish(self) -> tuple[list[Event], list[StatementMark], list[StatementMark]]:
-        """At the end of the block: the wrappers it could not settle (held), its unclaimed statements near its start,
-        and those near its end."""
-        for waiting in list(self.pending.values()):
-            for mark in list(waiting):
-                if not mark.absorbed:
-                    self.held_wrappers.append(mark.event)
+        """At the end of the block: the wrappers it could not settle (held: their window reaches before the block,
+        or past its end with no statement yet), and its unclaimed statements near its start and the rest (both
+        handed on: a wrapper of another block may own them)."""
+        held_marks = self.held
+        held = [mark.event for marks in held_marks.values() for mark in marks]
+        held += [mark.event for marks in self.pending.values() for mark in marks]  # a statement may come next
         self.pending.clear()
+        self._deadlines.clear()
         early = [mark for mark in self.early_statements if not mark.claimed]
+        early_ids = {id(mark) for mark in early}
         horizon = (self.now_ms or 0.0) - STATEMENT_HORIZON_MS
-        tail = [mark for marks in self.unclaimed.values() for mark in marks
-                if not mark.claimed and (mark.ts_ms is None or mark.ts_ms >= horizon)]
-        return self.held_wrappers, early, tail
+        tail = []
+        for marks in self.unclaimed.values():
+            for mark in marks:
+                if mark.claimed or id(mark) in early_ids:
+                    continue
+                if mark.ts_ms is not None and mark.ts_ms < horizon and not any(
+                        wrapper.covers(mark) for wrapper in held_marks.get(mark.key, ())):
+                    mark.claimed = True
+                    self.release(mark.event)
+                else:
+                    tail.append(mark)
+        self.unclaimed.clear()
+        self.held = {}
+        return held, early, tail
 
 
 @dataclass
@@ -262,40 +369,54 @@ class BoundaryState:
 
     def resolve(self, held: Iterable[Event], early: list[StatementMark], tail: list[StatementMark],
                 last_ms: float | None) -> list[Event]:
-        """Settle one block against the blocks before it; the wrappers that are operations of their own."""
-        for mark in self.waiting:  # wrappers of earlier blocks against this block's first statements
-            for statement in early:
-                if not statement.claimed and mark.covers(statement):
-                    if not mark.absorbed:
-                        self.absorbed += 1
-                    mark.take(statement)
-        for event in held:  # this block's held wrappers against the earlier blocks' last statements
-            mark = wrapper_mark(event)
-            for statement in self.statements:
-                if not statement.claimed and mark.covers(statement):
-                    mark.take(statement)
-            if mark.absorbed:
-                self.absorbed += 1
-            else:
-                self.waiting.append(mark)
-        operations = []
+        """Settle one block against the blocks before it: the operations this settles (statements timed by their
+        command, statements no command can own any more, wrappers with no statement). Wrappers whose window has
+        passed are settled in the order of their ends, as inside a block."""
+        operations: list[Event] = []
+        self.statements += [mark for mark in itertools.chain(early, tail) if not mark.claimed]
+        self.waiting += [wrapper_mark(event) for event in held]
+        self.waiting.sort(key=_end_order)
         still_waiting = []
         for mark in self.waiting:
-            if mark.absorbed:
-                continue
             deadline = mark.deadline_ms
-            if deadline is not None and last_ms is not None and deadline < last_ms:
-                operations.append(mark.event)
-            else:
+            if deadline is None or last_ms is None or deadline >= last_ms:
                 still_waiting.append(mark)
+                continue
+            mark.take_from(self.statements)
+            if mark.absorbed:
+                self.absorbed += 1
+                operations.extend(mark.paired())
+            else:
+                operations.append(mark.event)
         self.waiting = still_waiting
         horizon = (last_ms or 0.0) - STATEMENT_HORIZON_MS
-        self.statements = [mark for mark in [*self.statements, *tail]
-                           if not mark.claimed and (mark.ts_ms is None or mark.ts_ms >= horizon)]
+        kept = []
+        per_key: dict[Key, int] = {}
+        for mark in reversed(self.statements):  # the latest first: past MAX_MARKS_PER_KEY of a key, the oldest go
+            if mark.claimed:
+                continue
+            seen = per_key[mark.key] = per_key.get(mark.key, 0) + 1
+            if (mark.ts_ms is not None and mark.ts_ms < horizon) or seen > MAX_MARKS_PER_KEY:
+                mark.claimed = True
+                operations.append(mark.event)
+            else:
+                kept.append(mark)
+        kept.reverse()
+        self.statements = kept
         return operations
 
     def close(self) -> list[Event]:
-        """At the end of the input: every wrapper still waiting is an operation of its own."""
-        operations = [mark.event for mark in self.waiting if not mark.absorbed]
+        """At the end of the input: the wrappers still waiting are settled, then every statement left is an
+        operation of its own."""
+        operations: list[Event] = []
+        for mark in sorted(self.waiting, key=_end_order):
+            mark.take_from(self.statements)
+            if mark.absorbed:
+                self.absorbed += 1
+                operations.extend(mark.paired())
+            else:
+                operations.append(mark.event)
+        operations += [mark.event for mark in self.statements if not mark.claimed]
         self.waiting = []
+        self.statements = []
         return operations

@@ -15,6 +15,7 @@ from idxadvisor.models.values import as_int
 from idxadvisor.parse.classify import canonical_op, command_name, internal_reason, resolve_namespace
 from idxadvisor.parse.fields import apply_fields, checked_timestamp
 from idxadvisor.parse.textlog import legacy_find
+from idxadvisor.parse.timing import read_timing
 
 
 class NotAProfileDocument(ValueError):
@@ -76,6 +77,11 @@ def event_from_profile(document: dict[str, Any]) -> Event:
     elif op_word == "insert":
         event.command = {"insert": collection}
     apply_fields(event, document)
+    timing, damaged = read_timing(document)
+    if timing is not None:
+        event.timing = timing
+    if damaged is not None and event.problem is None:
+        event.problem = damaged
     event.truncated = _is_truncated(command) or _is_truncated(event.originating_command)
     event.internal = internal_reason(event.ns, None, event.app_name)
     return event

@@ -182,11 +182,13 @@ class InputState:
             summary.format = JSON_LOG if summary.json_entries >= summary.text_entries else TEXT_LOG
 
     def close(self, sink: Sink) -> None:
-        """The end of the input: wrappers still waiting for a statement are operations of their own, and what depends
-        on the order of executions is made final (``Digest.seal``)."""
+        """The end of the input: the wrappers and statements still waiting are settled (operations of their own, or
+        pairs), and what depends on the order of executions is made final (``Digest.seal``)."""
+        absorbed_before = self.boundary.absorbed
         for wrapper in self.boundary.close():
             sink.add(wrapper)
             self.summary.operations += 1
+        self.summary.paired += self.boundary.absorbed - absorbed_before
         seal = getattr(sink, "seal", None)  # a digest; a test's collecting sink has nothing to seal
         if seal is not None:
             seal()

@@ -27,6 +27,7 @@ from idxadvisor.parse.classify import canonical_op, command_name, internal_reaso
 from idxadvisor.parse.fields import MAX_DURATION_MS, checked_timestamp, read_fields, unusable_duration
 from idxadvisor.models.values import as_int
 from idxadvisor.parse.shelldoc import ShellSyntaxError, parse_shell_value
+from idxadvisor.parse.timing import TEXT_MARKERS, read_text_timing
 
 _MONTHS = {name: number for number, name in enumerate(
     ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), start=1)}
@@ -317,6 +318,12 @@ def _parse_counters(text: str) -> tuple[dict[str, Any], int]:
     if exception is not None:
         values["exception"] = exception[1]
     attributes.update(read_fields(values))
+    if any(marker in text for marker in TEXT_MARKERS):  # rare: most text lines carry no time component
+        timing, damaged = read_text_timing(text, values)
+        if timing is not None:
+            attributes["timing"] = timing
+        if damaged is not None and "problem" not in attributes:
+            attributes["problem"] = damaged
     return attributes, as_int(values.get("ntoskip")) or 0
 
 

@@ -34,6 +34,8 @@ from idxadvisor.models.report import (
     Skip,
     SuggestedIndex,
     Summary,
+    TimeBreakdownReport,
+    TimeComponentReport,
     TimelinePoint,
     ToolInfo,
 )
@@ -42,6 +44,7 @@ from idxadvisor.rules.engine import NO_QUERY
 from idxadvisor.rules.grouping import describe_groups, need_title, shared_key
 from idxadvisor.shapes.digest import Digest, ShapeStats
 from idxadvisor.shapes.traffic import APPLICATION, BULK, INTERACTIVE, app_kind
+from idxadvisor.shapes.timing import COMPONENTS, TimeBreakdown
 
 def _ratio(stats: ShapeStats) -> float:
     value = stats.per_returned(stats.docs_examined)
@@ -163,8 +166,28 @@ def shape_report(stats: ShapeStats, show_values: bool) -> ShapeReport:
                     for plan, cost in sorted(stats.plan_costs.items(), key=lambda item: -item[1].count)},
         plan_switches=stats.plan_order.switches,
         burst=_burst_report(stats),
+        time_breakdown=time_breakdown_report(stats.timing),
         example=example,
     ))
+
+
+def time_breakdown_report(breakdown: TimeBreakdown | None) -> TimeBreakdownReport | None:
+    if breakdown is None:
+        return None
+    components = []
+    for name, label, unit in COMPONENTS:
+        total = breakdown.total(name)
+        if total is None:
+            continue
+        p95 = breakdown.percentile(name, 95)
+        share = breakdown.share(name)
+        components.append(TimeComponentReport(
+            name=name, label=label, unit=unit, executions=breakdown.measured(name), total=_rounded(total),
+            mean=_rounded(breakdown.mean(name) or 0.0), p95=_rounded(p95),
+            share=None if share is None else round(share, 4)))
+    waited = breakdown.waited_share()
+    return TimeBreakdownReport(executions=breakdown.executions,
+                               waited_share=None if waited is None else round(waited, 4), components=components)
 
 
 def _burst_report(stats: ShapeStats) -> BurstReport | None:

@@ -79,6 +79,8 @@ def detail_lines(change: ShapeChange) -> list[str]:
         sort = f" · blocking sort {change.sort_change}" if change.sort_change else ""
         unchanged = change.plan_change is None and change.before is not None and change.after is not None
         lines.append(f"plan {plan}{' (unchanged)' if unchanged else ''}{sort}")
+    if change.cause:
+        lines.append(change.cause)
     if change.status == "unchanged":
         lines += change.reasons  # why it was not judged (a regression or an improvement shows in the numbers)
     return lines

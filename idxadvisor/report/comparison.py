@@ -114,6 +114,8 @@ def _markdown(comparison: Comparison, limit: int) -> list[str]:
         plan = change.plan_change or "unchanged"
         if change.sort_change:
             plan += f"; blocking sort {change.sort_change}"
+        if change.cause:
+            plan += f"; {change.cause}"
         signed = f"{'−' if change.time_change_ms < 0 else '+'}{human_ms(abs(change.time_change_ms))}"
         lines.append(f"| {rank} | {'**regressed**' if change.status == 'regressed' else change.status} | {signed} "
                      f"| {md_code(change.ns)} | {md_code(change.shape)} | {mean} | {p95} | {docs} | {_cell(plan)} |")

@@ -48,6 +48,7 @@ from idxadvisor.report.sets import (
     set_method,
     writes_line,
 )
+from idxadvisor.report.timing import bar_segments, breakdown_line
 from idxadvisor.units import human_bytes, human_count, human_impact, human_ms, human_seconds, visible
 
 MISSING_EXTRA = "--format html needs the charting library: pip install 'idxadvisor[html]'"
@@ -628,8 +629,28 @@ def _shape_block(page: Page, rank: int, shape: ShapeReport, reasons: list[str]) 
                if shape.example is not None else "")
     return (f'<details class="shape" id="{esc(page.anchors[shape.fingerprint])}"'
             f'{" open" if rank <= SHAPES_OPEN else ""}><summary>{summary}</summary><div class="shape-body">'
-            f'<pre class="shape-text"><code>{esc(shape.shape)}</code></pre>{verdict}'
+            f'<pre class="shape-text"><code>{esc(shape.shape)}</code></pre>{verdict}{time_bar(shape)}'
             f'<div class="figures">{"".join(figures)}</div>{_shape_facts(shape)}{example}</div></details>')
+
+
+def time_bar(shape: ShapeReport) -> str:
+    """Where one execution's time went, as a stacked bar with its legend (empty when the log does not say)."""
+    breakdown = shape.time_breakdown
+    if breakdown is None:
+        return ""
+    line = breakdown_line(breakdown)
+    segments = bar_segments(breakdown)
+    if not segments or not line:  # only work: the bar would say nothing
+        return ""
+    described = ", ".join(f"{label} {share:.0%}" for _, label, share in segments)
+    spans = "".join(f'<span class="seg seg-{esc(name)}" style="width:{share * 100:.1f}%" '
+                    f'title="{esc(label)} {share:.0%}"></span>' for name, label, share in segments)
+    legend = "".join(f'<li><span class="swatch seg-{esc(name)}"></span>{esc(label)} {share:.0%}</li>'
+                     for name, label, share in segments)
+    return (f'<figure class="time-breakdown"><figcaption>Where the time went ({breakdown.executions:,} executions '
+            f'that logged it)</figcaption><div class="time-bar" role="img" aria-label="{esc(described)}">{spans}'
+            f'</div><ul class="time-legend">{legend}</ul>'
+            f'<p class="time-line">{esc(line)}</p></figure>')
 
 
 def _shape_facts(shape: ShapeReport) -> str:

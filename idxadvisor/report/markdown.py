@@ -30,6 +30,7 @@ from idxadvisor.report.sets import (
     set_summary,
     writes_line,
 )
+from idxadvisor.report.timing import breakdown_line
 from idxadvisor.units import human_count, human_impact, human_ms, human_seconds, mask_secrets, printable
 
 
@@ -124,8 +125,8 @@ def _shapes(report: Report) -> list[str]:
     summary = report.summary
     lines = ["", f"### Top {len(report.shapes)} of {summary.shapes} query shapes", ""]
     if report.shapes:
-        lines += ["| # | shape | count | total | p95 | max | plan | docs/returned | blocking sort |",
-                  "|--:|---|--:|--:|--:|--:|---|--:|--:|"]
+        lines += ["| # | shape | count | total | p95 | max | plan | docs/returned | blocking sort | where the time went |",
+                  "|--:|---|--:|--:|--:|--:|---|--:|--:|---|"]
         lines += [_shape_row(rank, shape) for rank, shape in enumerate(report.shapes, start=1)]
         examples = [(rank, shape.example) for rank, shape in enumerate(report.shapes, start=1)
                     if shape.example is not None]  # --show-values
@@ -239,7 +240,8 @@ def _shape_row(rank: int, shape: ShapeReport) -> str:
     if shape.used_disk:
         sort += f"{'; ' if sort else ''}spilled to disk {shape.used_disk * 100 // max(shape.count, 1)}%"
     return (f"| {rank} | {_code(shape.shape)} | {human_count(shape.count)} | {human_ms(duration.total)} | "
-            f"{human_ms(duration.p95)} | {human_ms(duration.max)} | {_code(plan) if plan else ''} | {ratio} | {sort} |")
+            f"{human_ms(duration.p95)} | {human_ms(duration.max)} | {_code(plan) if plan else ''} | {ratio} | {sort} | "
+            f"{_cell(breakdown_line(shape.time_breakdown))} |")
 
 
 def _finding(finding: Finding, ns: bool = True) -> list[str]:

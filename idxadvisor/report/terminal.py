@@ -16,6 +16,7 @@ from rich.text import Text
 
 from idxadvisor.models.report import Finding, FindingGroup, InputReport, Report, ShapeReport
 from idxadvisor.report.inventory import inventory_headline, inventory_line, inventory_shown, traffic_line
+from idxadvisor.report.timing import breakdown_line
 from idxadvisor.report.build import (
     NO_SLOW_OPERATION,
     change_line,
@@ -206,6 +207,9 @@ def _shape_block(rank: int, shape: ShapeReport, width: int) -> Group:
     parts = [first, *_indented(body, 5, width, "cyan"), *_indented(" · ".join(details), 5, width, "dim")]
     if shape.example is not None:  # --show-values
         parts += _indented(f"example: {values_text(shape.example)}", 5, width)
+    timing = breakdown_line(shape.time_breakdown)
+    if timing:
+        parts += _indented(f"time: {timing}", 5, width, "dim")
     return Group(*parts)
 
 

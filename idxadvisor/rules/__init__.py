@@ -27,6 +27,14 @@ from idxadvisor.rules.qy004_unanchored_regex import UnanchoredRegex
 from idxadvisor.rules.qy005_negation_only import NegationOnly
 from idxadvisor.rules.qy006_large_in import LargeIn
 from idxadvisor.rules.qy007_unprojected_large_response import UnprojectedLargeResponse
+from idxadvisor.rules.tm001_write_conflicts import WriteConflicts
+from idxadvisor.rules.tm002_replication_waits import ReplicationWaits
+from idxadvisor.rules.tm003_admission_queueing import AdmissionQueueing
+from idxadvisor.rules.tm004_disk_reads import DiskReads
+from idxadvisor.rules.tm005_lock_waits import LockWaits
+from idxadvisor.rules.tm006_flow_control import FlowControl
+from idxadvisor.rules.tm007_plan_selection import PlanSelection
+from idxadvisor.rules.tm008_unexplained_latency import UnexplainedLatency
 
 ALL_RULES: tuple[type[Rule], ...] = (
     RepeatedAggregation,
@@ -49,6 +57,14 @@ ALL_RULES: tuple[type[Rule], ...] = (
     NegationOnly,
     LargeIn,
     UnprojectedLargeResponse,
+    WriteConflicts,
+    ReplicationWaits,
+    AdmissionQueueing,
+    DiskReads,
+    LockWaits,
+    FlowControl,
+    PlanSelection,
+    UnexplainedLatency,
 )
 
 

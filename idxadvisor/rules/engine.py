@@ -46,6 +46,7 @@ from idxadvisor.rules.trend import DOCUMENTS, growth_of
 from idxadvisor.shapes.digest import ShapeStats
 from idxadvisor.shapes.traffic import ad_hoc_reason, bulk_share
 from idxadvisor.units import human_seconds
+from idxadvisor.shapes.timing import time_not_work
 
 NO_QUERY = "has no query an index could serve"
 
@@ -178,6 +179,9 @@ def _blocking_reason(analysis: ShapeAnalysis, context: RuleContext) -> str | Non
     if shape.op not in QUERY_OPS:
         return f"{shape.op} {NO_QUERY}"
     executions = stats.count - stats.getmores
+    not_work = time_not_work(stats.timing, executions, stats.docs_examined, stats.nreturned)
+    if not_work is not None:
+        return not_work
     if executions < context.settings.min_count:
         return f"too few executions ({executions} < --min-count {context.settings.min_count})"
     ad_hoc = ad_hoc_reason(stats.apps, executions, stats.first_seen, stats.last_seen)

@@ -31,6 +31,7 @@ from idxadvisor.shapes.shape import QueryShape, ShapeObservation, point_lookup_f
 from idxadvisor.shapes.literals import LiteralStats
 from idxadvisor.shapes.sketch import DurationHistogram, coarse_bin, coarse_percentile
 from idxadvisor.shapes.traffic import is_bulk_tool
+from idxadvisor.shapes.timing import TimeBreakdown
 
 #: Connections and server hashes kept per shape: a bottom-k sample (see CappedSet), whose cap bounds a shape's memory
 #: on logs of weeks, where clients reconnect under new connection names all the time.
@@ -624,6 +625,7 @@ class ShapeStats:
     fast: int = 0  # executions left out by --min-ms
     fast_max_ms: float = 0.0
     literals: LiteralStats = field(default_factory=LiteralStats)  # the first executions' filter values, as counts
+    timing: TimeBreakdown | None = None  # where the time went, when any execution logged it (rare: made on demand)
     _point_lookup: bool | None = field(default=None, repr=False, compare=False)  # cached point_lookup_field(shape)
 
     def add(self, event: Event, observation: ShapeObservation) -> None:
@@ -702,6 +704,12 @@ class ShapeStats:
             self.responses_measured += 1
         if get("replanned"):
             self.replanned += 1
+        timing = get("timing")
+        if timing is not None:
+            breakdown = self.timing
+            if breakdown is None:
+                breakdown = self.timing = TimeBreakdown()
+            breakdown.add(timing, duration)
         app = get("app_name")
         if app:
             apps = self.apps
@@ -813,6 +821,10 @@ class ShapeStats:
         self.plan_order.merge(other.plan_order)
         self.bursts.merge(other.bursts)
         self.duration.merge(other.duration)
+        if other.timing is not None:
+            if self.timing is None:
+                self.timing = TimeBreakdown()
+            self.timing.merge(other.timing)
         for mine, theirs_counts in ((self.plans, other.plans), (self.apps, other.apps)):
             for key, count in theirs_counts.items():
                 mine[key] = mine.get(key, 0) + count

@@ -32,6 +32,9 @@ from idxadvisor.shapes.literals import decode as decode_literals
 from idxadvisor.shapes.literals import encode as encode_literals
 from idxadvisor.shapes.shape import Branches, ElemMatch, Filter, Node, QueryShape, finish
 from idxadvisor.shapes.sketch import DurationHistogram
+from idxadvisor.shapes.timing import SKETCHED as TIMING_SKETCHED
+from idxadvisor.shapes.timing import UNITS as TIMING_UNITS
+from idxadvisor.shapes.timing import TimeBreakdown
 from idxadvisor.workload.redact import redact_command
 
 _SCALARS = (int, float, str, bool, type(None))
@@ -416,6 +419,52 @@ def decode_representative(document: dict[str, Any] | None) -> Event | None:
     return Event(document["ns"], document["op"], ts=_untime(document["ts"]), **{key: document["command"]})
 
 
+def encode_breakdown(breakdown: TimeBreakdown | None) -> dict[str, Any] | None:
+    if breakdown is None:
+        return None
+    return {"executions": breakdown.executions, "duration_us": breakdown.duration_us,
+            "components": {name: list(numbers) for name, numbers in sorted(breakdown.components.items())},
+            "histograms": {name: encode_histogram(histogram)
+                           for name, histogram in sorted(breakdown.histograms.items())}}
+
+
+def decode_breakdown(document: dict[str, Any] | None) -> TimeBreakdown | None:
+    """A saved breakdown, every name one of ``COMPONENTS`` and every number a whole one in range (else the file is
+    refused)."""
+    if document is None:
+        return None
+    if not isinstance(document, dict):
+        raise ValueError("timing must be an object")
+    breakdown = TimeBreakdown()
+    for key in ("executions", "duration_us"):
+        value = document.get(key)
+        check_scalar(value, "int", f"timing.{key}")
+        if value < 0:
+            raise ValueError(f"timing.{key} is negative")
+        setattr(breakdown, key, int(value))
+    components = document.get("components", {})
+    if not isinstance(components, dict):
+        raise ValueError("timing.components must be an object")
+    for name, numbers in components.items():
+        if name not in TIMING_UNITS:
+            raise ValueError(f"timing.components names an unknown component {name!r}")
+        if not isinstance(numbers, list) or len(numbers) != 3:
+            raise ValueError(f"timing.components.{name} must be [sum, executions, duration]")
+        for value in numbers:
+            check_scalar(value, "int", f"timing.components.{name}")
+            if value < 0:
+                raise ValueError(f"timing.components.{name} holds a negative number")
+        breakdown.components[name] = [int(value) for value in numbers]
+    histograms = document.get("histograms", {})
+    if not isinstance(histograms, dict):
+        raise ValueError("timing.histograms must be an object")
+    for name, histogram in histograms.items():
+        if name not in TIMING_SKETCHED:
+            raise ValueError(f"timing.histograms names an unknown time component {name!r}")
+        breakdown.histograms[name] = decode_histogram(histogram)
+    return breakdown
+
+
 # -- shape statistics ------------------------------------------------------------------------------------------------
 
 _STATS = {
@@ -438,6 +487,7 @@ _STATS = {
     "plan_order": _Codec("plan_order", lambda order: _encode_fields(order, _PLAN_ORDER),
                          lambda document: _decode_fields(PlanOrder(), document, _PLAN_ORDER)),
     "literals": _Codec("literals", encode_literals, decode_literals),
+    "timing": _Codec("timing", encode_breakdown, decode_breakdown),
     "bursts": _Codec("bursts", lambda bursts: _encode_fields(bursts, _BURSTS),
                      lambda document: _decode_fields(BurstLog(), document, _BURSTS)),
 }

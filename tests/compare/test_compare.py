@@ -141,3 +141,31 @@ def test_an_input_that_cannot_be_read_exits_2(capsys: pytest.CaptureFixture[str]
                                               tmp_path: Path) -> None:
     assert run(["compare", str(logs["before"]), str(tmp_path / "missing.log"), "--format", "json"]) == 2
     assert capsys.readouterr().err == f"idxadvisor: error: {tmp_path / 'missing.log'}: no such file or directory\n"
+
+
+def queued_log(path: Path, start: datetime, queued_ms: int, working_ms: int) -> Path:
+    lines = []
+    for run_number in range(30):
+        timing = {"workingMillis": working_ms,
+                  "queues": {"execution": {"admissions": 1, "totalTimeQueuedMicros": queued_ms * 1000}}}
+        attr = slow_attr(FIND, **{**AFTER_FIND, "durationMillis": queued_ms + working_ms}, **timing)
+        lines.append(json_line(attr, ts=(start + timedelta(minutes=run_number)).isoformat(timespec="milliseconds")))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("after_queued", "after_working", "cause"), [
+    (240, 3, "slower because it waited, not because it worked more: queued for execution 3 ms → 240 ms per "
+             "execution, working 3 ms → 3 ms"),
+    (3, 240, None),  # it worked more: the components do not excuse it
+])
+def test_a_shape_slower_because_it_queued_is_said_so(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                     after_queued: int, after_working: int, cause: str | None) -> None:
+    before = queued_log(tmp_path / "before.log", DAY1, 3, 3)
+    after = queued_log(tmp_path / "after.log", DAY1 + timedelta(days=1), after_queued, after_working)
+    result = json.loads(compare(capsys, str(before), str(after), "--format", "json", code=1))
+    (regressed,) = [shape for shape in result["shapes"] if shape["status"] == "regressed"]
+    assert regressed["cause"] == cause
+    assert (cause in regressed["reasons"]) if cause else len(regressed["reasons"]) == 2
+    text = compare(capsys, str(before), str(after), code=1)
+    assert (cause is not None) == ("slower because it waited" in " ".join(text.split()))

@@ -16,7 +16,7 @@ ORDINARY = json_line({"remote": "10.0.0.1:5000", "connectionId": 4}, component="
 
 def summary(text: str | bytes, mode: str = "json-log"):
     stats, events = parse_block(text, mode)
-    return stats.lines, stats.entries, stats.problems, len(events) + len(stats.held_wrappers)
+    return stats.lines, stats.entries, stats.problems, len(events)
 
 
 def test_a_plain_block_and_a_block_with_one_odd_line_read_the_same_entries() -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from idxadvisor.models.events import Event
 from idxadvisor.parse.block import BlockOptions
 from idxadvisor.parse.run import RunOptions, Runner
 from idxadvisor.ingest.sources import Source
@@ -31,10 +32,13 @@ def find(ctx: str, ts: str) -> str:
 T1, T2, T3 = "2025-01-01T10:00:00.100+00:00", "2025-01-01T10:00:00.150+00:00", "2025-01-01T10:00:00.160+00:00"
 
 
+def block_events(lines: list[str]) -> list[Event]:
+    """The operations of one block that is the whole input (what it left open settled as the runner would)."""
+    return parse_block("\n".join(lines) + "\n", "json-log")[1]
+
+
 def ops(lines: list[str]) -> list[tuple[str, str, bool]]:
-    stats, events = parse_block("\n".join(lines) + "\n", "json-log")
-    events += stats.held_wrappers  # one block: nothing before it, so every held wrapper is an operation
-    return sorted((e.connection, e.op, e.statement) for e in events)
+    return sorted((e.connection, e.op, e.statement) for e in block_events(lines))
 
 
 def test_a_statement_and_its_command_entry_are_one_operation() -> None:
@@ -192,3 +196,63 @@ def test_a_real_log_resorted_within_each_millisecond_keeps_its_operation_count(c
     assert original[2] > 40  # it has statements to pair
     for block_size in (1 << 20, 50_000):
         assert count(tmp_path, resorted(timed, 5), block_size) == original  # type: ignore[arg-type]
+
+
+# -- one connection, one command after another ------------------------------------------------------------------------
+
+
+def retryable_upserts(commands: int, command_ms: int = 44) -> list[tuple[datetime, str]]:
+    """A 6.0 primary's retryable upserts with w:majority on one connection: each statement takes 0 ms and starts the
+    millisecond the previous command ended; each command waits ``command_ms`` for the write concern. The command
+    entries do not list their statements (OP_MSG document sequences are not logged)."""
+    lines = []
+    clock = BASE
+    for number in range(commands):
+        attr = {"type": "update", "ns": "hr.employees", "command": {"q": {"_id": number % 3}, "u": {"$set": {"n": 1}},
+                                                                    "upsert": True},
+                "planSummary": "IDHACK", "keysExamined": 1, "docsExamined": 1, "nMatched": 1, "nModified": 1,
+                "durationMillis": 0, "remote": "10.1.1.1:5000"}
+        lines.append((clock, json_line(attr, ctx="conn7", component="WRITE", ts=_stamp(clock))))
+        clock += timedelta(milliseconds=command_ms)
+        attr = {"type": "command", "ns": "hr.$cmd", "command": {"update": "employees", "ordered": True,
+                                                                "txnNumber": number, "$db": "hr"},
+                "durationMillis": command_ms, "remote": "10.1.1.1:5000"}
+        lines.append((clock, json_line(attr, ctx="conn7", ts=_stamp(clock))))
+    return lines
+
+
+def timed_operations(tmp_path: Path, lines: list[str], block_size: int) -> list[tuple[str, bool, float]]:
+    path = tmp_path / f"upserts-{block_size}.log"
+    path.write_text("\n".join(lines) + "\n")
+    options = RunOptions(BlockOptions(REFERENCE_YEAR), jobs=1, block_size=block_size, task_size=block_size)
+    summaries, sink = Runner(options, CollectingSink).run([Source(str(path), path)])
+    assert summaries[0].operations == len(sink.events)
+    return sorted((e.op, e.statement, e.duration_ms) for e in sink.events)
+
+
+@pytest.mark.parametrize("block_size", [1 << 20, 2_000, 700])
+@pytest.mark.parametrize("order", ["file", "resorted"])
+def test_a_statement_at_the_previous_commands_end_is_its_own_commands(tmp_path: Path, block_size: int,
+                                                                      order: str) -> None:
+    timed = retryable_upserts(30)
+    lines = [line for _, line in timed] if order == "file" else resorted(timed, 3)
+    assert timed_operations(tmp_path, lines, block_size) == [("update", True, 44.0)] * 30
+
+
+def test_a_paired_write_keeps_its_statements_counters_and_its_commands_duration() -> None:
+    end = "2025-01-01T10:00:00.144+00:00"
+    [event] = block_events([statement("conn1", T1, duration=0), wrapper("conn1", end, duration=44)])
+    assert (event.statement, event.keys_examined, event.docs_examined, event.duration_ms) == (True, 1, 1, 44.0)
+
+
+def test_a_command_splits_its_duration_among_its_statements_in_proportion_to_theirs() -> None:
+    lines = [statement("conn1", T1, duration=10), statement("conn1", T1, duration=30),
+             wrapper("conn1", T2, duration=80)]
+    assert sorted(event.duration_ms for event in block_events(lines)) == [20.0, 60.0]
+    zero = [statement("conn1", T1, duration=0), statement("conn1", T1, duration=0), wrapper("conn1", T2, duration=80)]
+    assert sorted(event.duration_ms for event in block_events(zero)) == [40.0, 40.0]
+
+
+def test_a_statement_whose_command_never_shows_keeps_its_own_duration() -> None:
+    [event] = block_events([statement("conn1", T1, duration=150)])
+    assert (event.statement, event.duration_ms) == (True, 150.0)

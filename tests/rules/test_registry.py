@@ -62,8 +62,9 @@ def test_every_rule_has_cases_that_fire_and_cases_that_stay_silent(rule: type[Ru
 def test_selection_by_code_prefix_name_and_ignore() -> None:
     assert [r.code for r in select_rules(["IX"])] == ["IX001", "IX002", "IX003", "IX004", "IX005", "IX006"]
     assert [r.code for r in select_rules(["repeated-aggregation", "QY001"])] == ["AG001", "QY001"]
-    assert [r.code for r in select_rules([], ["IX", "CI", "QY"])] == ["AG001", "AG002", "PL001"]
-    assert [r.code for r in select_rules([], ["IX", "QY", "PL"])] == ["AG001", "AG002", "CI001", "CI002", "CI003", "CI004"]
+    assert [r.code for r in select_rules([], ["IX", "CI", "QY", "TM"])] == ["AG001", "AG002", "PL001"]
+    assert [r.code for r in select_rules([], ["IX", "QY", "PL", "TM"])] == ["AG001", "AG002", "CI001", "CI002", "CI003",
+                                                                          "CI004"]
     configured = {rule.code: rule for rule in select_rules([], [], {"IX001": {"min_docs_per_returned": 50}})}
     assert configured["IX001"].options["min_docs_per_returned"] == 50
 

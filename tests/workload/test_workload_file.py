@@ -24,6 +24,7 @@ from idxadvisor.models.events import Event
 from idxadvisor.shapes.digest import CappedSet, Digest, RunLog, ShapeStats, TimeBucket, Timeline
 from idxadvisor.shapes.literals import FieldLiterals, LiteralStats
 from idxadvisor.shapes.sketch import DurationHistogram
+from idxadvisor.shapes.timing import TimeBreakdown
 from idxadvisor.shapes.shape import shape_of
 from idxadvisor.workload import load_workload, redact_command, save_workload
 from idxadvisor.workload.codec import NOT_SAVED
@@ -32,7 +33,8 @@ from tests.helpers import json_line, slow_attr
 
 DEMO_LOG = FIXTURES_DIR / "demo" / "shop.log"
 #: Every class a ShapeStats holds, besides the shape itself (saved as its components and rebuilt).
-HELD_CLASSES = (ShapeStats, DurationHistogram, CappedSet, Timeline, TimeBucket, RunLog, LiteralStats, FieldLiterals)
+HELD_CLASSES = (ShapeStats, DurationHistogram, CappedSet, Timeline, TimeBucket, RunLog, LiteralStats, FieldLiterals,
+                TimeBreakdown)
 
 
 def _perturbed(value: Any, field_type: str) -> Any:
@@ -104,6 +106,8 @@ def test_every_field_of_every_class_a_shape_holds_is_saved_and_restored(demo_dig
     first.timeline.buckets.setdefault(29_000_000, TimeBucket(bins={3: 2}))
     first.runs.runs.append((1.0, 2.0))
     first.server_hashes.setdefault("queryHash", CappedSet()).add("ABCD1234")
+    first.timing = TimeBreakdown()
+    first.timing.add({"queued_ms": 200.5, "write_conflicts": 3, "bytes_read": 4096}, 250)
     perturb(first)
     path = tmp_path / "workload.json"
     save_workload(path, digest, inputs)

@@ -1,0 +1,90 @@
+"""What the rules on the causes of time (TM001 to TM007) share: the numbers of a shape's time breakdown, in words.
+
+These rules never propose an index: their shapes' time is not work an index would cut (``shapes.timing``). Each
+says what the log could not show.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from idxadvisor.rules.base import QUERY_OPS, ShapeAnalysis
+from idxadvisor.shapes.digest import ShapeStats
+from idxadvisor.shapes.timing import LABELS, TimeBreakdown
+from idxadvisor.units import human_ms
+
+#: Every operation a slow-query line may time.
+TIMED_OPS = frozenset({*QUERY_OPS, "insert", "getMore", "bulkWrite"})
+DEFAULTS = {"min_share": 0.3, "min_mean_ms": 10.0, "min_executions": 3}
+NOTICEABLE_SHARE = 0.1  # below this part of the time, a component is not worth a word, even under --verbose
+
+
+def component_share(breakdown: TimeBreakdown | None, names: tuple[str, ...]) -> tuple[float, float]:
+    """(the part of the duration the components took, their mean per execution in ms), over the executions that
+    logged each; (0, 0) when none did."""
+    if breakdown is None:
+        return 0.0, 0.0
+    share = sum(breakdown.share(name) or 0.0 for name in names)
+    mean = sum(breakdown.mean(name) or 0.0 for name in names)
+    return min(share, 1.0), mean
+
+
+def significant(analysis: ShapeAnalysis, names: tuple[str, ...], options: dict) -> tuple[float, float] | str | None:
+    """The share and mean of the components when they pass the rule's thresholds; else why not (for ``Quiet``) when
+    they took a noticeable part of the time, or None when there is nothing to say (not logged, or negligible)."""
+    breakdown = analysis.stats.timing
+    if breakdown is None or not any(name in breakdown.components for name in names):
+        return None
+    share, mean = component_share(breakdown, names)
+    if share < NOTICEABLE_SHARE:
+        return None
+    if analysis.executions < options["min_executions"]:
+        return f"{analysis.executions} execution(s), fewer than {options['min_executions']}"
+    if share < options["min_share"] or mean < options["min_mean_ms"]:
+        return (f"{' and '.join(LABELS[name] for name in names)}: {share:.0%} of its time, {human_ms(mean)} per "
+                f"execution (below {options['min_share']:.0%} or {human_ms(options['min_mean_ms'])})")
+    return share, mean
+
+
+DESCRIBED_LIMIT = 90  # characters of a shape's text in a message
+
+
+def described(stats: ShapeStats) -> str:
+    """The shape as the report names it (its text: fields and operators, never values), cut when long."""
+    text = stats.shape.text or f"{stats.shape.op} {stats.shape.ns}"
+    return text if len(text) <= DESCRIBED_LIMIT else text[: DESCRIBED_LIMIT - 1] + "…"
+
+
+def worst(breakdown: TimeBreakdown, name: str) -> str:
+    p95 = breakdown.percentile(name, 95)
+    return f" (p95 {human_ms(p95)})" if p95 else ""
+
+
+def span(stats: ShapeStats) -> tuple[datetime, datetime] | None:
+    """When the shape ran: from its first execution's start to its last's end (None without timestamps)."""
+    if stats.first_seen is None or stats.last_seen is None:
+        return None
+    from datetime import timedelta
+
+    return stats.first_seen - timedelta(milliseconds=stats.duration.maximum), stats.last_seen
+
+
+def overlapping(first: ShapeStats, second: ShapeStats) -> bool:
+    a, b = span(first), span(second)
+    return a is not None and b is not None and a[0] <= b[1] and b[0] <= a[1]
+
+
+def busy_in(stats: ShapeStats, minutes: set[int]) -> tuple[int, float]:
+    """(executions, total ms) of the shape in the given timeline minutes (epoch minutes)."""
+    count, total = 0, 0.0
+    width = stats.timeline.width_minutes
+    for start, bucket in stats.timeline.buckets.items():
+        if any(start <= minute < start + width for minute in minutes):
+            count += bucket.count
+            total += bucket.total_ms
+    return count, total
+
+
+def minutes_of(stats: ShapeStats) -> set[int]:
+    width = stats.timeline.width_minutes
+    return {start + offset for start in stats.timeline.buckets for offset in range(width)}
