@@ -24,6 +24,7 @@ import orjson
 
 from idxadvisor.models.events import JSON_LOG, PROFILE, TEXT_LOG, Event, Problem
 from idxadvisor.parse import jsonlog, textlog
+from idxadvisor.parse.accel import speedups
 from idxadvisor.parse.pairing import StatementMark, StatementPairing
 from idxadvisor.parse.profile import NotAProfileDocument, event_from_profile
 
@@ -110,6 +111,9 @@ class BlockParser:
     def feed(self, data: bytes) -> None:
         """Parse the next piece of the block: newline-aligned, following the pieces fed before (pairing and line
         numbers carry on), so that one block can be read a piece at a time."""
+        if self.mode == JSON_LOG and _scan_json_block is not None and type(data) is bytes:
+            self._feed_json_compiled(data)
+            return
         lines = count_lines(data)
         self._line_offset = self.stats.lines
         self.stats.lines += lines
@@ -129,6 +133,22 @@ class BlockParser:
         return stats
 
     # -- JSON log fast path -------------------------------------------------------------------------------------
+
+    def _feed_json_compiled(self, data: bytes) -> None:
+        """``feed`` for a JSON log with the block scan in C: one pass counts the lines, checks that every line is a
+        whole JSON log line and finds the candidate lines, which the same handlers as ``_parse_json_block`` get."""
+        lines, bom, slow, build = _scan_json_block(data, not self.stats.lines)
+        self._line_offset = self.stats.lines
+        self.stats.lines += lines
+        if slow is None:  # not a plain block: the Python path, line by line
+            self._parse_lines(data[bom:].decode("utf-8", "replace").split("\n"), first_line=1)
+            return
+        json_line = self._json_line
+        for index in range(0, len(slow), 2):
+            start = slow[index]
+            json_line(data[start:slow[index + 1]], data, start)
+        for index in range(0, len(build), 2):
+            self._build_info(data[build[index]:build[index + 1]])
 
     def _parse_json_block(self, data: bytes) -> None:
         find, rfind = data.find, data.rfind
@@ -332,6 +352,8 @@ class BlockParser:
                 number += self._line_offset
             stats.problem_examples.append(Problem(reason, number, excerpt))
 
+
+_scan_json_block = speedups.scan_json_block if speedups is not None else None
 
 _LINE_START = b'{"t":{"$date":"'
 _LINE_JOINS = (b'}\n' + _LINE_START, b'}\r\n' + _LINE_START)
