@@ -97,25 +97,30 @@ static Py_ssize_t line_end_from(const char *data, Py_ssize_t length, Py_ssize_t 
     return newline ? (Py_ssize_t)(newline - data) : length;
 }
 
-/* count_lines(): newlines, plus one for a final unterminated line. */
-static Py_ssize_t count_lines(const char *data, Py_ssize_t length, Py_ssize_t *newlines_out)
+/* One pass over the piece after any BOM (which holds no newline): the newlines, for count_lines(), and the joins
+ * of block._is_plain_json_block, a newline after "}" (LF) or "}\r" (CRLF) followed by LINE_START. A newline is at
+ * most one of the two kinds of join, so counting both at once equals Python's count of one then the other. */
+static void count_newlines_and_joins(const char *data, Py_ssize_t length, Py_ssize_t *newlines, Py_ssize_t *joins)
 {
-    Py_ssize_t newlines = 0;
-    const char *cursor = data, *end = data + length;
-    while (cursor < end) {
-        const char *newline = memchr(cursor, '\n', (size_t)(end - cursor));
+    const char *cursor = data, *stop = data + length;
+    *newlines = *joins = 0;
+    while (cursor < stop) {
+        const char *newline = memchr(cursor, '\n', (size_t)(stop - cursor));
         if (newline == NULL) {
             break;
         }
-        newlines++;
+        Py_ssize_t at = newline - data;
+        ++*newlines;
+        if (length - (at + 1) >= LINE_START_LEN && memcmp(newline + 1, LINE_START, (size_t)LINE_START_LEN) == 0 &&
+            ((at >= 1 && data[at - 1] == '}') || (at >= 2 && data[at - 1] == '\r' && data[at - 2] == '}'))) {
+            ++*joins;
+        }
         cursor = newline + 1;
     }
-    *newlines_out = newlines;
-    return newlines + ((length > 0 && data[length - 1] != '\n') ? 1 : 0);
 }
 
-/* block._is_plain_json_block(data, lines), on the block after any BOM. */
-static int is_plain_json_block(const char *data, Py_ssize_t length, Py_ssize_t lines)
+/* block._is_plain_json_block(data, lines), on the piece after any BOM, given its joins. */
+static int is_plain_json_block(const char *data, Py_ssize_t length, Py_ssize_t lines, Py_ssize_t joins)
 {
     if (length < LINE_START_LEN || memcmp(data, LINE_START, (size_t)LINE_START_LEN) != 0) {
         return 0;
@@ -124,27 +129,7 @@ static int is_plain_json_block(const char *data, Py_ssize_t length, Py_ssize_t l
     while (end > 0 && (data[end - 1] == '\r' || data[end - 1] == '\n')) {
         end--;
     }
-    if (end == 0 || data[end - 1] != '}') {
-        return 0;
-    }
-    /* Joins: a newline after "}" (LF) or "}\r" (CRLF), followed by LINE_START. A newline is at most one of the
-     * two, so counting both in one pass equals Python's count of one then the other. */
-    Py_ssize_t joins = 0;
-    const char *cursor = data, *stop = data + length;
-    while (cursor < stop) {
-        const char *newline = memchr(cursor, '\n', (size_t)(stop - cursor));
-        if (newline == NULL) {
-            break;
-        }
-        Py_ssize_t at = newline - data;
-        int closed = (at >= 1 && data[at - 1] == '}') || (at >= 2 && data[at - 1] == '\r' && data[at - 2] == '}');
-        if (closed && length - (at + 1) >= LINE_START_LEN &&
-            memcmp(newline + 1, LINE_START, (size_t)LINE_START_LEN) == 0) {
-            joins++;
-        }
-        cursor = newline + 1;
-    }
-    return joins == lines - 1;
+    return end > 0 && data[end - 1] == '}' && joins == lines - 1;
 }
 
 /* The lines block._parse_json_block hands to its handlers: slow-query candidates, then build-info lines. */
@@ -210,16 +195,17 @@ static PyObject *scan_json_block(PyObject *module, PyObject *const *args, Py_ssi
     }
     const char *data = PyBytes_AS_STRING(args[0]);
     Py_ssize_t length = PyBytes_GET_SIZE(args[0]);
-    Py_ssize_t newlines, lines, bom = 0;
+    Py_ssize_t newlines, joins, lines, bom = 0;
     Spans slow = {NULL, 0, 0}, build = {NULL, 0, 0};
     int plain, failed = 0;
 
     Py_BEGIN_ALLOW_THREADS
-    lines = count_lines(data, length, &newlines);
     if (strip_bom && length >= 3 && memcmp(data, BOM, 3) == 0) {
         bom = 3;
     }
-    plain = is_plain_json_block(data + bom, length - bom, lines);
+    count_newlines_and_joins(data + bom, length - bom, &newlines, &joins);
+    lines = newlines + ((length > 0 && data[length - 1] != '\n') ? 1 : 0);  /* count_lines() */
+    plain = is_plain_json_block(data + bom, length - bom, lines, joins);
     if (plain) {
         failed = scan_candidates(data + bom, length - bom, bom, &slow, &build);
     }
