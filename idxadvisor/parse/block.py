@@ -111,9 +111,13 @@ class BlockParser:
     def feed(self, data: bytes) -> None:
         """Parse the next piece of the block: newline-aligned, following the pieces fed before (pairing and line
         numbers carry on), so that one block can be read a piece at a time."""
-        if self.mode == JSON_LOG and _scan_json_block is not None and type(data) is bytes:
-            self._feed_json_compiled(data)
-            return
+        if type(data) is bytes:
+            if self.mode == JSON_LOG and _scan_json_block is not None:
+                self._feed_json_compiled(data)
+                return
+            if self.mode == TEXT_LOG and _scan_text_block is not None:
+                self._feed_text_compiled(data)
+                return
         lines = count_lines(data)
         self._line_offset = self.stats.lines
         self.stats.lines += lines
@@ -193,6 +197,30 @@ class BlockParser:
             self._text_line(line, lambda start=start: numbers.at(start), counted_if_unreadable=True)
         for line in _lines_holding(text, _VERSION_HINTS):
             self._text_version(line)
+
+    def _feed_text_compiled(self, data: bytes) -> None:
+        """``feed`` for a text log with the search of ``_parse_text_block`` in C: only the lines it finds are decoded,
+        and handled in the same order (problem lines, then slow-operation candidates, then version lines)."""
+        lines, bom, odd, candidates, versions = _scan_text_block(data, not self.stats.lines)
+        self._line_offset = self.stats.lines
+        self.stats.lines += lines
+        if odd is None:  # JSON lines mixed in, or line starts the C code cannot judge: the Python path
+            self._parse_text_block(data[bom:].decode("utf-8", "replace"))
+            return
+        numbers = _LineNumbers(data)  # bytes: the newlines before an offset are the decoded text's
+        room = max(0, self.options.max_problem_examples - len(self.stats.problem_examples))
+        for start in odd[:room]:
+            end = data.find(b"\n", start)
+            line = data[start:end if end >= 0 else len(data)].decode("utf-8", "replace").rstrip("\r")
+            self.add_problem(textlog.NOT_A_LOG_LINE, numbers.at(start), line)
+        self.stats.problems += max(0, len(odd) - room)
+        text_line = self._text_line
+        for index in range(0, len(candidates), 2):
+            start = candidates[index]
+            line = data[start:candidates[index + 1]].decode("utf-8", "replace")
+            text_line(line, lambda start=start: numbers.at(start), counted_if_unreadable=True)
+        for index in range(0, len(versions), 2):
+            self._text_version(data[versions[index]:versions[index + 1]].decode("utf-8", "replace"))
 
     # -- the general line-by-line path --------------------------------------------------------------------------
 
@@ -353,7 +381,9 @@ class BlockParser:
             stats.problem_examples.append(Problem(reason, number, excerpt))
 
 
-_scan_json_block = speedups.scan_json_block if speedups is not None else None
+# getattr: an in-place build older than this module lacks the newer functions (that part then runs in Python)
+_scan_json_block = getattr(speedups, "scan_json_block", None)
+_scan_text_block = getattr(speedups, "scan_text_block", None)
 
 _LINE_START = b'{"t":{"$date":"'
 _LINE_JOINS = (b'}\n' + _LINE_START, b'}\r\n' + _LINE_START)

@@ -36,11 +36,13 @@ if _speedups is None:
 
 OPTIONS = BlockOptions(reference_year=2024, keep_excerpts=True, max_problem_examples=50)
 PIECE = 64 * 1024
+MODES = (JSON_LOG, TEXT_LOG)  # the modes with a compiled scan
 
 
 def _parse(pieces: list[bytes], compiled: bool, mode: str = JSON_LOG) -> tuple[list[Any], BlockStats]:
-    saved = block._scan_json_block
+    saved = block._scan_json_block, block._scan_text_block
     block._scan_json_block = _speedups.scan_json_block if compiled else None
+    block._scan_text_block = _speedups.scan_text_block if compiled else None
     try:
         sink = CollectingSink()
         parser = BlockParser(mode, OPTIONS, sink)
@@ -48,7 +50,7 @@ def _parse(pieces: list[bytes], compiled: bool, mode: str = JSON_LOG) -> tuple[l
             parser.feed(piece)
         return sink.events, parser.finish()
     finally:
-        block._scan_json_block = saved
+        block._scan_json_block, block._scan_text_block = saved
 
 
 def _comparable(stats: BlockStats) -> dict[str, Any]:
@@ -61,9 +63,9 @@ def _comparable(stats: BlockStats) -> dict[str, Any]:
     return values
 
 
-def assert_same(pieces: list[bytes]) -> None:
-    compiled_events, compiled_stats = _parse(pieces, compiled=True)
-    python_events, python_stats = _parse(pieces, compiled=False)
+def assert_same(pieces: list[bytes], mode: str = JSON_LOG) -> None:
+    compiled_events, compiled_stats = _parse(pieces, compiled=True, mode=mode)
+    python_events, python_stats = _parse(pieces, compiled=False, mode=mode)
     assert _comparable(compiled_stats) == _comparable(python_stats)
     assert [vars(event) for event in compiled_events] == [vars(event) for event in python_events]
 
@@ -102,8 +104,9 @@ def test_every_corpus_file_parses_the_same(corpus_dir: Path) -> None:
     checked = 0
     for path in _logs(corpus_dir):
         data = _read(path)
-        assert_same([data])
-        assert_same(newline_aligned(data, PIECE))
+        for mode in MODES:
+            assert_same([data], mode)
+            assert_same(newline_aligned(data, PIECE), mode)
         checked += 1
     assert checked >= 40
 
@@ -113,8 +116,9 @@ def test_every_fixture_log_parses_the_same() -> None:
     assert paths
     for path in paths:
         data = _read(path)
-        assert_same([data])
-        assert_same(newline_aligned(data, 4096))
+        for mode in MODES:
+            assert_same([data], mode)
+            assert_same(newline_aligned(data, 4096), mode)
 
 
 def test_the_demo_log_finds_its_entries_on_both_paths() -> None:
@@ -166,6 +170,21 @@ LINES = [
     b"2024-03-01T10:00:00.000+0000 I COMMAND  [conn1] command shop.orders command: find { find: 1 } 5ms",
     b'[{"t":{"$date":"x"}}]',
     b"\xef\xbb\xbf" + _SLOW,
+    # text logs
+    b"2024-03-01T10:00:00.123+0000 I COMMAND  [conn9] command shop.orders appName: \"x\" command: find { find: "
+    b'"orders", filter: { status: "A" } } planSummary: COLLSCAN keysExamined:0 docsExamined:900 nreturned:2 '
+    b"reslen:300 locks:{} protocol:op_msg 120ms",
+    b"Mon Aug  5 20:21:42 [conn4] query test.foo query: { a: 1 } ntoreturn:0 nscanned:10 nreturned:1 reslen:40 9ms",
+    b"Mon Aug  5 20:21:42 [initandlisten] db version v2.2.0, pdfile version 4.5",
+    b"2024-03-01T10:00:00.123+0000 I CONTROL  [initandlisten] db version v4.0.10",
+    b"2024-03-01T10:00:00.123+0000 I -        [conn1] something odd 17ms",  # a layout not understood
+    b"2024-03-01T10:00:00.123+0000 I COMMAND  [conn1] command x.y command: find { find: 1 } 5ms\r",
+    b"\xd9\xa2\xd9\xa0\xd9\xa2\xd9\xa4-03-01T10:00:00.123+0000 I COMMAND  [c] q 5ms",  # Arabic-Indic digits
+    b"   \t",
+    b"\tat frame 12ms",
+    b"Mon Xyz  5 20:21:42 [conn4] 3ms",
+    b"\xe9t\xe9 2024",
+    b"mongos version 4.0.1 ms",
 ]
 
 line_choice = st.sampled_from(LINES) | st.binary(max_size=80)
@@ -187,22 +206,52 @@ def blocks(draw: st.DrawFn) -> bytes:
 GENERATED = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-@GENERATED
-@given(blocks())
-@example(_SLOW + b"\n" + _BUILD + b"\n")
-@example(b"\xef\xbb\xbf")
-@example(b"\xef\xbb\xbf" + _SLOW)
-@example(_SLOW + b"\r\n" + _SLOW + b"\n\r\n")
-def test_generated_blocks_parse_the_same(data: bytes) -> None:
-    assert_same([data])
+modes = st.sampled_from(MODES)
 
 
 @GENERATED
-@given(blocks(), st.lists(st.integers(min_value=0, max_value=1 << 20), max_size=4))
-def test_blocks_cut_anywhere_parse_the_same(data: bytes, cuts: list[int]) -> None:
+@given(blocks(), modes)
+@example(_SLOW + b"\n" + _BUILD + b"\n", JSON_LOG)
+@example(b"\xef\xbb\xbf", JSON_LOG)
+@example(b"\xef\xbb\xbf" + _SLOW, JSON_LOG)
+@example(_SLOW + b"\r\n" + _SLOW + b"\n\r\n", JSON_LOG)
+@example(b"\xef\xbb\xbf" + LINES[19] + b"\nodd\r\n" + LINES[21] + b"\n", TEXT_LOG)
+@example(LINES[24] + b"\n" + LINES[19] + b"\n", TEXT_LOG)
+def test_generated_blocks_parse_the_same(data: bytes, mode: str) -> None:
+    assert_same([data], mode)
+
+
+@GENERATED
+@given(blocks(), st.lists(st.integers(min_value=0, max_value=1 << 20), max_size=4), modes)
+def test_blocks_cut_anywhere_parse_the_same(data: bytes, cuts: list[int], mode: str) -> None:
     """Pieces that end inside a line (a reader never cuts there, but ``feed`` must not care)."""
     points = sorted({0, len(data), *(cut % (len(data) + 1) for cut in cuts)})
-    assert_same([data[start:end] for start, end in zip(points, points[1:])] or [data])
+    assert_same([data[start:end] for start, end in zip(points, points[1:])] or [data], mode)
+
+
+@GENERATED
+@given(st.lists(st.sampled_from([LINES[index] for index in (19, 20, 21, 22, 23, 24, 26, 27, 28, 30)]),
+                min_size=1, max_size=30),
+       st.sampled_from([b"\n", b"\r\n"]))
+def test_text_blocks_parse_the_same(lines: list[bytes], newline: bytes) -> None:
+    """Text blocks the compiled scan takes on (no JSON line, no non-ASCII line start), many problems among them."""
+    data = newline.join(lines) + newline
+    assert _speedups.scan_text_block(data, True)[2] is not None
+    assert_same([data], TEXT_LOG)
+    assert_same(newline_aligned(data, 300), TEXT_LOG)
+
+
+def test_the_text_scan_reports_problems_candidates_and_versions() -> None:
+    slow, version = LINES[19], LINES[21]
+    data = slow + b"\r\nnot a log line\n\n" + version + b"\n"
+    lines, bom, odd, candidates, versions = _speedups.scan_text_block(data, True)
+    odd_start = len(slow) + 2
+    version_start = odd_start + len(b"not a log line\n\n")
+    assert (lines, bom, odd) == (4, 0, [odd_start])
+    assert candidates == [0, len(slow)]
+    assert versions == [version_start, version_start + len(version)]
+    assert _speedups.scan_text_block(b"x\n{}\n", False)[2:] == (None, None, None)  # JSON mixed in
+    assert _speedups.scan_text_block(LINES[25], False)[2:] == (None, None, None)  # Unicode digits: not sure
 
 
 @GENERATED
@@ -215,11 +264,12 @@ def test_plain_blocks_parse_the_same(lines: list[bytes], newline: bytes) -> None
     assert_same(newline_aligned(data, 300))
 
 
-@pytest.mark.parametrize("mode", [TEXT_LOG, PROFILE])
-def test_other_modes_never_reach_the_compiled_scan(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("mode", "other_scan"), [(TEXT_LOG, "_scan_json_block"), (PROFILE, "_scan_json_block"),
+                                                 (JSON_LOG, "_scan_text_block"), (PROFILE, "_scan_text_block")])
+def test_each_scan_runs_for_its_own_mode_only(mode: str, other_scan: str, monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(data: bytes, strip_bom: bool) -> None:
-        raise AssertionError("the JSON block scan ran for another mode")
+        raise AssertionError(f"{other_scan} ran for {mode}")
 
-    monkeypatch.setattr(block, "_scan_json_block", refuse)
+    monkeypatch.setattr(block, other_scan, refuse)
     stats = BlockParser(mode, OPTIONS, CollectingSink()).parse(_SLOW + b"\n" + LINES[16] + b"\n")
     assert stats.lines == 2 and stats.entries >= 1
