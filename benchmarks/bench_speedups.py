@@ -2,7 +2,8 @@
 
     python benchmarks/bench_speedups.py                        # a 20 MB generated JSON log, 7 rounds
     python benchmarks/bench_speedups.py --size-mb 160 --rounds 5
-    python benchmarks/bench_speedups.py --log some.log         # any JSON log
+    python benchmarks/bench_speedups.py --kind text            # a generated text log (4.2 layout)
+    python benchmarks/bench_speedups.py --log some.log         # any JSON log (--kind text: any text log)
 
 Two figures, each for both paths, alternating round by round, medians printed, per line of the log and per
 slow-query line: the block scan alone (count the lines, check that each is a whole JSON log line, find the
@@ -25,7 +26,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
 import generate_logs  # noqa: E402
 
-from idxadvisor.models.events import JSON_LOG  # noqa: E402
+from idxadvisor.models.events import JSON_LOG, TEXT_LOG  # noqa: E402
 from idxadvisor.parse import block  # noqa: E402
 from idxadvisor.parse.block import BlockOptions, BlockParser  # noqa: E402
 
@@ -83,11 +84,37 @@ def compiled_scan(scan: Callable[[bytes, bool], tuple]) -> Callable[[bytes], int
     return run
 
 
-def whole_parse(compiled: bool, scan: object) -> Callable[[bytes], int]:
+def python_text_scan(data: bytes) -> int:
+    """The Python path's text search: ``_parse_text_block`` before any handler runs."""
+    text = data.decode("utf-8", "replace")
+    odd_lines = [match.start() + 1 for match in block._ODD_LINE.finditer(text)]
+    if block._ODD_FIRST_LINE.match(text):
+        odd_lines.insert(0, 0)
+    if any(text.startswith("{", start) for start in odd_lines):
+        return -1
+    found = len(odd_lines)
+    for candidate in block._TEXT_CANDIDATE_END.finditer(text):
+        start = text.rfind("\n", 0, candidate.start()) + 1
+        found += len(text[start:candidate.end()].rstrip("\r")) > 0
+    return found + len(block._lines_holding(text, block._VERSION_HINTS))
+
+
+def compiled_text_scan(scan: Callable[[bytes, bool], tuple]) -> Callable[[bytes], int]:
     def run(data: bytes) -> int:
-        block._scan_json_block = scan if compiled else None
+        _lines, _bom, odd, candidates, versions = scan(data, False)
+        if odd is None:
+            return -1
+        for index in range(0, len(candidates), 2):  # the lines the caller decodes
+            data[candidates[index]:candidates[index + 1]].decode("utf-8", "replace")
+        return len(odd) + len(candidates) // 2 + len(versions) // 2
+    return run
+
+
+def whole_parse(mode: str, scans: tuple[object, object] | None) -> Callable[[bytes], int]:
+    def run(data: bytes) -> int:
+        block._scan_json_block, block._scan_text_block = scans or (None, None)
         options = BlockOptions(reference_year=2026)
-        return BlockParser(JSON_LOG, options, _DropSink()).parse(data).operations
+        return BlockParser(mode, options, _DropSink()).parse(data).operations
     return run
 
 
@@ -102,7 +129,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-mb", type=float, default=20)
     parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--log", type=Path, help="a JSON log to measure instead of a generated one")
+    parser.add_argument("--kind", choices=["json", "text"], default="json")
+    parser.add_argument("--log", type=Path, help="a log to measure instead of a generated one")
     args = parser.parse_args()
     try:
         from idxadvisor import _speedups
@@ -111,18 +139,26 @@ def main() -> None:
     path = args.log
     if path is None:
         DATA.mkdir(exist_ok=True)
-        path = DATA / f"speedups-{args.size_mb:g}mb.log"
+        path = DATA / f"speedups-{args.kind}-{args.size_mb:g}mb.log"
         if not path.exists():
-            generate_logs.write("json", path, args.size_mb, 0.1)
+            generate_logs.write(args.kind, path, args.size_mb, 0.1)
     data = path.read_bytes()
     blocks = _blocks(data)
     lines = block.count_lines(data)
-    slow = data.count(b'"id":51803') + data.count(b'"id": 51803')
-    pairs = {
-        "block scan": (python_scan, compiled_scan(_speedups.scan_json_block)),
-        "whole block parse": (whole_parse(False, None), whole_parse(True, _speedups.scan_json_block)),
-    }
-    saved = block._scan_json_block
+    scans = (_speedups.scan_json_block, _speedups.scan_text_block)
+    if args.kind == "json":
+        slow = data.count(b'"id":51803') + data.count(b'"id": 51803')
+        pairs = {
+            "block scan": (python_scan, compiled_scan(_speedups.scan_json_block)),
+            "whole block parse": (whole_parse(JSON_LOG, None), whole_parse(JSON_LOG, scans)),
+        }
+    else:
+        slow = sum(1 for line in data.splitlines() if line.endswith(b"ms"))
+        pairs = {
+            "block scan": (python_text_scan, compiled_text_scan(_speedups.scan_text_block)),
+            "whole block parse": (whole_parse(TEXT_LOG, None), whole_parse(TEXT_LOG, scans)),
+        }
+    saved = block._scan_json_block, block._scan_text_block
     print(f"{path.name}: {len(data) / 1e6:.1f} MB, {lines:,} lines, {slow:,} slow-query lines, {len(blocks)} blocks; "
           f"medians of {args.rounds} alternating rounds")
     try:
@@ -138,7 +174,7 @@ def main() -> None:
                       f"{seconds / max(slow, 1) * 1e6:7.2f} µs/slow line")
             print(f"  {name:18} Python/C {medians['Python'] / medians['C']:.2f}x")
     finally:
-        block._scan_json_block = saved
+        block._scan_json_block, block._scan_text_block = saved
 
 
 if __name__ == "__main__":
