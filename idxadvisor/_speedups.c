@@ -249,7 +249,9 @@ static int find_version_lines(const char *data, Py_ssize_t length, Py_ssize_t ba
             position = end;
         }
     }
-    qsort(versions->items, (size_t)(versions->length / 2), 2 * sizeof(Py_ssize_t), compare_spans);
+    if (versions->length > 2) {
+        qsort(versions->items, (size_t)(versions->length / 2), 2 * sizeof(Py_ssize_t), compare_spans);
+    }
     Py_ssize_t kept = 0;
     for (Py_ssize_t i = 0; i < versions->length; i += 2) {
         if (kept == 0 || versions->items[kept - 2] != versions->items[i]) {
