@@ -9,6 +9,7 @@ the Python path, and the two results must be equal. Skipped when the extension i
 from __future__ import annotations
 
 import gzip
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -273,3 +274,19 @@ def test_each_scan_runs_for_its_own_mode_only(mode: str, other_scan: str, monkey
     monkeypatch.setattr(block, other_scan, refuse)
     stats = BlockParser(mode, OPTIONS, CollectingSink()).parse(_SLOW + b"\n" + LINES[16] + b"\n")
     assert stats.lines == 2 and stats.entries >= 1
+
+
+@pytest.mark.corpus
+def test_the_corpus_report_is_the_same_on_both_paths(corpus_dir: Path, capsys: pytest.CaptureFixture[str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole pipeline (statistics, shapes, findings, suggestions) over every corpus input, in one process."""
+    from idxadvisor.cli import run
+
+    reports = []
+    for compiled in (True, False):
+        monkeypatch.setattr(block, "_scan_json_block", _speedups.scan_json_block if compiled else None)
+        monkeypatch.setattr(block, "_scan_text_block", _speedups.scan_text_block if compiled else None)
+        run(["analyze", str(corpus_dir), "--format", "json", "--jobs", "1", "--fail-on", "never", "--top", "1000"])
+        reports.append(json.loads(capsys.readouterr().out))
+    assert reports[0] == reports[1]
+    assert sum(item["entries"] for item in reports[0]["inputs"]) > 1000
