@@ -9,6 +9,7 @@ the Python path, and the two results must be equal. Skipped when the extension i
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import os
 from collections.abc import Iterator
@@ -172,9 +173,9 @@ LINES = [
     b'[{"t":{"$date":"x"}}]',
     b"\xef\xbb\xbf" + _SLOW,
     # text logs
-    b"2024-03-01T10:00:00.123+0000 I COMMAND  [conn9] command shop.orders appName: \"x\" command: find { find: "
-    b'"orders", filter: { status: "A" } } planSummary: COLLSCAN keysExamined:0 docsExamined:900 nreturned:2 '
-    b"reslen:300 locks:{} protocol:op_msg 120ms",
+    (b"2024-03-01T10:00:00.123+0000 I COMMAND  [conn9] command shop.orders appName: \"x\" command: find { find: "
+     b'"orders", filter: { status: "A" } } planSummary: COLLSCAN keysExamined:0 docsExamined:900 nreturned:2 '
+     b"reslen:300 locks:{} protocol:op_msg 120ms"),
     b"Mon Aug  5 20:21:42 [conn4] query test.foo query: { a: 1 } ntoreturn:0 nscanned:10 nreturned:1 reslen:40 9ms",
     b"Mon Aug  5 20:21:42 [initandlisten] db version v2.2.0, pdfile version 4.5",
     b"2024-03-01T10:00:00.123+0000 I CONTROL  [initandlisten] db version v4.0.10",
@@ -227,7 +228,7 @@ def test_generated_blocks_parse_the_same(data: bytes, mode: str) -> None:
 def test_blocks_cut_anywhere_parse_the_same(data: bytes, cuts: list[int], mode: str) -> None:
     """Pieces that end inside a line (a reader never cuts there, but ``feed`` must not care)."""
     points = sorted({0, len(data), *(cut % (len(data) + 1) for cut in cuts)})
-    assert_same([data[start:end] for start, end in zip(points, points[1:])] or [data], mode)
+    assert_same([data[start:end] for start, end in itertools.pairwise(points)] or [data], mode)
 
 
 @GENERATED
