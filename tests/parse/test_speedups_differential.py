@@ -291,3 +291,19 @@ def test_the_corpus_report_is_the_same_on_both_paths(corpus_dir: Path, capsys: p
         reports.append(json.loads(capsys.readouterr().out))
     assert reports[0] == reports[1]
     assert sum(item["entries"] for item in reports[0]["inputs"]) > 1000
+
+
+def test_the_scans_run_in_threads_at_once() -> None:
+    """No state is shared between calls (the GIL is released during a scan): threads scanning different blocks at
+    the same time get what one thread gets."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    json_block = (_SLOW + b"\n" + _BUILD + b"\n" + _PLAIN + b"\n") * 20_000
+    text_block = (LINES[19] + b"\nodd line\n" + LINES[21] + b"\n") * 20_000
+    calls = [(_speedups.scan_json_block, json_block[: len(json_block) - 1000 * k]) for k in range(4)]
+    calls += [(_speedups.scan_text_block, text_block[1000 * k:]) for k in range(4)]
+    alone = [scan(data, True) for scan, data in calls]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        together = list(pool.map(lambda call: call[0](call[1], True), calls * 3))
+    assert together == alone * 3
+    assert alone[0][2] is not None and alone[4][2] is not None
