@@ -4,18 +4,24 @@
     python benchmarks/bench_speedups.py --size-mb 160 --rounds 5
     python benchmarks/bench_speedups.py --kind text            # a generated text log (4.2 layout)
     python benchmarks/bench_speedups.py --log some.log         # any JSON log (--kind text: any text log)
+    python benchmarks/bench_speedups.py --size-mb 160 --end-to-end 1,2   # also `analyze --jobs 1` and `--jobs 2`
 
 Two figures, each for both paths, alternating round by round, medians printed, per line of the log and per
 slow-query line: the block scan alone (count the lines, check that each is a whole JSON log line, find the
 candidate lines), and the whole ``BlockParser`` (scan, decode, events, pairing; the sink drops the events). The log is
-cut into 16 MiB newline-aligned blocks, as the readers cut a file.
+cut into 16 MiB newline-aligned blocks, as the readers cut a file. ``--end-to-end`` also times whole ``idxadvisor
+analyze`` runs (a process each, with and without ``IDXADVISOR_PURE_PYTHON=1``, alternating) and, for a JSON log, the
+bare orjson loop of bench_ingest.py, and checks that both paths write the same report.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -125,12 +131,50 @@ def _time(function: Callable[[bytes], int], blocks: list[bytes]) -> float:
     return time.perf_counter() - start
 
 
+def _run_seconds(command: list[str], environment: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    return time.perf_counter() - start
+
+
+def end_to_end(path: Path, kind: str, jobs_list: list[int], rounds: int) -> None:
+    """Whole ``analyze`` runs on both paths, alternating; the bare loop for a JSON log; the same report from both."""
+    base = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with tempfile.TemporaryDirectory() as scratch:
+        reports = {key: Path(scratch) / f"{key}.json" for key in ("C", "Python")}
+        environments = {"C": {**base, "IDXADVISOR_PURE_PYTHON": "0"}, "Python": {**base, "IDXADVISOR_PURE_PYTHON": "1"}}
+        if kind == "json":
+            bare = [_run_seconds([sys.executable, "-c", BARE_LOOP, str(path)], base) for _ in range(rounds)]
+            print(f"  bare orjson loop              {statistics.median(bare):7.3f} s")
+        for jobs in jobs_list:
+            times: dict[str, list[float]] = {"Python": [], "C": []}
+            for _ in range(rounds):
+                for key in ("Python", "C"):
+                    command = [sys.executable, "-m", "idxadvisor", "analyze", str(path), "--jobs", str(jobs),
+                               "--format", "json", "--output", str(reports[key]), "--fail-on", "never"]
+                    times[key].append(_run_seconds(command, environments[key]))
+            same = reports["C"].read_bytes() == reports["Python"].read_bytes()
+            medians = {key: statistics.median(value) for key, value in times.items()}
+            print(f"  analyze --jobs {jobs:<3}  Python {medians['Python']:7.3f} s   C {medians['C']:7.3f} s   "
+                  f"Python/C {medians['Python'] / medians['C']:.2f}x   same report: {same}")
+
+
+BARE_LOOP = """
+import sys, orjson
+with open(sys.argv[1], 'rb') as handle:
+    for line in handle:
+        if b'"id":51803' in line:
+            orjson.loads(line)
+"""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-mb", type=float, default=20)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--kind", choices=["json", "text"], default="json")
     parser.add_argument("--log", type=Path, help="a log to measure instead of a generated one")
+    parser.add_argument("--end-to-end", metavar="JOBS", help="also time `analyze --jobs N` for each N (e.g. 1,2)")
     args = parser.parse_args()
     try:
         from idxadvisor import _speedups
@@ -175,6 +219,8 @@ def main() -> None:
             print(f"  {name:18} Python/C {medians['Python'] / medians['C']:.2f}x")
     finally:
         block._scan_json_block, block._scan_text_block = saved
+    if args.end_to_end:
+        end_to_end(path, args.kind, [int(jobs) for jobs in args.end_to_end.split(",")], args.rounds)
 
 
 if __name__ == "__main__":
