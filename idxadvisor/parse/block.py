@@ -18,13 +18,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol, Union
+from typing import Protocol, TypeVar, Union
 
 import orjson
 
 from idxadvisor.models.events import JSON_LOG, PROFILE, TEXT_LOG, Event, Problem
 from idxadvisor.models.inventory import IndexSighting
 from idxadvisor.parse import indexlog, jsonlog, textlog
+from idxadvisor.parse.accel import speedups
 from idxadvisor.parse.pairing import StatementMark, StatementPairing
 from idxadvisor.parse.profile import NotAProfileDocument, event_from_profile
 
@@ -112,6 +113,13 @@ class BlockParser:
     def feed(self, data: bytes) -> None:
         """Parse the next piece of the block: newline-aligned, following the pieces fed before (pairing and line
         numbers carry on), so that one block can be read a piece at a time."""
+        if type(data) is bytes:
+            if self.mode == JSON_LOG and _scan_json_block is not None:
+                self._feed_json_compiled(data)
+                return
+            if self.mode == TEXT_LOG and _scan_text_block is not None:
+                self._feed_text_compiled(data)
+                return
         lines = count_lines(data)
         self._line_offset = self.stats.lines
         self.stats.lines += lines
@@ -133,6 +141,23 @@ class BlockParser:
         return stats
 
     # -- JSON log fast path -------------------------------------------------------------------------------------
+
+    def _feed_json_compiled(self, data: bytes) -> None:
+        """``feed`` for a JSON log with the block scan in C: one pass counts the lines, checks that every line is a
+        whole JSON log line and finds the candidate lines, which the same handlers as ``_parse_json_block`` get."""
+        lines, bom, slow, build = _scan_json_block(data, not self.stats.lines)
+        self._line_offset = self.stats.lines
+        self.stats.lines += lines
+        if slow is None:  # not a plain block: the Python path, line by line
+            self._parse_lines(data[bom:].decode("utf-8", "replace").split("\n"), first_line=1)
+            return
+        json_line = self._json_line
+        for index in range(0, len(slow), 2):
+            start = slow[index]
+            json_line(data[start:slow[index + 1]], data, start)
+        for index in range(0, len(build), 2):
+            self._build_info(data[build[index]:build[index + 1]])
+        self._json_index_lines(data)
 
     def _parse_json_block(self, data: bytes) -> None:
         find, rfind = data.find, data.rfind
@@ -156,14 +181,13 @@ class BlockParser:
             end = len(data) if end < 0 else end
             self._build_info(data[start:end])
             position = find(_BUILD_INFO_NEEDLE, end)
-        for needle in indexlog.JSON_NEEDLES:  # rare lines: a search of the block each, like the build info's
-            position = find(needle)
-            while position >= 0:
-                start = rfind(b"\n", 0, position) + 1
-                end = find(b"\n", position)
-                end = len(data) if end < 0 else end
-                self._index_line(data[start:end])
-                position = find(needle, end)
+        self._json_index_lines(data)
+
+    def _json_index_lines(self, data: bytes) -> None:
+        """The rare index-build and drop lines (parse/indexlog.py): a search of the block for each needle, like the
+        build info's; both block paths (Python and the compiled scan) call it."""
+        for line in _lines_holding(data, indexlog.JSON_NEEDLES):
+            self._index_line(line)
 
     # -- text log fast path -------------------------------------------------------------------------------------
 
@@ -187,6 +211,32 @@ class BlockParser:
             self._text_version(line)
         for line in _lines_holding(text, indexlog.TEXT_HINTS):
             self._text_index_line(line)
+
+    def _feed_text_compiled(self, data: bytes) -> None:
+        """``feed`` for a text log with the search of ``_parse_text_block`` in C: only the lines it finds are decoded,
+        and handled in the same order (problem lines, then slow-operation candidates, then version lines)."""
+        lines, bom, odd, candidates, versions = _scan_text_block(data, not self.stats.lines)
+        self._line_offset = self.stats.lines
+        self.stats.lines += lines
+        if odd is None:  # JSON lines mixed in, or line starts the C code cannot judge: the Python path
+            self._parse_text_block(data[bom:].decode("utf-8", "replace"))
+            return
+        numbers = _LineNumbers(data)  # bytes: the newlines before an offset are the decoded text's
+        room = max(0, self.options.max_problem_examples - len(self.stats.problem_examples))
+        for start in odd[:room]:
+            end = data.find(b"\n", start)
+            line = data[start:end if end >= 0 else len(data)].decode("utf-8", "replace").rstrip("\r")
+            self.add_problem(textlog.NOT_A_LOG_LINE, numbers.at(start), line)
+        self.stats.problems += max(0, len(odd) - room)
+        text_line = self._text_line
+        for index in range(0, len(candidates), 2):
+            start = candidates[index]
+            line = data[start:candidates[index + 1]].decode("utf-8", "replace")
+            text_line(line, lambda start=start: numbers.at(start), counted_if_unreadable=True)
+        for index in range(0, len(versions), 2):
+            self._text_version(data[versions[index]:versions[index + 1]].decode("utf-8", "replace"))
+        for line in _lines_holding(data, _TEXT_INDEX_HINTS):
+            self._text_index_line(line.decode("utf-8", "replace"))
 
     # -- the general line-by-line path --------------------------------------------------------------------------
 
@@ -368,6 +418,11 @@ class BlockParser:
             stats.problem_examples.append(Problem(reason, number, excerpt))
 
 
+# getattr: an in-place build older than this module lacks the newer functions (that part then runs in Python)
+_TEXT_INDEX_HINTS = tuple(hint.encode() for hint in indexlog.TEXT_HINTS)
+_scan_json_block = getattr(speedups, "scan_json_block", None)
+_scan_text_block = getattr(speedups, "scan_text_block", None)
+
 _LINE_START = b'{"t":{"$date":"'
 _LINE_JOINS = (b'}\n' + _LINE_START, b'}\r\n' + _LINE_START)
 _NEWLINE_BYTES = b"\r\n"
@@ -414,15 +469,20 @@ class _LineNumbers:
         return self._number
 
 
-def _lines_holding(text: str, needles: tuple[str, ...]) -> list[str]:
-    """The lines of ``text`` that hold any of ``needles`` (as ``text.split("\\n")`` gives them), in order, each once.
-    Searched for with ``str.find``: splitting a whole block into lines to look at each costs more than the search."""
+_Text = TypeVar("_Text", str, bytes)
+
+
+def _lines_holding(text: _Text, needles: tuple[_Text, ...]) -> list[_Text]:
+    """The lines of ``text`` (a decoded block, or its bytes) that hold any of ``needles`` (as ``text.split("\\n")``
+    gives them), in order, each once. Searched for with ``find``: splitting a whole block into lines to look at each
+    costs more than the search."""
+    newline = "\n" if isinstance(text, str) else b"\n"
     ends: dict[int, int] = {}  # line start -> line end
     for needle in needles:
         position = text.find(needle)
         while position >= 0:
-            start = text.rfind("\n", 0, position) + 1
-            end = text.find("\n", position)
+            start = text.rfind(newline, 0, position) + 1  # type: ignore[arg-type]
+            end = text.find(newline, position)  # type: ignore[arg-type]
             end = len(text) if end < 0 else end
             ends[start] = end
             position = text.find(needle, end)
