@@ -149,7 +149,7 @@ def _extend_and_analyze(paths: Sequence[str], settings: Settings, progress: Prog
     if settings.dask_scheduler is not None:
         raise UsageError(f"--save-workload: {workload_file} exists, and adding to a workload file is done here, not on "
                          "a Dask cluster: save to a new file and merge the two with 'idxadvisor merge'")
-    extension = plan_extension(workload_file, expand_sources(list(paths)), _digest_options(settings))
+    extension = plan_extension(workload_file, expand_sources(list(paths)), digest_options(settings))
     skipped: list[str] = []
     digest, summaries = read_sources(extension.to_read, settings, progress, skipped)
     if live is not None:
@@ -296,7 +296,7 @@ def read_inputs(
 
         return read_on_cluster(list(paths), settings.dask_scheduler,
                                replace(_run_options(settings), block_size=settings.dask_block_size),
-                               _digest_options(settings))
+                               digest_options(settings))
     urls = [path for path in paths if _URL.match(path) and not Path(path).exists()]
     if urls:
         raise UsageError(f"{urls[0]}: URLs are read on a Dask cluster (--dask-scheduler tcp://host:8786, with "
@@ -376,7 +376,7 @@ def read_workload(
     """Parse every input on all cores into one digest of shapes, and a summary of each input."""
     if progress is not None:
         progress.start(estimated_bytes(sources))
-    runner = Runner(_run_options(settings), partial(Digest, _digest_options(settings)),
+    runner = Runner(_run_options(settings), partial(Digest, digest_options(settings)),
                     progress.advance if progress else None)
     summaries, digest = runner.run(sources)
     assert isinstance(digest, Digest)
@@ -388,7 +388,8 @@ def _run_options(settings: Settings) -> RunOptions:
     return replace(run_options, jobs=settings.jobs) if settings.jobs is not None else run_options
 
 
-def _digest_options(settings: Settings) -> DigestOptions:
+def digest_options(settings: Settings) -> DigestOptions:
+    """The operation filters of a run (--min-ms, --since, --until, --app), as the digest applies them."""
     return DigestOptions(min_ms=settings.min_ms, since=settings.since, until=settings.until, apps=tuple(settings.app))
 
 

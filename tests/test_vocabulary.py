@@ -81,7 +81,8 @@ def test_replay_takes_analyzes_filters(monkeypatch: pytest.MonkeyPatch) -> None:
                         lambda paths, overrides, config: received.update(overrides) or 0)
     assert run(["replay", "x.log", "--uri", "mongodb://db1", "--min-ms", "100", "--since", "2026-11-02T09:00",
                 "--until", "2026-11-02T09:20", "--ns", "shop.*", "--exclude-ns", "shop.audit", "--include-internal",
-                "--select", "IX", "--ignore", "IX006", "--min-count", "5"]) == 0
+                "--select", "IX", "--ignore", "IX006", "--min-count", "5", "--app", "dash*"]) == 0
+    assert received["app"] == ["dash*"]
     assert received["min_ms"] == 100 and received["ns"] == ["shop.*"] and received["exclude_ns"] == ["shop.audit"]
     assert received["since"].isoformat() == "2026-11-02T09:00:00" and received["until"].minute == 20
     assert received["select"] == ["IX"] and received["ignore"] == ["IX006"] and received["min_count"] == 5

@@ -10,6 +10,7 @@ from idxadvisor.cli.analyze import run_analysis
 from idxadvisor.cli.app import command, examples
 from idxadvisor.cli.common import (
     OUTPUT,
+    AppOption,
     ConfigOption,
     DataOption,
     DbOption,
@@ -58,6 +59,7 @@ def replay(
     min_ms: MinMsOption = None,
     ns: NsOption = None,
     exclude_ns: ExcludeNsOption = None,
+    app: AppOption = None,
     include_internal: IncludeInternalOption = None,
     since: SinceOption = None,
     until: UntilOption = None,
@@ -77,7 +79,7 @@ def replay(
         format=format, output=output, top=top, show_values=show_values, verbose=verbose, min_ms=min_ms, ns=ns,
         exclude_ns=exclude_ns, include_internal=include_internal, since=since, until=until, fail_on=fail_on,
         select=select, ignore=ignore, min_count=min_count, data=data, min_savings_pct=min_savings_pct,
-        sample_size=sample_size, jobs=None)
+        sample_size=sample_size, jobs=None, app=app)
     overrides.update({"uri": uri, "db": db, "scratch_db": scratch_db, "scratch_uri": scratch_uri,
                       "indexes": indexes, "replay": True})
     return run_analysis(paths or [], overrides, config)

@@ -15,6 +15,7 @@ from idxadvisor.cli.common import (
     FLAG,
     INPUT,
     OUTPUT,
+    AppOption,
     ConfigOption,
     DebugOption,
     ExcludeNsOption,
@@ -83,6 +84,7 @@ def watch(
     min_ms: MinMsOption = None,
     ns: NsOption = None,
     exclude_ns: ExcludeNsOption = None,
+    app: AppOption = None,
     include_internal: IncludeInternalOption = None,
     since: SinceOption = None,
     until: UntilOption = None,
@@ -111,7 +113,7 @@ def watch(
         format=format, output=output, top=top, show_values=show_values, verbose=verbose, min_ms=min_ms, ns=ns,
         exclude_ns=exclude_ns, include_internal=include_internal, since=since, until=until, fail_on=fail_on,
         select=select, ignore=ignore, min_count=min_count, data=None, min_savings_pct=None, sample_size=None,
-        jobs=None)
+        jobs=None, app=app)
     overrides.update({"indexes": indexes, "max_line_bytes": max_line_bytes})
     settings = load_settings(overrides, config)
     check_available(settings.format)

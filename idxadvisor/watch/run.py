@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from idxadvisor.api import advise
+from idxadvisor.api import advise, digest_options
 from idxadvisor.config import Settings
 from idxadvisor.errors import InputError, UsageError
 from idxadvisor.models.report import Report
-from idxadvisor.shapes.digest import Digest, DigestOptions
+from idxadvisor.shapes.digest import Digest
 from idxadvisor.watch.follow import FileFollower, InputEnd, Lines, Overlong, StreamFollower
 from idxadvisor.watch.session import WatchSession
 from idxadvisor.watch.snapshot import SORT_NAMES, SORTS, Advisor, Snapshot, take_snapshot
@@ -112,8 +112,7 @@ def check_workload_target(path: Path | None, settings: Settings) -> None:
         return
     from idxadvisor.workload import check_filters, load_workload
 
-    check_filters(load_workload(path, qualify_paths=False),
-                  DigestOptions(min_ms=settings.min_ms, since=settings.since, until=settings.until))
+    check_filters(load_workload(path, qualify_paths=False), digest_options(settings))
 
 
 def save_watched_workload(path: Path, digest: Digest, session: WatchSession) -> None:

@@ -13,6 +13,7 @@ import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
+from idxadvisor.api import digest_options
 from idxadvisor.config import Settings
 from idxadvisor.ingest.detect import EMPTY, HEAD_SIZE, WHOLE_DOCUMENT, WORKLOAD, detect_format
 from idxadvisor.models.events import JSON_LOG, PROFILE, TEXT_LOG, UNKNOWN
@@ -20,7 +21,7 @@ from idxadvisor.models.inputs import InputSummary
 from idxadvisor.parse.block import BlockOptions, BlockParser
 from idxadvisor.parse.run import InputState, overlong_line
 from idxadvisor.report.build import shape_is_selected
-from idxadvisor.shapes.digest import Digest, DigestOptions, ShapeStats
+from idxadvisor.shapes.digest import Digest, ShapeStats
 from idxadvisor.watch.follow import InputEnd, InputStart, Lines, Overlong, Piece
 from idxadvisor.watch.window import Window
 
@@ -41,7 +42,7 @@ class WatchSession:
 
     def __init__(self, settings: Settings, window_seconds: float, interval: float, now: float) -> None:
         self.settings = settings
-        self.options = DigestOptions(min_ms=settings.min_ms, since=settings.since, until=settings.until)
+        self.options = digest_options(settings)
         self.block_options = BlockOptions(reference_year=datetime.now(timezone.utc).year,
                                           keep_excerpts=settings.show_values)
         self.total = Digest(self.options)

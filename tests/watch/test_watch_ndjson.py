@@ -218,3 +218,22 @@ def test_the_filters_apply_to_the_view_and_the_report() -> None:
     report = report_of(text)
     assert [shape["shape"] for shape in report["shapes"]] == [USERS]
     assert report["summary"]["excluded"] == {"namespace not matched by --ns": 3}
+
+
+def test_app_keeps_only_the_named_applications_operations() -> None:
+    """``--app`` filters a watch as it filters analyze: the digest (and so the view and the report) holds only the
+    operations of the applications it names."""
+    dashboard = "".join(json_line(slow_attr({"find": "orders", "filter": {"status": number}}, appName="dashboard"),
+                                  ctx=f"conn{number}") + "\n" for number in range(3))
+    watch = WatchProcess("-", "--interval", "0.2", "--app", "dash*", "--format", "json", stdin=subprocess.PIPE)
+    assert watch.process.stdin is not None
+    try:
+        watch.process.stdin.write((dashboard + entries(2, "users", "email")).encode())
+        watch.process.stdin.close()
+        code, text, stderr = watch.end(None)
+    finally:
+        watch.kill()
+    assert code == 0, stderr
+    report = report_of(text)
+    assert [(shape["shape"], shape["count"]) for shape in report["shapes"]] == [(ORDERS, 3)]
+    assert report["summary"]["excluded"] == {"application not matched by --app": 2}
