@@ -29,6 +29,7 @@ from idxadvisor.selection.value import (
     LeftOutKey,
     ValueModel,
     low_cardinality,
+    prefix_options,
     reshape,
     selective_options,
     value_model,
@@ -147,6 +148,7 @@ def select(ns: str, requests: list[IndexRequest], context: RuleContext, estimato
     model = estimator(known) if estimator is not None else None
     costs = model.costs(demands, keys, key_index) if model is not None else log_costs(demands, keys, key_index)
     selective_options(costs, demands, keys, fields)
+    prefix_options(costs, demands, keys, fields)
     left_out = [*reshaped.left_out, *low_cardinality(costs, demands, keys, fields)]
     span = context.derived("span_ms", span_ms) / 3_600_000
     hours = span if span * 60 >= 1 else None  # a log of less than a minute gives no rate: totals are per log
