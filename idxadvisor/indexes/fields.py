@@ -24,6 +24,7 @@ from idxadvisor.indexes.candidates import Roles
 from idxadvisor.indexes.model import KeyPattern
 from idxadvisor.indexes.sampling import SampleStatistics, _hashable, path_values
 from idxadvisor.shapes.digest import ShapeStats
+from idxadvisor.shapes.shape import Filter
 from idxadvisor.shapes.literals import FieldLiterals
 
 #: String values longer than this on average (characters) are free text: no ascending index on them.
@@ -156,7 +157,7 @@ def _selective_shape(stats: ShapeStats, roles_of: Callable[[ShapeStats], Roles],
     if shape.op == "aggregate" and any(not stage.startswith(("$match", "$project", "$sort")) for stage in shape.stages):
         return  # a $group or $count returns less than the documents it matched
     roles = roles_of(stats)
-    if not roles.equality or roles.range or roles.residual or roles.has_or:
+    if not roles.equality or roles.range or roles.residual or roles.has_or or _sorted_predicate(shape.filter, roles):
         return
     returned = stats.nreturned / stats.measured
     fields = frozenset(roles.equality)
@@ -194,6 +195,13 @@ def _from_sample(result: CollectionFields, sample: SampleStatistics) -> None:
         if total * selectivity <= FEW_RETURNED and name not in result.ordered:
             result.selective.setdefault(frozenset({name}), (total * selectivity, f"by the data sample, a value of "
                                                             f"{name} matches {total * selectivity:,.1f} documents"))
+
+
+def _sorted_predicate(filter_: Filter, roles: Roles) -> bool:
+    """A sorted field is also filtered on (its range is then no role of its own: the sort bounds it), or an ``$and``
+    may hide one: the shape's filter is not equalities alone."""
+    sorted_fields = {name for name, _ in roles.sort}
+    return any(key in sorted_fields or key == "$and" for key, _ in filter_) if sorted_fields else False
 
 
 def _names(fields: frozenset[str]) -> str:

@@ -208,3 +208,12 @@ def test_without_the_logs_figure_for_the_prefix_each_shape_keeps_its_own_index(t
     # a query returning a first batch (101 documents) may have matched more: no figure either
     first_batch = new_keys(analyze(tmp_path / "batch", shared_prefix_log(alone_returns=101)))
     assert len(first_batch) == 2 and [("dst", 1)] not in first_batch
+
+
+def test_a_query_whose_sorted_field_is_also_a_range_gives_no_figure_for_its_equalities(tmp_path: Path) -> None:
+    # { dst: eq, t: range } sorted by t: the range is no role of its own (the sort bounds it), yet the query returns
+    # what dst and t match, not what dst alone matches
+    operations = shared_prefix_log(alone_returns=None) + scan(
+        [{"dst": "AMS", "t": {"$gt": 5}}, {"dst": "FRA", "t": {"$gt": 6}}], returned=10, at=5, sort={"t": -1})
+    keys = new_keys(analyze(tmp_path, operations))
+    assert [("dst", 1), ("cs", 1)] in keys and [("dst", 1), ("stops", 1)] in keys
