@@ -142,11 +142,19 @@ def prefix_options(costs: Costs, demands: list[Demand], keys: list[KeyPattern], 
     still bounds its scan by them: the server reads the keys of those values and fetches each document to test the
     rest, so it examines a key and a document per document the leading equalities match (the log's own figure for
     those fields, ``CollectionFields.matches``), plus that many again to sort them when the shape sorts."""
+    if not fields.matches:
+        return
+    fixing: dict[str, list[int]] = {}  # per field, the shapes (by the log) that fix it by equality
+    for number, demand in enumerate(demands):
+        if costs.models[number] == "log":
+            for name in demand.roles.equality:
+                fixing.setdefault(name, []).append(number)
     for position, key in enumerate(keys):
         options = costs.options[position]
-        for number, demand in enumerate(demands):
-            if costs.models[number] != "log" or number in options:
+        for number in fixing.get(key[0][0], ()) if key else ():
+            if number in options:
                 continue
+            demand = demands[number]
             equality = set(demand.roles.equality)
             length = 0
             while length < len(key) and key[length][0] in equality:
