@@ -137,13 +137,16 @@ def selective_options(costs: Costs, demands: list[Demand], keys: list[KeyPattern
                     costs.options[position][number] = cost
 
 
-def prefix_options(costs: Costs, demands: list[Demand], keys: list[KeyPattern], fields: CollectionFields) -> None:
+def prefix_options(costs: Costs, demands: list[Demand], keys: list[KeyPattern],
+                   fields: CollectionFields) -> dict[tuple[int, int], str]:
     """By the log, a key whose leading fields are some of a shape's equalities, but which does not serve all of it,
     still bounds its scan by them: the server reads the keys of those values and fetches each document to test the
     rest, so it examines a key and a document per document the leading equalities match (the log's own figure for
-    those fields, ``CollectionFields.matches``), plus that many again to sort them when the shape sorts."""
+    those fields, ``CollectionFields.matches``), plus that many again to sort them when the shape sorts. Returns, per
+    (candidate, shape) so served, what it bounds and how that is known."""
+    partly: dict[tuple[int, int], str] = {}
     if not fields.matches:
-        return
+        return partly
     fixing: dict[str, list[int]] = {}  # per field, the shapes (by the log) that fix it by equality
     for number, demand in enumerate(demands):
         if costs.models[number] == "log":
@@ -165,6 +168,9 @@ def prefix_options(costs: Costs, demands: list[Demand], keys: list[KeyPattern], 
             cost = max((3 if demand.roles.sort else 2) * found[0], demand.served_cost)
             if worth(cost, costs.today[number], 0.0):
                 options[number] = cost
+                partly[position, number] = (f"it bounds {render_key_pattern(key[:length])} of this shape and tests the "
+                                            f"rest on each document: {found[1]}")
+    return partly
 
 
 def low_cardinality(costs: Costs, demands: list[Demand], keys: list[KeyPattern],
