@@ -24,6 +24,7 @@ from idxadvisor.indexes.candidates import Roles
 from idxadvisor.indexes.model import KeyPattern
 from idxadvisor.indexes.sampling import SampleStatistics, _hashable, path_values
 from idxadvisor.shapes.digest import ShapeStats
+from idxadvisor.shapes.shape import Filter
 from idxadvisor.shapes.literals import FieldLiterals
 
 #: String values longer than this on average (characters) are free text: no ascending index on them.
@@ -36,6 +37,8 @@ MIN_EQUALITY_VALUES = 4
 FEW_VALUES_QUERIES = 16
 #: Documents per execution at or below which an equality set needs no further field.
 FEW_RETURNED = 2.0
+#: Documents a cursor's first batch returns by default: a query returning that many may have matched more.
+FIRST_BATCH = 101
 #: Sampled documents read for a field's string length.
 _LENGTH_SAMPLE = 2_000
 
@@ -87,6 +90,10 @@ class CollectionFields:
     facts: dict[str, FieldFacts] = field(default_factory=dict)
     selective: dict[frozenset[str], tuple[float, str]] = field(default_factory=dict)
     ordered: set[str] = field(default_factory=set)  # fields some shape sorts by or bounds by a range
+    # per equality set: documents one equality value of it matches (and how that is known), by the log's shapes
+    # that return what they match or by the sample; what an index bounding just those fields reads
+    matches: dict[frozenset[str], tuple[float, str]] = field(default_factory=dict)
+    _matched: dict[frozenset[str], tuple[int, int, str]] = field(default_factory=dict, repr=False)
 
     def get(self, name: str) -> FieldFacts | None:
         return self.facts.get(name)
@@ -137,6 +144,7 @@ def collection_fields(shapes: Iterable[ShapeStats], roles_of: Callable[[ShapeSta
     for name, literals in merged.items():
         result.facts[name] = FieldFacts(name, literals.average_string_bytes, literals.longest,
                                         literals.distinct_values, literals.equalities)
+    result.matches = {fields: (returned / runs, how) for fields, (returned, runs, how) in result._matched.items()}
     if sample is not None and len(sample):
         _from_sample(result, sample)
     return result
@@ -149,12 +157,17 @@ def _selective_shape(stats: ShapeStats, roles_of: Callable[[ShapeStats], Roles],
     if shape.op == "aggregate" and any(not stage.startswith(("$match", "$project", "$sort")) for stage in shape.stages):
         return  # a $group or $count returns less than the documents it matched
     roles = roles_of(stats)
-    if not roles.equality or roles.range or roles.residual or roles.has_or:
+    if not roles.equality or roles.range or roles.residual or roles.has_or or _sorted_predicate(shape.filter, roles):
         return
     returned = stats.nreturned / stats.measured
+    fields = frozenset(roles.equality)
+    if stats.nreturned and not stats.getmores and returned < FIRST_BATCH:  # else the cursor may have held more
+        held_returned, held_runs, _ = result._matched.get(fields, (0, 0, ""))
+        returned_all, runs = held_returned + stats.nreturned, held_runs + stats.measured
+        result._matched[fields] = (returned_all, runs, f"the log's queries on {_names(fields)} alone return "
+                                   f"{returned_all / runs:,.1f} documents per execution ({runs:,} measured)")
     if not 0 < returned <= FEW_RETURNED:
         return  # nothing found says only that the values asked for are absent
-    fields = frozenset(roles.equality)
     how = f"{shape.text} returns {returned:,.1f} documents per execution"
     held = result.selective.get(fields)
     if held is None or returned < held[0]:
@@ -177,6 +190,19 @@ def _from_sample(result: CollectionFields, sample: SampleStatistics) -> None:
         selectivity = sample.selectivity(name)
         if selectivity is None or selectivity <= 0:
             continue
+        result.matches[frozenset({name})] = (total * selectivity, f"by the data sample, a value of {name} matches "
+                                             f"{total * selectivity:,.1f} documents")
         if total * selectivity <= FEW_RETURNED and name not in result.ordered:
             result.selective.setdefault(frozenset({name}), (total * selectivity, f"by the data sample, a value of "
                                                             f"{name} matches {total * selectivity:,.1f} documents"))
+
+
+def _sorted_predicate(filter_: Filter, roles: Roles) -> bool:
+    """A sorted field is also filtered on (its range is then no role of its own: the sort bounds it), or an ``$and``
+    may hide one: the shape's filter is not equalities alone."""
+    sorted_fields = {name for name, _ in roles.sort}
+    return any(key in sorted_fields or key == "$and" for key, _ in filter_) if sorted_fields else False
+
+
+def _names(fields: frozenset[str]) -> str:
+    return ", ".join(sorted(fields))

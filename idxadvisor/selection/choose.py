@@ -29,6 +29,7 @@ from idxadvisor.selection.value import (
     LeftOutKey,
     ValueModel,
     low_cardinality,
+    prefix_options,
     reshape,
     selective_options,
     value_model,
@@ -147,6 +148,7 @@ def select(ns: str, requests: list[IndexRequest], context: RuleContext, estimato
     model = estimator(known) if estimator is not None else None
     costs = model.costs(demands, keys, key_index) if model is not None else log_costs(demands, keys, key_index)
     selective_options(costs, demands, keys, fields)
+    partly = prefix_options(costs, demands, keys, fields)
     left_out = [*reshaped.left_out, *low_cardinality(costs, demands, keys, fields)]
     span = context.derived("span_ms", span_ms) / 3_600_000
     hours = span if span * 60 >= 1 else None  # a log of less than a minute gives no rate: totals are per log
@@ -216,7 +218,7 @@ def select(ns: str, requests: list[IndexRequest], context: RuleContext, estimato
     savings = {key: _seconds_saved(value, served) for key, served in _numbered_by_index(rows).items()} \
         if value.timed else {}
     return plan, [_choice(request, position[id(request)], assignment, shares, keys, reasons, ns, usable, savings,
-                          reshaped.why) for request in requests]
+                          reshaped.why, partly) for request in requests]
 
 
 #: Rounds of the search at most: each merges a clashing order or drops an index under the floor, then searches again.
@@ -478,9 +480,11 @@ def _model_name(costs: Costs) -> str:
 
 def _choice(request: IndexRequest, number: int, assignment: dict[int, int], shares: Counter[int],
             keys: list[KeyPattern], reasons: _Reasons, ns: str, existing: dict[KeyPattern, IndexSpec],
-            savings: dict[KeyPattern | None, float], why: dict[KeyPattern, str]) -> IndexChoice:
+            savings: dict[KeyPattern | None, float], why: dict[KeyPattern, str],
+            partly: dict[tuple[int, int], str]) -> IndexChoice:
     """``shares``: per chosen candidate, the shapes it serves in ``assignment``; ``savings``: per index of the set,
-    the server seconds per hour it saves (empty when the log gives no durations)."""
+    the server seconds per hour it saves (empty when the log gives no durations); ``partly``: per (candidate, shape)
+    served by an equality prefix only, what it bounds."""
     there = existing.get(canonical(request.shared))
     if there is not None and number not in assignment:
         return IndexChoice(None, details=[f"the index it asks for, {there}, exists already (the log's plans use it): "
@@ -501,6 +505,8 @@ def _choice(request: IndexRequest, number: int, assignment: dict[int, int], shar
         because = f" ({why[key]})" if key in why else ""
         details.append(f"per-finding advice would be {render_key_pattern(request.shared)}; the workload's set chose "
                        f"{render_key_pattern(key)}{because}")
+    if (assignment[number], number) in partly:
+        details.append(partly[assignment[number], number])
     return IndexChoice(key, details=details, saving=round(saving, 2) if saving is not None else None)
 
 

@@ -24,6 +24,11 @@ both, so the number of indexes follows from their value.
   sample says so, or the queries ask for two values again and again), only the shapes that fix no field with more
   values (which should lead), and by the log such a shape's count or ``$group`` (whose matches the log does not
   show) reads about the collection's share of the values it asks for;
+* a key that does not serve a shape but leads with some of its equality fields (``{ a: 1, b: 1 }`` for
+  ``{ a: eq, c: eq }``) bounds its scan by them: it reads a key and a document per document those fields match, by
+  the log's own figure (its queries on ``a`` alone return so many documents per execution) or the sample's; without
+  such a figure it counts for nothing. So one index whose equality prefix is shared serves several shapes partly, and
+  the search weighs that against a narrower index per shape;
 * one order per set of fields: when the search picks two orders of the same fields, the one saving less is merged
   into the other and the search runs again.
 """
@@ -130,6 +135,42 @@ def selective_options(costs: Costs, demands: list[Demand], keys: list[KeyPattern
                 cost = max(2 * found[0], demand.served_cost)
                 if worth(cost, costs.today[number], 0.0):
                     costs.options[position][number] = cost
+
+
+def prefix_options(costs: Costs, demands: list[Demand], keys: list[KeyPattern],
+                   fields: CollectionFields) -> dict[tuple[int, int], str]:
+    """By the log, a key whose leading fields are some of a shape's equalities, but which does not serve all of it,
+    still bounds its scan by them: the server reads the keys of those values and fetches each document to test the
+    rest, so it examines a key and a document per document the leading equalities match (the log's own figure for
+    those fields, ``CollectionFields.matches``), plus that many again to sort them when the shape sorts. Returns, per
+    (candidate, shape) so served, what it bounds and how that is known."""
+    partly: dict[tuple[int, int], str] = {}
+    if not fields.matches:
+        return partly
+    fixing: dict[str, list[int]] = {}  # per field, the shapes (by the log) that fix it by equality
+    for number, demand in enumerate(demands):
+        if costs.models[number] == "log":
+            for name in demand.roles.equality:
+                fixing.setdefault(name, []).append(number)
+    for position, key in enumerate(keys):
+        options = costs.options[position]
+        for number in fixing.get(key[0][0], ()) if key else ():
+            if number in options:
+                continue
+            demand = demands[number]
+            equality = set(demand.roles.equality)
+            length = 0
+            while length < len(key) and key[length][0] in equality:
+                length += 1
+            found = fields.matches.get(frozenset(name for name, _ in key[:length])) if length else None
+            if found is None:
+                continue
+            cost = max((3 if demand.roles.sort else 2) * found[0], demand.served_cost)
+            if worth(cost, costs.today[number], 0.0):
+                options[number] = cost
+                partly[position, number] = (f"it bounds {render_key_pattern(key[:length])} of this shape and tests the "
+                                            f"rest on each document: {found[1]}")
+    return partly
 
 
 def low_cardinality(costs: Costs, demands: list[Demand], keys: list[KeyPattern],

@@ -177,3 +177,47 @@ def test_per_finding_advice_states_the_saving_and_keeps_the_floor(tmp_path: Path
                     index_selection="per-finding")
     assert small.suggested_indexes == []
     assert any(skip.reason.startswith("IX004: below the floor: { sku: 1 } would save 0.0") for skip in small.skipped)
+
+
+def shared_prefix_log(alone_returns: int | None) -> list[dict[str, Any]]:
+    """Three shapes fixing ``dst`` and, for two of them, one more field; ``alone_returns``: what the log's own query on
+    ``dst`` alone returns per execution (None: no such query)."""
+    operations = (scan([{"dst": "JFK", "cs": "Y"}, {"dst": "LHR", "cs": ""}], returned=1)
+                  + scan([{"dst": "CDG", "stops": {"$gt": 0}}, {"dst": "SFO", "stops": {"$gt": 1}}], returned=3, at=3))
+    if alone_returns is not None:
+        operations += scan([{"dst": "AMS"}, {"dst": "FRA"}], returned=alone_returns, at=5)
+    return operations
+
+
+def test_one_index_whose_equality_prefix_serves_several_shapes_partly_replaces_narrow_ones(tmp_path: Path) -> None:
+    # the log's queries on dst alone return 10 documents: an index led by dst reads at most 20 keys and documents for
+    # each of the three shapes instead of 50,000; a second index would save 18 of 50,000 more: under the floor
+    report = analyze(tmp_path, shared_prefix_log(alone_returns=10))
+    (key,) = new_keys(report)
+    assert key[0] == ("dst", 1)
+    (index,) = [index for index in only_set(report).indexes if index.status == "new"]
+    assert len(index.shapes) == 3
+    left = {tuple(item.key): item.reason for item in only_set(report).left_out}
+    assert "the set's indexes serve its shapes for more" in left[(("dst", 1), ("stops", 1))]
+    (partly,) = [detail for finding in report.findings if finding.index is not None for detail in finding.details
+                 if detail.startswith("it bounds")]
+    assert partly == ("it bounds { dst: 1 } of this shape and tests the rest on each document: the log's queries on "
+                      "dst alone return 10.0 documents per execution (20 measured)")
+
+
+def test_without_the_logs_figure_for_the_prefix_each_shape_keeps_its_own_index(tmp_path: Path) -> None:
+    # no query on dst alone: what { dst: 1 } reads for the other shapes is unknown, so it counts for nothing
+    assert sorted(new_keys(analyze(tmp_path, shared_prefix_log(alone_returns=None)))) == [
+        [("dst", 1), ("cs", 1)], [("dst", 1), ("stops", 1)]]
+    # a query returning a first batch (101 documents) may have matched more: no figure either
+    first_batch = new_keys(analyze(tmp_path / "batch", shared_prefix_log(alone_returns=101)))
+    assert len(first_batch) == 2 and [("dst", 1)] not in first_batch
+
+
+def test_a_query_whose_sorted_field_is_also_a_range_gives_no_figure_for_its_equalities(tmp_path: Path) -> None:
+    # { dst: eq, t: range } sorted by t: the range is no role of its own (the sort bounds it), yet the query returns
+    # what dst and t match, not what dst alone matches
+    operations = shared_prefix_log(alone_returns=None) + scan(
+        [{"dst": "AMS", "t": {"$gt": 5}}, {"dst": "FRA", "t": {"$gt": 6}}], returned=10, at=5, sort={"t": -1})
+    keys = new_keys(analyze(tmp_path, operations))
+    assert [("dst", 1), ("cs", 1)] in keys and [("dst", 1), ("stops", 1)] in keys
