@@ -7,8 +7,9 @@ says what the log could not show.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import ClassVar
 
-from idxadvisor.rules.base import QUERY_OPS, ShapeAnalysis
+from idxadvisor.rules.base import QUERY_OPS, Quiet, Rule, RuleContext, ShapeAnalysis, Verdict
 from idxadvisor.shapes.digest import ShapeStats
 from idxadvisor.shapes.timing import LABELS, TimeBreakdown
 from idxadvisor.units import human_ms
@@ -44,6 +45,30 @@ def significant(analysis: ShapeAnalysis, names: tuple[str, ...], options: dict) 
         return (f"{' and '.join(LABELS[name] for name in names)}: {share:.0%} of its time, {human_ms(mean)} per "
                 f"execution (below {options['min_share']:.0%} or {human_ms(options['min_mean_ms'])})")
     return share, mean
+
+
+class WaitRule(Rule):
+    """A rule on one wait in a shape's time (TM002 to TM007): silent until the components it reads pass its
+    thresholds (``significant``, the rule's options), then ``verdict`` words the finding. It never proposes an index."""
+
+    category = "time"
+    applies_to = TIMED_OPS
+    defaults = dict(DEFAULTS)
+    components: ClassVar[tuple[str, ...]]  # the time breakdown's components the rule is about
+
+    def check(self, analysis: ShapeAnalysis, context: RuleContext) -> Verdict | Quiet | None:
+        found = significant(analysis, self.components, self.options)
+        if found is None or isinstance(found, str):
+            return Quiet(found) if found is not None else None
+        breakdown = analysis.stats.timing
+        assert breakdown is not None  # significant() read the components from it
+        share, mean = found
+        return self.verdict(analysis, context, breakdown, share, mean)
+
+    def verdict(self, analysis: ShapeAnalysis, context: RuleContext, breakdown: TimeBreakdown, share: float,
+                mean: float) -> Verdict:
+        """The finding: ``share`` of the shape's time went to the components, ``mean`` ms per execution."""
+        raise NotImplementedError
 
 
 DESCRIBED_LIMIT = 90  # characters of a shape's text in a message

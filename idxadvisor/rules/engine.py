@@ -44,9 +44,9 @@ from idxadvisor.rules.base import (
 from idxadvisor.rules.grouping import assign_groups
 from idxadvisor.rules.trend import DOCUMENTS, growth_of
 from idxadvisor.shapes.digest import ShapeStats
+from idxadvisor.shapes.timing import time_not_work
 from idxadvisor.shapes.traffic import ad_hoc_reason, bulk_share
 from idxadvisor.units import human_seconds
-from idxadvisor.shapes.timing import time_not_work
 
 NO_QUERY = "has no query an index could serve"
 

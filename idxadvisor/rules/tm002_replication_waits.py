@@ -1,13 +1,14 @@
 from __future__ import annotations
 
-from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict
-from idxadvisor.rules.causes import DEFAULTS, TIMED_OPS, described, significant, worst
+from idxadvisor.rules.base import RuleContext, ShapeAnalysis, Verdict
+from idxadvisor.rules.causes import WaitRule, described, worst
+from idxadvisor.shapes.timing import TimeBreakdown
 from idxadvisor.units import human_ms
 
 _WAITS = ("oplog_slot_ms", "write_concern_ms")
 
 
-class ReplicationWaits(Rule):
+class ReplicationWaits(WaitRule):
     """Writes of one shape spend their time waiting for oplog slots or for the write concern.
 
     ## What it does
@@ -44,21 +45,11 @@ class ReplicationWaits(Rule):
 
     code = "TM002"
     name = "replication-waits"
-    category = "time"
-    severity = "warning"
-    applies_to = TIMED_OPS
-    defaults = dict(DEFAULTS)
+    components = _WAITS
 
-    def check(self, analysis: ShapeAnalysis, context: RuleContext) -> Verdict | Quiet | None:
-        found = significant(analysis, _WAITS, self.options)
-        if found is None:
-            return None
-        if isinstance(found, str):
-            return Quiet(found)
-        share, mean = found
+    def verdict(self, analysis: ShapeAnalysis, context: RuleContext, breakdown: TimeBreakdown, share: float,
+                mean: float) -> Verdict:
         stats = analysis.stats
-        breakdown = stats.timing
-        assert breakdown is not None
         parts = []
         details = []
         slots = breakdown.mean("oplog_slot_ms")

@@ -1,24 +1,23 @@
 from __future__ import annotations
 
-from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict
+from idxadvisor.rules.base import RuleContext, ShapeAnalysis, Verdict
 from idxadvisor.rules.causes import (
-    DEFAULTS,
-    TIMED_OPS,
+    WaitRule,
     busy_in,
     component_share,
     described,
     minutes_of,
-    significant,
     worst,
 )
 from idxadvisor.shapes.digest import ShapeStats
+from idxadvisor.shapes.timing import TimeBreakdown
 from idxadvisor.units import human_ms
 
 _QUEUES = ("queued_ms", "ingress_queued_ms")
 HOLDERS = 3  # shapes named as holding the tickets
 
 
-class AdmissionQueueing(Rule):
+class AdmissionQueueing(WaitRule):
     """A shape waits in the admission queue: the server was saturated, and this shape is the victim.
 
     ## What it does
@@ -54,21 +53,11 @@ class AdmissionQueueing(Rule):
 
     code = "TM003"
     name = "admission-queueing"
-    category = "time"
-    severity = "warning"
-    applies_to = TIMED_OPS
-    defaults = dict(DEFAULTS)
+    components = _QUEUES
 
-    def check(self, analysis: ShapeAnalysis, context: RuleContext) -> Verdict | Quiet | None:
-        found = significant(analysis, _QUEUES, self.options)
-        if found is None:
-            return None
-        if isinstance(found, str):
-            return Quiet(found)
-        share, mean = found
+    def verdict(self, analysis: ShapeAnalysis, context: RuleContext, breakdown: TimeBreakdown, share: float,
+                mean: float) -> Verdict:
         stats = analysis.stats
-        breakdown = stats.timing
-        assert breakdown is not None
         holders = self._holders(stats, context)
         message = (f"{described(stats)} spent {share:.0%} of its time queued for admission, {human_ms(mean)} per "
                    f"execution{worst(breakdown, 'queued_ms')}: the server was saturated and this shape waited; its "

@@ -1,14 +1,15 @@
 from __future__ import annotations
 
-from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict
-from idxadvisor.rules.causes import DEFAULTS, TIMED_OPS, described, significant, worst
+from idxadvisor.rules.base import RuleContext, ShapeAnalysis, Verdict
+from idxadvisor.rules.causes import WaitRule, described, worst
 from idxadvisor.shapes.digest import ShapeStats
+from idxadvisor.shapes.timing import TimeBreakdown
 from idxadvisor.units import human_bytes, human_ms
 
 PULLERS = 3  # shapes named as reading the most from disk
 
 
-class DiskReads(Rule):
+class DiskReads(WaitRule):
     """A shape spends its time reading from disk: its working set does not fit in the cache.
 
     ## What it does
@@ -44,21 +45,11 @@ class DiskReads(Rule):
 
     code = "TM004"
     name = "disk-reads"
-    category = "time"
-    severity = "warning"
-    applies_to = TIMED_OPS
-    defaults = dict(DEFAULTS)
+    components = ("disk_read_ms",)
 
-    def check(self, analysis: ShapeAnalysis, context: RuleContext) -> Verdict | Quiet | None:
-        found = significant(analysis, ("disk_read_ms",), self.options)
-        if found is None:
-            return None
-        if isinstance(found, str):
-            return Quiet(found)
-        share, mean = found
+    def verdict(self, analysis: ShapeAnalysis, context: RuleContext, breakdown: TimeBreakdown, share: float,
+                mean: float) -> Verdict:
         stats = analysis.stats
-        breakdown = stats.timing
-        assert breakdown is not None
         read = breakdown.mean("bytes_read")
         per_doc = ""
         if read is not None:

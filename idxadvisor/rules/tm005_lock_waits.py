@@ -1,8 +1,9 @@
 from __future__ import annotations
 
-from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict
-from idxadvisor.rules.causes import DEFAULTS, TIMED_OPS, described, overlapping, significant, worst
+from idxadvisor.rules.base import RuleContext, ShapeAnalysis, Verdict
+from idxadvisor.rules.causes import WaitRule, described, overlapping, worst
 from idxadvisor.shapes.digest import ShapeStats
+from idxadvisor.shapes.timing import TimeBreakdown
 from idxadvisor.units import human_ms
 
 #: Operations that take a collection's or a database's lock exclusively (or long enough to block others).
@@ -10,7 +11,7 @@ DDL_OPS = frozenset({"createIndexes", "dropIndexes", "collMod", "drop", "dropDat
                      "reIndex", "convertToCapped", "cloneCollectionAsCapped", "create", "validate", "emptycapped"})
 
 
-class LockWaits(Rule):
+class LockWaits(WaitRule):
     """A shape waits for locks: another operation held its collection or database.
 
     ## What it does
@@ -46,21 +47,11 @@ class LockWaits(Rule):
 
     code = "TM005"
     name = "lock-waits"
-    category = "time"
-    severity = "warning"
-    applies_to = TIMED_OPS
-    defaults = dict(DEFAULTS)
+    components = ("lock_wait_ms",)
 
-    def check(self, analysis: ShapeAnalysis, context: RuleContext) -> Verdict | Quiet | None:
-        found = significant(analysis, ("lock_wait_ms",), self.options)
-        if found is None:
-            return None
-        if isinstance(found, str):
-            return Quiet(found)
-        share, mean = found
+    def verdict(self, analysis: ShapeAnalysis, context: RuleContext, breakdown: TimeBreakdown, share: float,
+                mean: float) -> Verdict:
         stats = analysis.stats
-        breakdown = stats.timing
-        assert breakdown is not None
         holders = self._holders(stats, context)
         message = (f"{described(stats)} spent {share:.0%} of its time waiting for locks, {human_ms(mean)} per "
                    f"execution{worst(breakdown, 'lock_wait_ms')}: another operation held them.")

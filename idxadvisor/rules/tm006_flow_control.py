@@ -1,11 +1,12 @@
 from __future__ import annotations
 
-from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict
-from idxadvisor.rules.causes import DEFAULTS, TIMED_OPS, described, significant, worst
+from idxadvisor.rules.base import RuleContext, ShapeAnalysis, Verdict
+from idxadvisor.rules.causes import WaitRule, described, worst
+from idxadvisor.shapes.timing import TimeBreakdown
 from idxadvisor.units import human_ms
 
 
-class FlowControl(Rule):
+class FlowControl(WaitRule):
     """Writes of one shape are throttled by flow control: the secondaries lag behind the primary.
 
     ## What it does
@@ -38,22 +39,13 @@ class FlowControl(Rule):
 
     code = "TM006"
     name = "flow-control"
-    category = "time"
-    severity = "warning"
-    applies_to = TIMED_OPS
-    defaults = dict(DEFAULTS)
+    components = ("flow_control_ms",)
 
-    def check(self, analysis: ShapeAnalysis, context: RuleContext) -> Verdict | Quiet | None:
-        found = significant(analysis, ("flow_control_ms",), self.options)
-        if found is None:
-            return None
-        if isinstance(found, str):
-            return Quiet(found)
-        share, mean = found
+    def verdict(self, analysis: ShapeAnalysis, context: RuleContext, breakdown: TimeBreakdown, share: float,
+                mean: float) -> Verdict:
         stats = analysis.stats
-        assert stats.timing is not None
         message = (f"{described(stats)} spent {share:.0%} of its time throttled by flow control, {human_ms(mean)} "
-                   f"per execution{worst(stats.timing, 'flow_control_ms')}: the secondaries lag behind the primary.")
+                   f"per execution{worst(breakdown, 'flow_control_ms')}: the secondaries lag behind the primary.")
         details = ["find why the secondaries lag (their disks, CPUs, network, an index build on them) or lower the "
                    "write rate until they catch up; no index shortens this wait",
                    "the log cannot show the lag: rs.printSecondaryReplicationInfo() and "

@@ -1,13 +1,14 @@
 from __future__ import annotations
 
-from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict
-from idxadvisor.rules.causes import DEFAULTS, described, significant, worst
+from idxadvisor.rules.base import RuleContext, ShapeAnalysis, Verdict
+from idxadvisor.rules.causes import WaitRule, described, worst
+from idxadvisor.shapes.timing import TimeBreakdown
 from idxadvisor.units import human_ms
 
 _PLANNED = frozenset({"find", "count", "distinct", "aggregate", "update", "delete", "findAndModify"})
 
 
-class PlanSelection(Rule):
+class PlanSelection(WaitRule):
     """A shape spends its time choosing a plan: the planner races many candidate indexes, again and again.
 
     ## What it does
@@ -42,22 +43,14 @@ class PlanSelection(Rule):
 
     code = "TM007"
     name = "plan-selection"
-    category = "time"
-    severity = "warning"
     applies_to = _PLANNED
-    defaults = dict(DEFAULTS)
+    components = ("planning_ms",)
 
-    def check(self, analysis: ShapeAnalysis, context: RuleContext) -> Verdict | Quiet | None:
-        found = significant(analysis, ("planning_ms",), self.options)
-        if found is None:
-            return None
-        if isinstance(found, str):
-            return Quiet(found)
-        share, mean = found
+    def verdict(self, analysis: ShapeAnalysis, context: RuleContext, breakdown: TimeBreakdown, share: float,
+                mean: float) -> Verdict:
         stats = analysis.stats
-        assert stats.timing is not None
         message = (f"{described(stats)} spent {share:.0%} of its time planning, {human_ms(mean)} per "
-                   f"execution{worst(stats.timing, 'planning_ms')}: choosing a plan costs more than running it.")
+                   f"execution{worst(breakdown, 'planning_ms')}: choosing a plan costs more than running it.")
         details = []
         if stats.replanned:
             details.append(f"it was replanned {stats.replanned:,} times: the cached plan keeps being evicted")
