@@ -20,9 +20,16 @@ def analyze_json(capsys: pytest.CaptureFixture[str], *arguments: str) -> tuple[i
     return code, json.loads(captured.out), captured.err
 
 
-def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+def test_version(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import idxadvisor.parse.accel as accel
+
     assert run(["version"]) == 0
-    assert capsys.readouterr().out.startswith("idxadvisor ")
+    first, core = capsys.readouterr().out.splitlines()
+    assert first.startswith("idxadvisor ") and core == f"reading core: {accel.described()}"
+    monkeypatch.setenv(accel.PURE_PYTHON_VARIABLE, "1")
+    monkeypatch.setattr(accel, "speedups", None)  # as an import with the variable set chooses
+    assert run(["version"]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == "reading core: Python (IDXADVISOR_PURE_PYTHON is set)"
 
 
 @pytest.mark.corpus

@@ -54,6 +54,9 @@ def show_rule(
 @command(epilog=examples(
     'idxadvisor version'))
 def version() -> int:
-    """Print the version."""
+    """Print the version, and which reading core runs (the C extension or the Python path)."""
+    from idxadvisor.parse.accel import described
+
     print(f"idxadvisor {__version__}")
+    print(f"reading core: {described()}")
     return ExitCode.OK

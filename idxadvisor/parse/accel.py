@@ -29,3 +29,12 @@ speedups = _load()
 def implementation() -> str:
     """``"C"`` or ``"Python"``: for ``--version``-style diagnostics and the benchmarks."""
     return "C" if speedups is not None else "Python"
+
+
+def described() -> str:
+    """Which reading core runs, and why, as ``idxadvisor version`` says it."""
+    if speedups is not None:
+        return "the C extension (idxadvisor._speedups)"
+    if os.environ.get(PURE_PYTHON_VARIABLE, "") not in ("", "0"):
+        return f"Python ({PURE_PYTHON_VARIABLE} is set)"
+    return "Python (the C extension is not built: installed without a compiler)"
