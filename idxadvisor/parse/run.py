@@ -52,6 +52,10 @@ MAX_TASK_SIZE = 256 * 1024 * 1024
 #: An input whose format is not recognised is read this far (decompressed) for a slow-operation entry, then given up
 #: as an input error: a gzip of a GiB of junk lines would otherwise take minutes counting each one as a problem.
 UNRECOGNISED_LIMIT = 64 * 1024 * 1024
+#: A stream (a compressed file, an archive member, stdin, a pipe) that goes this far (decompressed) in a row without
+#: a log entry is given up: a 4.7 MB gzip of a GiB of newlines is a decompression bomb that only costs time, and a
+#: real mongod log has an entry on nearly every line. A plain file is not bounded: its size is its cost.
+ENTRYLESS_STREAM_LIMIT = 64 * 1024 * 1024
 TASKS_PER_WORKER = 2
 _COMPRESSION_RATIO_GUESS = 8
 _READ_SIZE = 1 << 20
@@ -150,6 +154,7 @@ class InputState:
 
     summary: InputSummary
     boundary: BoundaryState = field(default_factory=BoundaryState)
+    since_entry: int = 0  # bytes merged since the last task that held a log entry
 
     def fold(self, stats: BlockStats, sink: Sink, max_problem_examples: int) -> None:
         """Count the next block of the input: its pairing settled against the blocks before it (the wrappers that
@@ -284,6 +289,9 @@ class Runner:
                     state.summary.error = (f"not read past its first {human_bytes(UNRECOGNISED_LIMIT)}: no MongoDB "
                                            "log entry there, in a format not recognised")
                     break
+                if opened.path is None and state.since_entry > ENTRYLESS_STREAM_LIMIT:
+                    _give_up_entryless(state.summary, state.since_entry)
+                    break
         except StreamError as exc:
             state.summary.error = f"stopped reading: {exc}"
         self._pending.append((state, None, 0))  # the input ends here: its waiting wrappers are settled then
@@ -340,6 +348,7 @@ class Runner:
             self._close(state)
             return
         stats, sink = future.result()
+        state.since_entry = 0 if stats.entries else state.since_entry + size
         self._merge(state, stats, sink)
         if self.progress is not None:
             self.progress(size)
@@ -367,6 +376,15 @@ class Runner:
         state.summary.format = found_format
         if self.progress is not None:
             self.progress(len(data))
+
+
+def _give_up_entryless(summary: InputSummary, run: int) -> None:
+    """End a stream that went ``ENTRYLESS_STREAM_LIMIT`` without an entry: an error line and one counted problem."""
+    reason = (f"not read past its first {human_bytes(summary.bytes)}: {human_bytes(run)} in a row with no MongoDB "
+              f"log entry (blank lines or lines not from a log; the bound is {human_bytes(ENTRYLESS_STREAM_LIMIT)})")
+    summary.error = reason
+    summary.problems += 1
+    summary.problem_examples.append(Problem(reason))
 
 
 def _widen_span(summary: InputSummary, stats: BlockStats) -> None:
