@@ -247,3 +247,11 @@ def test_chart_data_shows_control_characters_as_escapes(reports: dict[str, str])
     strings = chart_strings(reports["html"])
     assert any("shop.c\\nFORGED" in value for value in strings)  # the names are in the charts, escaped
     assert [value for value in strings if any(character in value for character in [*RAW, "\n"])] == []
+
+
+def test_html_escapes_the_log_context_names(context_reports: dict[str, str]) -> None:
+    page = context_reports["html"]
+    assert "<img src=x" not in page and "<i>x</i>" not in page and "&lt;i&gt;x&lt;/i&gt;" in page
+    text = re.sub(r"<script.*?</script>", "", page, flags=re.S)
+    assert "\u202e" not in text and "\\u202e" in text
+    assert [value for value in chart_strings(page) if "\u202e" in value or "\n" in value] == []
