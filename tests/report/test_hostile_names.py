@@ -159,8 +159,8 @@ def linkify() -> MarkdownIt:
 def context_log(path: Path) -> None:
     """Hostile names in the lines the log's context adds: application names (the traffic line, tools beside
     applications), an index built during the log (the inventory, without --indexes), waits (the time breakdown)."""
-    from tests.indexes.test_inventory import START
     from idxadvisor.testing.logwriter import json_entry
+    from tests.indexes.test_inventory import START
 
     lines = []
     for n in range(60):
