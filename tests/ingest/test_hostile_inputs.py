@@ -236,3 +236,25 @@ def test_a_plain_file_of_blank_lines_is_read_to_its_end(tmp_path: Path) -> None:
     path.write_bytes(GOOD + b"\n" * (runner.ENTRYLESS_STREAM_LIMIT + (1 << 20)) + GOOD)
     summaries, _ = Runner(RunOptions(BlockOptions(2025), jobs=1), Digest).run(expand_sources([str(path)]))
     assert (summaries[0].entries, summaries[0].error) == (10, None)
+
+
+def test_a_bomb_inside_a_compressed_tar_is_bounded_by_the_archive_s_compressed_bytes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A member of a .tar.gz is not compressed itself: the bound counts the archive's compressed bytes, so the blank
+    member ends early with its error, and the member after it is read."""
+    from idxadvisor.parse import run as runner
+
+    monkeypatch.setattr(runner, "ENTRYLESS_STREAM_LIMIT", 1 << 20)
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for name, data in (("bomb.log", GOOD + b"\n" * (32 << 20)), ("good.log", GOOD)):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    path = tmp_path / "logs.tar.gz"
+    path.write_bytes(buffer.getvalue())
+    summaries, _ = Runner(RunOptions(BlockOptions(2025), jobs=1, block_size=256 * 1024), Digest).run(
+        expand_sources([str(path)]))
+    bomb, good = summaries
+    assert bomb.entries == 5 and bomb.lines < 16 << 20 and "decompressed at over 200x" in (bomb.error or "")
+    assert (good.path, good.entries, good.error) == (f"{path}:good.log", 5, None)
