@@ -4,6 +4,7 @@ damaged to parse, echoes them masked, on stderr and in every report format. The 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -69,6 +70,25 @@ def test_a_server_label_never_holds_user_info() -> None:
 
     assert host_label(f"mongodb://admin:p/{PASSWORD}@db1,db2/shop?x=1") == "mongodb://db1,db2"
     assert host_label(f"mongodb://admin:p@{PASSWORD}@db1/shop") == "mongodb://db1"
+    assert host_label(f"admin:{PASSWORD}@db1/shop") == "mongodb://db1"  # no scheme: was admin:S3cretPW@db1/shop://
+    assert host_label(f"mongodb//admin:{PASSWORD}@db1") == "mongodb://db1"
+
+
+def test_the_watch_ndjson_masks_the_path_it_follows(tmp_path: Path) -> None:
+    """A path that looks like a URI with a password (a folder named so, or a pasted URI) is masked in the NDJSON
+    lines and the live view's header (the same snapshot), as input paths are in every report."""
+    from tests.watch.process import WatchProcess
+
+    folder = tmp_path / f"admin:{PASSWORD}@db1"
+    folder.mkdir()
+    log = folder / "mongod.log"
+    log.write_text("", encoding="utf-8")
+    watch = WatchProcess(str(log), "--interval", "0.2", "--once-idle", "0.5", "--format", "json")
+    first = watch.next_line()
+    _, report, errors = watch.end(None)  # --once-idle: it ends by itself
+    assert first["input"]["source"].endswith("admin:****@db1/mongod.log"), first["input"]
+    assert PASSWORD not in json.dumps(first) + report + errors
+
 
 
 def test_a_bad_scratch_uri_is_refused_before_the_source_server_is_read(capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,7 +11,7 @@ import typer
 from idxadvisor.cli.app import command, examples
 from idxadvisor.cli.common import INPUT, OUTPUT, DebugOption
 from idxadvisor.exitcodes import ExitCode
-from idxadvisor.units import human_count, printable
+from idxadvisor.units import human_count, mask_secrets, printable
 
 
 @command(epilog=examples(
@@ -32,5 +32,5 @@ def merge(
     merged = api.merge(workloads, output)
     sys.stderr.write(f"idxadvisor: merged {len(workloads)} workload files ({len(merged.inputs)} inputs, "
                      f"{human_count(merged.digest.operations)} operations, {len(merged.digest.shapes):,} shapes) "
-                     f"into {printable(str(output))}\n")
+                     f"into {printable(mask_secrets(str(output)))}\n")
     return ExitCode.OK

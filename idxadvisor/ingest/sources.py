@@ -70,6 +70,7 @@ class OpenedInput:
     size: int | None = None  # bytes, when known before reading
     error: str | None = None  # why this input cannot be read at all (it is reported, not read)
     start: int = 0  # a plain file: the byte reading starts at (its format is still told from its first bytes)
+    compressed: CountingStream | None = None  # a compressed stream's source: the compressed bytes read so far
 
 
 def expand_sources(arguments: list[str]) -> list[Source]:
@@ -171,21 +172,26 @@ def open_stream(label: str, raw: BinaryIO, size: int | None) -> Iterator[OpenedI
     return _open_stream(label, raw, size)
 
 
-def _open_stream(label: str, raw: BinaryIO, size: int | None, depth: int = 0, start: int = 0) -> Iterator[OpenedInput]:
+def _open_stream(label: str, raw: BinaryIO, size: int | None, depth: int = 0, start: int = 0,
+                 compressed: CountingStream | None = None) -> Iterator[OpenedInput]:
     """The input a stream holds, or each member of the tar archive it holds. Damage met before the first byte of an
     input raises OSError; damage after it is raised by the input's reads; damage between two tar members raises
     StreamError after the members before it have been read. An archive nested deeper than ``MAX_ARCHIVE_DEPTH``
-    is an input with an error. A compressed input is read from its ``start``-th decompressed byte (a line start)."""
-    peeking = PeekableStream(raw)
+    is an input with an error. A compressed input is read from its ``start``-th decompressed byte (a line start).
+    ``compressed`` counts the bytes read from the outermost compressed stream (a member of a .tar.gz shares it)."""
+    counting = CountingStream(raw)
+    peeking = PeekableStream(counting)
     kind = compression(peeking.peek(512))
     stream = PeekableStream(_decompressed(peeking, kind)) if kind else peeking
+    if kind and compressed is None:
+        compressed = counting
     head = stream.peek(512)
     if not head and stream.error is not None:
         raise OSError(_describe(stream.error))
     if not is_tar(head):
         if start:
             _pass_over(stream, start)
-        yield OpenedInput(label, stream=stream, size=size if kind is None else None)
+        yield OpenedInput(label, stream=stream, size=size if kind is None else None, compressed=compressed)
         return
     if depth >= MAX_ARCHIVE_DEPTH:
         yield OpenedInput(label, error=f"an archive nested more than {MAX_ARCHIVE_DEPTH} levels deep: not opened")
@@ -204,7 +210,8 @@ def _open_stream(label: str, raw: BinaryIO, size: int | None, depth: int = 0, st
                     extracted = archive.extractfile(member)
                 if extracted is None:
                     continue
-                yield from _open_stream(f"{label}:{member.name}", extracted, size=member.size, depth=depth + 1)
+                yield from _open_stream(f"{label}:{member.name}", extracted, size=member.size, depth=depth + 1,
+                                        compressed=compressed)
     except READ_ERRORS as exc:
         raise StreamError(_describe(stream.error or exc)) from None
     if stream.error is not None:  # the archive's stream broke where tarfile saw a plausible end
@@ -245,6 +252,27 @@ class _MemberReader:
 
 def _describe(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
+
+
+class CountingStream:
+    """A binary stream that counts the bytes read from it: how much of a compressed input the decompressor took."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+        self.count = 0
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._stream.read(size)
+        self.count += len(data)
+        return data
+
+    def read1(self, size: int = -1) -> bytes:
+        data = getattr(self._stream, "read1", self._stream.read)(size)
+        self.count += len(data)
+        return data
+
+    def readable(self) -> bool:
+        return True
 
 
 class PeekableStream:

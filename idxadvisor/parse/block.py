@@ -114,6 +114,10 @@ class BlockParser:
         """Parse the next piece of the block: newline-aligned, following the pieces fed before (pairing and line
         numbers carry on), so that one block can be read a piece at a time."""
         if type(data) is bytes:
+            if data.isspace():  # blank lines only (a gzip of a GiB of newlines): counted, nothing else to look at
+                self._line_offset = self.stats.lines
+                self.stats.lines += count_lines(data)
+                return
             if self.mode == JSON_LOG and _scan_json_block is not None:
                 self._feed_json_compiled(data)
                 return

@@ -52,6 +52,12 @@ MAX_TASK_SIZE = 256 * 1024 * 1024
 #: An input whose format is not recognised is read this far (decompressed) for a slow-operation entry, then given up
 #: as an input error: a gzip of a GiB of junk lines would otherwise take minutes counting each one as a problem.
 UNRECOGNISED_LIMIT = 64 * 1024 * 1024
+#: A compressed input that goes this far (decompressed) in a row without a slow-operation entry, at more than
+#: ``HOSTILE_RATIO`` times the compressed bytes it took, is given up: a 4.7 MB gzip of a GiB of newlines is a
+#: decompression bomb that only costs time. Real mongod logs compress 10-50x (a quiet server's stretch without a slow
+#: query too); a plain file, or a stream that is not compressed, is not bounded: its size is its cost.
+ENTRYLESS_STREAM_LIMIT = 64 * 1024 * 1024
+HOSTILE_RATIO = 200
 TASKS_PER_WORKER = 2
 _COMPRESSION_RATIO_GUESS = 8
 _READ_SIZE = 1 << 20
@@ -150,6 +156,8 @@ class InputState:
 
     summary: InputSummary
     boundary: BoundaryState = field(default_factory=BoundaryState)
+    since_entry: int = 0  # bytes merged since the last task that held a slow-operation entry
+    run_start: tuple[int, int] = (0, 0)  # (bytes, compressed bytes) read up to the end of that task
 
     def fold(self, stats: BlockStats, sink: Sink, max_problem_examples: int) -> None:
         """Count the next block of the input: its pairing settled against the blocks before it (the wrappers that
@@ -208,7 +216,9 @@ class Runner:
         self.sink: Sink = sink_factory()
         self.progress = progress
         self.summaries: list[InputSummary] = []
-        self._pending: deque[tuple[InputState, _Result | None, int]] = deque()  # None: the end of an input
+        # each task: its input, its result (None: the end of the input), its bytes, and what the input had read when
+        # it was submitted (bytes, compressed bytes)
+        self._pending: deque[tuple[InputState, _Result | None, int, tuple[int, int]]] = deque()
         self._workers = 1  # processes parsing tasks: 1 when they run in this process
 
     def run(self, sources: list[Source]) -> tuple[list[InputSummary], Sink]:
@@ -279,14 +289,17 @@ class Runner:
         mode = detected if recognised else TEXT_LOG
         try:
             for task in self._tasks(opened, mode):
-                self._submit(executor, state, task)
+                self._submit(executor, state, task, opened.compressed.count if opened.compressed else 0)
                 if not recognised and _not_a_log_so_far(state.summary):
                     state.summary.error = (f"not read past its first {human_bytes(UNRECOGNISED_LIMIT)}: no MongoDB "
                                            "log entry there, in a format not recognised")
                     break
+                if opened.compressed is not None and _hostile_run(state, opened.compressed.count):
+                    _give_up_entryless(state.summary, state.since_entry)
+                    break
         except StreamError as exc:
             state.summary.error = f"stopped reading: {exc}"
-        self._pending.append((state, None, 0))  # the input ends here: its waiting wrappers are settled then
+        self._pending.append((state, None, 0, (0, 0)))  # the input ends here: its waiting wrappers are settled then
 
     def _tasks(self, opened: OpenedInput, mode: str) -> Iterator[_Task]:
         options = self.options
@@ -324,7 +337,7 @@ class Runner:
             return MAX_TASK_SIZE
         return min(max(-(-size // (TASKS_PER_WORKER * self._workers)), block_size), MAX_TASK_SIZE)
 
-    def _submit(self, executor: TaskExecutor, state: InputState, task: _Task) -> None:
+    def _submit(self, executor: TaskExecutor, state: InputState, task: _Task, compressed: int = 0) -> None:
         while len(self._pending) >= max(2, 2 * self.options.jobs):
             self._merge_oldest()
         state.summary.bytes += task.size
@@ -332,14 +345,18 @@ class Runner:
             future: _Result = _Completed((overlong_line(task.overlong), self.sink_factory()))
         else:
             future = executor.submit(_run_task, task, self.options.block, self.sink_factory)
-        self._pending.append((state, future, task.size))
+        self._pending.append((state, future, task.size, (state.summary.bytes, compressed)))
 
     def _merge_oldest(self) -> None:
-        state, future, size = self._pending.popleft()
+        state, future, size, read = self._pending.popleft()
         if future is None:
             self._close(state)
             return
         stats, sink = future.result()
+        if stats.entries:
+            state.since_entry, state.run_start = 0, read
+        else:
+            state.since_entry += size
         self._merge(state, stats, sink)
         if self.progress is not None:
             self.progress(size)
@@ -367,6 +384,26 @@ class Runner:
         state.summary.format = found_format
         if self.progress is not None:
             self.progress(len(data))
+
+
+def _hostile_run(state: InputState, compressed: int) -> bool:
+    """Whether a compressed input has gone ``ENTRYLESS_STREAM_LIMIT`` (merged) without a slow-operation entry, at over
+    ``HOSTILE_RATIO`` times the compressed bytes that stretch took (both counted when its tasks were submitted)."""
+    if state.since_entry <= ENTRYLESS_STREAM_LIMIT:
+        return False
+    run_bytes, run_compressed = state.summary.bytes - state.run_start[0], compressed - state.run_start[1]
+    return run_bytes > HOSTILE_RATIO * max(run_compressed, 1)
+
+
+def _give_up_entryless(summary: InputSummary, run: int) -> None:
+    """End a compressed input that went ``ENTRYLESS_STREAM_LIMIT`` without an entry at a ratio no log has: an error
+    line and one counted problem."""
+    reason = (f"not read past its first {human_bytes(summary.bytes)}: {human_bytes(run)} in a row with no "
+              f"slow-operation entry, decompressed at over {HOSTILE_RATIO}x (blank or repeated lines: a "
+              "decompression bomb, not a log)")
+    summary.error = reason
+    summary.problems += 1
+    summary.problem_examples.append(Problem(reason))
 
 
 def _widen_span(summary: InputSummary, stats: BlockStats) -> None:

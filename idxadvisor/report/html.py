@@ -49,7 +49,7 @@ from idxadvisor.report.sets import (
     writes_line,
 )
 from idxadvisor.report.timing import bar_segments, breakdown_line
-from idxadvisor.units import human_bytes, human_count, human_impact, human_ms, human_seconds, visible
+from idxadvisor.units import human_bytes, human_count, human_impact, human_ms, human_seconds, printable, visible
 
 MISSING_EXTRA = "--format html needs the charting library: pip install 'idxadvisor[html]'"
 #: Shape details open when the page opens (their charts are drawn at once); the others draw when opened.
@@ -139,9 +139,15 @@ class Charts:
 
     def chart_data(self) -> dict[str, Any]:
         return {"specs": charts.SPECS, "fields": charts.FIELDS, "config": charts.CONFIG,
-                "charts": {chart_id: {"kind": chart.kind, "rows": chart.rows,
+                "charts": {chart_id: {"kind": chart.kind, "rows": [_chart_row(row) for row in chart.rows],
                                       **({"height": chart.height} if chart.height else {})}
                            for chart_id, chart in self.charts.items()}}
+
+
+def _chart_row(row: list[Any]) -> list[Any]:
+    """A chart's row with its text (a namespace, a shape, a plan from the log) escaped like a terminal's: Vega draws
+    it as SVG text and tooltips, where a bidi control would reorder a name and a control character has no place."""
+    return [printable(value) if isinstance(value, str) else value for value in row]
 
 
 class Page(Charts):

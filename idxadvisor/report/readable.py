@@ -25,6 +25,11 @@ _BACKTICKS = re.compile("`+")
 # Markdown's inline markup (emphasis, links, images, code, strike-through, tables) and HTML's: each escaped with a
 # backslash, which CommonMark allows before any ASCII punctuation, so the text reads the same once rendered
 _MARKUP = re.compile(r"([\\`*_\[\]<>|~&#!])")
+# What GFM's extended autolinks and markdown-it's linkify turn into links in plain text: a scheme's colon before a
+# slash (http://x, ftp://x), an at sign (a@b.com, mailto:), and a dot between a word and a letter (www.evil.com,
+# evil.com/path). A backslash before the colon, the at sign or the dot splits the text where the link would be read;
+# "1.2 s" and "shop.c1" keep their dots (no top-level domain starts with a digit).
+_AUTOLINK = re.compile(r"(:(?=/)|@|(?<=\w)\.(?=[^\W\d_]))")
 
 terminal_text = printable
 
@@ -50,8 +55,9 @@ def md_fence(text: str) -> str:
 
 def md_text(text: str) -> str:
     """Prose for Markdown, a table cell included: every character that could be markup or HTML (``<img …>``,
-    ``**``, ``[x](y)``, a backtick, a pipe) escaped with a backslash, control characters shown as escapes."""
-    return _MARKUP.sub(r"\\\1", printable(text))
+    ``**``, ``[x](y)``, a backtick, a pipe) or start an autolink (``www.evil.com``, ``http://x``, ``a@b.com``)
+    escaped with a backslash, control characters shown as escapes."""
+    return _AUTOLINK.sub(r"\\\1", _MARKUP.sub(r"\\\1", printable(text)))
 
 
 def readable(value: _Value) -> _Value:

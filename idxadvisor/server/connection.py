@@ -34,9 +34,11 @@ def uri_options(uri: str) -> set[str]:
 
 def host_label(uri: str) -> str:
     """``mongodb://db1:27017,db2:27017`` without credentials, path or options: how reports name the server."""
-    scheme, _, rest = uri.partition("://")
+    scheme, separator, rest = uri.partition("://")
+    if not separator:  # a URI too damaged to have a scheme (refused before use, but named in that error): hosts only
+        scheme, rest = "mongodb", uri
     hosts = rest.split("?", 1)[0].rpartition("@")[2].split("/", 1)[0]  # a password may hold an unencoded / or @
-    return f"{scheme}://{hosts}"
+    return mask_secrets(f"{scheme}://{hosts}")
 
 
 def check_uri(option: str, uri: str) -> None:

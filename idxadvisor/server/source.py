@@ -23,6 +23,7 @@ from idxadvisor.errors import ServerError
 from idxadvisor.models.values import as_float
 from idxadvisor.parse.fields import MAX_COUNTER
 from idxadvisor.server.connection import MAX_TIME_MS, CommandRefused, connect, describe_failure, host_label
+from idxadvisor.units import mask_secrets
 
 _READ_COMMANDS = frozenset({"hello", "buildInfo", "listDatabases", "listCollections", "listIndexes", "aggregate",
                             "collStats", "count", "find", "explain"})
@@ -90,8 +91,8 @@ class ReadOnlySource:
         except PyMongoError as exc:
             raise describe_failure(exc, what, self.uri) from None
         except (TypeError, KeyError, ValueError, AttributeError) as exc:  # raised by the driver reading the reply
-            raise ServerError(f"{what} on {self.label}: a reply the driver cannot read ({type(exc).__name__}: {exc})") \
-                from None
+            raise ServerError(f"{what} on {self.label}: a reply the driver cannot read ({type(exc).__name__}: "
+                              f"{mask_secrets(str(exc))})") from None
 
     # -- server --------------------------------------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from idxadvisor.config import Settings
 from idxadvisor.errors import InputError, UsageError
 from idxadvisor.models.report import Report
 from idxadvisor.shapes.digest import Digest
+from idxadvisor.units import mask_secrets
 from idxadvisor.watch.follow import FileFollower, InputEnd, Lines, Overlong, StreamFollower
 from idxadvisor.watch.session import WatchSession
 from idxadvisor.watch.snapshot import SORT_NAMES, SORTS, Advisor, Snapshot, take_snapshot
@@ -216,8 +217,8 @@ class Watch:
     def _snapshot(self, now: float, *, finished: bool = False) -> Snapshot:
         snapshot = take_snapshot(self.session, self.advisor, now=now, started=self.started,
                                  since=self._last_refresh, sort=self.controls.sort, limit=self.options.rows,
-                                 source=self.session.current_label or self.follower.label,
-                                 status=self.follower.status)
+                                 source=mask_secrets(self.session.current_label or self.follower.label),
+                                 status=mask_secrets(self.follower.status))
         snapshot.paused, snapshot.finished = self.controls.paused, finished
         return snapshot
 

@@ -1,6 +1,7 @@
 """The live view on a terminal: a Rich ``Live`` screen redrawn every refresh, with keys to sort and pause.
 
-Log text (namespaces, shapes, messages) is never read as Rich markup: every cell is a ``Text``.
+Log text (namespaces, shapes, messages) is never read as Rich markup: every cell is a ``Text``, and every control
+character, newline and bidi control in it is shown as its escape (``terminal_text``), never obeyed.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from idxadvisor.report.readable import terminal_text
 from idxadvisor.units import human_impact
 from idxadvisor.watch.run import read_keys
 from idxadvisor.watch.snapshot import SORTS, FindingRow, ShapeRow, Snapshot
@@ -94,7 +96,7 @@ def render(snapshot: Snapshot, height: int, *, keys: bool) -> Group:
 def _header(snapshot: Snapshot, keys: bool) -> Text:
     text = Text()
     text.append("idxadvisor watch ", style="bold")
-    text.append(snapshot.source)
+    text.append(terminal_text(snapshot.source))
     text.append(f"  ·  {snapshot.lines:,} lines, {snapshot.operations:,} operations")
     if snapshot.problems:
         text.append(f", {snapshot.problems:,} problem lines", style="yellow")
@@ -102,7 +104,7 @@ def _header(snapshot: Snapshot, keys: bool) -> Text:
     if snapshot.paused:
         text.append("  PAUSED ", style="reverse bold")
     if snapshot.status:
-        text.append(f"\n{snapshot.status}", style="yellow")
+        text.append(f"\n{terminal_text(snapshot.status)}", style="yellow")
     if keys:
         text.append("\nkeys: ", style="dim")
         text.append("  ".join(f"{key} {words}" for key, (_, words) in SORTS.items())
@@ -129,7 +131,7 @@ def _shape_table(title: str, rows: list[ShapeRow], sort: str) -> Table:
                          no_wrap=True, overflow="ellipsis", ratio=1 if header == "shape" else None,
                          min_width=24 if header == "shape" else None)
     for row in rows:
-        table.add_row(Text(row.shape), f"{row.count:,}", _number(row.rate, 2), _number(row.total_ms, 0),
+        table.add_row(Text(terminal_text(row.shape)), f"{row.count:,}", _number(row.rate, 2), _number(row.total_ms, 0),
                       _number(row.p95_ms, 0), _number(row.docs_per_returned), _number(row.keys_per_returned))
     if not rows:
         table.add_row(Text("no operation yet", style="dim"), "", "", "", "", "", "")
@@ -151,8 +153,8 @@ def _findings_table(snapshot: Snapshot) -> Table:
         style = "bold yellow" if row.new else ""
         table.add_row(Text("NEW" if row.new else "", style="reverse bold yellow" if row.new else ""),
                       Text(finding.severity, style=_SEVERITY_STYLE.get(finding.severity, "")),
-                      Text(finding.rule, style=style), Text(finding.ns, style=style),
-                      Text(finding.message, style=style))
+                      Text(finding.rule, style=style), Text(terminal_text(finding.ns), style=style),
+                      Text(terminal_text(finding.message), style=style))
     if not findings:
         table.add_row("", "", "", "", Text("none so far", style="dim"))
     return table
@@ -164,7 +166,7 @@ def _index_table(snapshot: Snapshot) -> Table:
     table.add_column("command", no_wrap=True, overflow="ellipsis", ratio=4)
     table.add_column("saves", justify="right", no_wrap=True)
     for index in snapshot.suggested[:MAX_INDEXES]:
-        table.add_row(Text(index.command), Text(f"{', '.join(index.rules)} · "
+        table.add_row(Text(terminal_text(index.command)), Text(f"{', '.join(index.rules)} · "
                                                 f"{human_impact(index.impact, index.impact_unit)}"))
     if not snapshot.suggested:
         table.add_row(Text("none so far", style="dim"), "")

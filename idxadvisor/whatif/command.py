@@ -20,6 +20,7 @@ from idxadvisor.ingest.datasets import COLLECTION_STATS_FILE, resolve_data_argum
 from idxadvisor.ingest.samples import BAD_DOCUMENT, MAX_NESTING, decode_extended_json, load_sample, too_deep
 from idxadvisor.parse.shelldoc import ShellSyntaxError, parse_shell_value
 from idxadvisor.runtime import collector_paused
+from idxadvisor.units import printable
 from idxadvisor.whatif.estimator import Estimator, WhatIfQuery, json_safe
 
 
@@ -177,7 +178,9 @@ def run_whatif(*, data: Path | str, query: str, indexes: Sequence[str], hint: st
 
 
 def render_text(result: Mapping[str, Any]) -> str:
-    """A compact explanation: plan, stages, bounds, counters, covered/blocking sort, the winning index."""
+    """A compact explanation: plan, stages, bounds, counters, covered/blocking sort, the winning index. The query's
+    fields and values, index names and the sample's path are the user's or a file's text: each line is escaped for
+    a terminal (``units.printable``), so a newline or an escape sequence in a name never starts a line of its own."""
     lines: list[str] = []
     sample = result.get("sample")
     if isinstance(sample, Mapping):
@@ -189,7 +192,7 @@ def render_text(result: Mapping[str, Any]) -> str:
         lines.append(f"server version modelled: {result['serverVersion']} (classic engine)")
     if "unsupported" in result:
         lines.append(f"not estimated: {result['unsupported']}")
-        return "\n".join(lines)
+        return _joined(lines)
     if "error" in result:
         error = result["error"]
         if "index" in result:
@@ -198,7 +201,7 @@ def render_text(result: Mapping[str, Any]) -> str:
         else:
             lines.append(f"the server refuses this request: {error.get('message')} (code {error.get('code')}, "
                          f"{error.get('codeName')})")
-        return "\n".join(lines)
+        return _joined(lines)
     lines.append(f"plan: {result.get('planSummary')}")
     lines.append("stages: " + " -> ".join(result.get("stages", [])))
     if result.get("pipeline"):
@@ -231,4 +234,8 @@ def render_text(result: Mapping[str, Any]) -> str:
                          f"{item['trialWorks']} work units{eof})")
     for note in result.get("notes", []):
         lines.append(f"note: {note}")
-    return "\n".join(lines)
+    return _joined(lines)
+
+
+def _joined(lines: list[str]) -> str:
+    return "\n".join(printable(line) for line in lines)

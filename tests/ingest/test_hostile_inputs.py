@@ -174,3 +174,87 @@ def test_an_unrecognised_input_is_given_up_after_a_bound(tmp_path: Path, monkeyp
     assert junk_summary["error"].startswith("not read past its first 1.0 MB: no MongoDB log entry there")
     assert 0 < junk_summary["lines"] < 2_000_000 and junk_summary["problems"] == junk_summary["lines"]
     assert captured.err.startswith(f"idxadvisor: error: {junk}: not read past its first 1.0 MB")
+
+
+def test_a_compressed_stream_of_blank_lines_is_given_up_after_a_bound(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """A 4.7 MB gzip of 1 GiB of newlines took 66 s (2 min 21 s here), after a good log start: a compressed input
+    that goes ENTRYLESS_STREAM_LIMIT (64 MiB) in a row without an entry, at over HOSTILE_RATIO times its compressed
+    bytes, ends with an error line and a counted problem; the entries before the blank run count, and the good input
+    beside it is reported."""
+    from idxadvisor.parse import run as runner
+
+    blank_run = 3 * runner.ENTRYLESS_STREAM_LIMIT  # 192 MiB of newlines
+    bomb = tmp_path / "bomb.log.gz"
+    with gzip.open(bomb, "wb", compresslevel=1) as handle:  # 229x: the ratio of the issue's 4.7 MB per GiB
+        handle.write(GOOD)
+        chunk = b"\n" * (8 << 20)
+        for _ in range(blank_run // len(chunk)):
+            handle.write(chunk)
+        handle.write(GOOD)
+    good = tmp_path / "good.log"
+    good.write_bytes(GOOD)
+    code = run(["analyze", str(bomb), str(good), "--format", "json", "--fail-on", "never", "--jobs", "1"])
+    captured = capsys.readouterr()
+    bomb_summary, good_summary = json.loads(captured.out)["inputs"]
+    assert code == 2 and good_summary["entries"] == 5 and good_summary["error"] is None
+    assert bomb_summary["entries"] == 5 and bomb_summary["problems"] == 1
+    assert bomb_summary["lines"] < 2 * runner.ENTRYLESS_STREAM_LIMIT  # given up well before the end
+    assert "in a row with no slow-operation entry, decompressed at over 200x" in bomb_summary["error"]
+    assert captured.err.startswith(f"idxadvisor: error: {bomb}: not read past its first ")
+
+
+def test_a_compressed_quiet_log_without_slow_operations_is_read_to_its_end(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A quiet server logs for hours without a slow query: connection lines compress 10-50x, far below the bound's
+    ratio, so the stretch is read whole and the slow queries after it count."""
+    import random
+
+    from idxadvisor.parse import run as runner
+
+    monkeypatch.setattr(runner, "ENTRYLESS_STREAM_LIMIT", 1 << 20)
+    rng = random.Random(5)
+    quiet = "".join(json_line({"remote": f"10.0.{rng.randrange(256)}.{rng.randrange(256)}:{rng.randrange(65536)}",
+                               "connectionId": rng.randrange(10**6), "connectionCount": rng.randrange(900)},
+                              component="NETWORK", message_id=22943, msg="Connection accepted",
+                              ctx="listener", ts=f"2025-01-01T10:{n // 60000 % 60:02d}:{n // 1000 % 60:02d}."
+                              f"{n % 1000:03d}+00:00") + "\n" for n in range(40_000)).encode()
+    path = tmp_path / "quiet.log.gz"
+    path.write_bytes(gzip.compress(GOOD + quiet + GOOD, compresslevel=9))
+    assert len(quiet) > 4 * runner.ENTRYLESS_STREAM_LIMIT and len(quiet) < 50 * path.stat().st_size
+    summaries, _ = Runner(RunOptions(BlockOptions(2025), jobs=1, block_size=256 * 1024), Digest).run(
+        expand_sources([str(path)]))
+    assert (summaries[0].entries, summaries[0].problems, summaries[0].error) == (10, 0, None)
+
+
+def test_a_plain_file_of_blank_lines_is_read_to_its_end(tmp_path: Path) -> None:
+    """The bound is for compressed inputs, whose cost the user cannot see: a plain file's size is its cost, and it
+    is read whole (the entries after a long blank run still count)."""
+    from idxadvisor.parse import run as runner
+
+    path = tmp_path / "blank.log"
+    path.write_bytes(GOOD + b"\n" * (runner.ENTRYLESS_STREAM_LIMIT + (1 << 20)) + GOOD)
+    summaries, _ = Runner(RunOptions(BlockOptions(2025), jobs=1), Digest).run(expand_sources([str(path)]))
+    assert (summaries[0].entries, summaries[0].error) == (10, None)
+
+
+def test_a_bomb_inside_a_compressed_tar_is_bounded_by_the_archive_s_compressed_bytes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A member of a .tar.gz is not compressed itself: the bound counts the archive's compressed bytes, so the blank
+    member ends early with its error, and the member after it is read."""
+    from idxadvisor.parse import run as runner
+
+    monkeypatch.setattr(runner, "ENTRYLESS_STREAM_LIMIT", 1 << 20)
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for name, data in (("bomb.log", GOOD + b"\n" * (32 << 20)), ("good.log", GOOD)):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    path = tmp_path / "logs.tar.gz"
+    path.write_bytes(buffer.getvalue())
+    summaries, _ = Runner(RunOptions(BlockOptions(2025), jobs=1, block_size=256 * 1024), Digest).run(
+        expand_sources([str(path)]))
+    bomb, good = summaries
+    assert bomb.entries == 5 and bomb.lines < 16 << 20 and "decompressed at over 200x" in (bomb.error or "")
+    assert (good.path, good.entries, good.error) == (f"{path}:good.log", 5, None)

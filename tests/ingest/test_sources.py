@@ -201,8 +201,14 @@ def test_blank_lines_cost_no_per_line_work(monkeypatch: pytest.MonkeyPatch) -> N
         def match(self, text: str) -> None:
             raise AssertionError("a blank block was scanned line by line")
 
+    def no_lines(*args: object) -> None:
+        raise AssertionError("a blank block was scanned line by line")
+
     monkeypatch.setattr(block, "_ODD_LINE", NoScan())
     monkeypatch.setattr(block, "_ODD_FIRST_LINE", NoScan())
+    monkeypatch.setattr(block.BlockParser, "_parse_lines", no_lines)  # the C scan's fallback for a JSON log
+    monkeypatch.setattr(block, "_scan_json_block", no_lines)
+    monkeypatch.setattr(block, "_scan_text_block", no_lines)
     blank = b"\n" * 100_000 + b"  \r\n\t\n"
     for mode in ("text-log", "json-log", "profile"):
         parser = block.BlockParser(mode, BlockOptions(REFERENCE_YEAR), CollectingSink())

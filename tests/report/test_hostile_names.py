@@ -141,3 +141,117 @@ def test_a_code_block_fence_outlasts_any_run_in_it(name: str) -> None:
     fence = md_fence(name)
     rendered = MARKDOWN.render(f"{fence}js\n{printable(name)}\n{fence}\n")
     assert rendered.count("<pre>") == 1 and rendered.endswith("</code></pre>\n")
+
+
+# -- autolinks, chart data, and the report lines of log context (traffic, index inventory, time breakdown) ------------
+
+LINKED = ["www.evil.com", "http://x", "user@evil.com"]  # GFM autolinks: www., a scheme, an e-mail address
+CONTEXT_NS = "www.evil.com"  # database "www", collection "evil.com"
+CONTEXT_APPS = [f"mongosh\n{FORGED}\u202e", "shop <img src=x> http://x", "MongoDB Compass user@evil.com"]
+CONTEXT_INDEX = f"st_1\n{FORGED}<i>x</i>\u202e http://x"
+
+
+def linkify() -> MarkdownIt:
+    pytest.importorskip("linkify_it")
+    return MarkdownIt("gfm-like", {"linkify": True}).enable("table")
+
+
+def context_log(path: Path) -> None:
+    """Hostile names in the lines the log's context adds: application names (the traffic line, tools beside
+    applications), an index built during the log (the inventory, without --indexes), waits (the time breakdown)."""
+    from idxadvisor.testing.logwriter import json_entry
+    from tests.indexes.test_inventory import START
+
+    lines = []
+    for n in range(60):
+        command = {"find": "evil.com", "filter": {"http://x": n, "user@evil.com": 1}, "$db": "www"}
+        lines.append(json_line(slow_attr(command, ns=CONTEXT_NS, keysExamined=0, docsExamined=100_000,
+                                         durationMillis=300 + n, workingMillis=20, appName=CONTEXT_APPS[n % 3],
+                                         queues={"execution": {"totalTimeQueuedMicros": 250_000, "admissions": 1}}),
+                               ts=f"2026-01-05T09:{n:02d}:00.000+00:00"))
+    attr = {"namespace": CONTEXT_NS, "properties": {"v": 2, "key": {"http://x": 1}, "name": CONTEXT_INDEX}}
+    lines.append(json_entry(START, "INDEX", 20384, "conn7", "Index build: starting", attr))
+    lines.append(json_entry(START, "INDEX", 20345, "conn7", "Index build: done building",
+                            {"namespace": CONTEXT_NS, "index": CONTEXT_INDEX}))
+    path.write_text("\n".join(sorted(lines)) + "\n", encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def context_reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    folder = tmp_path_factory.mktemp("context")
+    log = folder / "mongod.log"
+    context_log(log)
+    written = {}
+    for format in ("text", "markdown", "html"):
+        target = folder / f"report.{format}"
+        assert run(["analyze", str(log), "--verbose", "--format", format, "-o", str(target), "--fail-on", "never",
+                    "--jobs", "1"]) == 0
+        written[format] = target.read_text(encoding="utf-8")
+    return written
+
+
+def test_the_log_context_lines_are_there(context_reports: dict[str, str]) -> None:
+    """The lines these tests are about are in the reports: else the escaping tests below would prove nothing."""
+    text = context_reports["text"]
+    assert "traffic: " in text and "Indexes the log shows" in text and "queued for execution" in text
+    assert "mongosh\\nFORGED: all good, no findings\\u202e" in text  # an application name, escaped
+    assert "st_1\\nFORGED: all good, no findings<i>x</i>\\u202e http://x" in text  # the built index's name
+
+
+@pytest.mark.parametrize("format", ["text", "markdown"])
+def test_the_log_context_lines_forge_nothing(context_reports: dict[str, str], format: str) -> None:
+    report = context_reports[format]
+    assert not [line for line in report.splitlines() if line.lstrip(" |*`-").startswith("FORGED")]
+    assert [character for character in RAW if character in report] == []
+
+
+def test_markdown_turns_no_name_into_a_link(reports: dict[str, str], context_reports: dict[str, str]) -> None:
+    """A namespace, field, application or index name like www.evil.com, http://x or user@evil.com is a GFM autolink
+    in prose: escaped, it renders as text, in a rule's message, the traffic line and the inventory alike."""
+    renderer = linkify()
+    rendered = renderer.render(context_reports["markdown"])
+    assert "<a " not in rendered and "<img" not in rendered and "<i>" not in rendered
+    text = html.unescape(re.sub(r"<[^>]+>", "", rendered))
+    for name in (*LINKED, "shop <img src=x> http://x", "MongoDB Compass user@evil.com"):
+        assert name in text
+    assert "<a " not in renderer.render(reports["markdown"])
+
+
+@pytest.mark.parametrize("name", [*LINKED, "see evil.com/path now", "HTTPS://X.ORG", "mailto:a@b.c", "ftp://a.b",
+                                  "пример.рф", "WWW.X.Y", "a_b.com", "xn--e1a.com"])
+def test_escaped_prose_is_never_a_link(name: str) -> None:
+    rendered = linkify().renderInline(f"x {md_text(name)} y")
+    assert "<a" not in rendered and html.unescape(rendered) == f"x {name} y"
+
+
+LINKY = st.text(alphabet=st.sampled_from("wW.:/@ac-_1 <>`*[]()\u202e"), max_size=16)
+
+
+@given(LINKY)
+def test_escaped_prose_with_a_linkifier_renders_as_the_text_itself(name: str) -> None:
+    rendered = linkify().renderInline(f"x {md_text(name)} y")
+    assert "<" not in rendered.replace("&lt;", "")  # no element at all: no link, code, emphasis or HTML
+    assert html.unescape(rendered) == f"x {printable(name)} y"
+
+
+def chart_strings(page: str) -> list[str]:
+    data = json.loads(re.search(r'<script type="application/json" id="idxadvisor-charts">(.*?)</script>', page,
+                                re.S).group(1))
+    return [value for chart in data["charts"].values() for row in chart["rows"] for value in row
+            if isinstance(value, str)]
+
+
+def test_chart_data_shows_control_characters_as_escapes(reports: dict[str, str]) -> None:
+    """Vega draws chart data as SVG text and tooltips: a bidi control there reorders a name, a newline or an escape
+    has no place; each is shown as its escape, as on the rest of the page."""
+    strings = chart_strings(reports["html"])
+    assert any("shop.c\\nFORGED" in value for value in strings)  # the names are in the charts, escaped
+    assert [value for value in strings if any(character in value for character in [*RAW, "\n"])] == []
+
+
+def test_html_escapes_the_log_context_names(context_reports: dict[str, str]) -> None:
+    page = context_reports["html"]
+    assert "<img src=x" not in page and "<i>x</i>" not in page and "&lt;i&gt;x&lt;/i&gt;" in page
+    text = re.sub(r"<script.*?</script>", "", page, flags=re.S)
+    assert "\u202e" not in text and "\\u202e" in text
+    assert [value for value in chart_strings(page) if "\u202e" in value or "\n" in value] == []

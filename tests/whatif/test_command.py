@@ -164,3 +164,19 @@ def test_a_sort_stage_that_is_not_a_document_is_not_estimated(sample: Path) -> N
     result = run_whatif(data=sample, query='{"command": "aggregate", "pipeline": [{"$sort": 1}]}', indexes=[],
                         hint=None)
     assert result["unsupported"] == "$sort needs a document"
+
+
+def test_names_in_the_text_output_are_escaped_for_a_terminal(tmp_path: Path) -> None:
+    """The query's field names, an index's name and the sample's path are printed: a newline in one must not start
+    a forged line, nor an escape sequence or a bidi control reach the terminal."""
+    forged = "st\nFORGED: no findings\x1b[2J\u202e"
+    sample = tmp_path / "orders\n\u202ejson.json"
+    sample.write_text("\n".join(json.dumps({"_id": i, forged: i % 3}) for i in range(30)))
+    result = run_whatif(data=sample, query=json.dumps({"filter": {forged: 1}}),
+                        indexes=[json.dumps({"key": {forged: 1}, "name": "by\nFORGED: name\x1b]0;x\x07"})], hint=None)
+    text = render_text(result)
+    assert not [line for line in text.splitlines() if line.startswith("FORGED")]
+    assert [character for character in "\x1b\u202e\x07" if character in text] == []
+    assert "st\\nFORGED: no findings\\x1b[2J\\u202e" in text and "orders\\n\\u202ejson.json" in text
+    refused = render_text({"unsupported": f"the field {forged}"})
+    assert refused.splitlines()[-1] == "not estimated: the field st\\nFORGED: no findings\\x1b[2J\\u202e"
