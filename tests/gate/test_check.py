@@ -207,7 +207,56 @@ def test_a_finding_the_proposed_set_stops_raising_without_its_cause_removed_stay
     monkeypatch.setattr(gate_run, "refuse_parallel_arrays", lambda change, samples: None)
     code, report, _ = check(capsys, *WORKLOAD, "--indexes", str(DEMO / "migrations"), "--data", str(DEMO / "data"))
     assert [finding["rule"] for finding in report["gate"]["resolved"]] == ["IX002"]
-    [carried] = [finding for finding in report["findings"]
-                 if any("not resolved" in detail for detail in finding["details"])]
+    carried = [finding for finding in report["findings"]
+               if any("not resolved" in detail for detail in finding["details"])]
+    # IX002 on the customer's shape too: the set leaves it to the change's { customerId: 1, createdAt: -1 }, which gives
+    # its sort but does not bound its status
+    assert sorted((finding["rule"], finding["ns"]) for finding in carried) == [("IX002", "shop.orders"),
+                                                                               ("IX003", "shop.products")]
+    [carried] = [finding for finding in carried if finding["rule"] == "IX003"]
     assert (carried["rule"], carried["ns"], carried["status"]) == ("IX003", "shop.products", "existing")
     assert carried["message"].startswith("the index this query needs, { tags: 1, sizes: 1, inStock: 1 }")
+
+
+def _set_of(report: dict, ns: str) -> dict:
+    [found] = [item for item in report["index_sets"] if item["ns"] == ns]
+    return found
+
+
+def test_with_data_the_set_is_chosen_against_the_proposed_indexes_and_proposes_none_serving_nothing(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    code, report, _ = check(capsys, *WORKLOAD, "--indexes", str(DEMO / "migrations"), "--data", str(DEMO / "data"))
+    assert code == 1
+    idle = [(item["ns"], index["name"]) for item in report["index_sets"] for index in item["indexes"]
+            if index["status"] == "new" and not index["shapes"]]
+    assert idle == []
+    orders = {index["name"]: index for index in _set_of(report, "shop.orders")["indexes"]}
+    # the migration's { customerId: 1, createdAt: -1 } serves the customer's shapes: nothing grows customerId_1 anew
+    assert not [name for name, index in orders.items() if index["status"] == "new" and name.startswith("customerId")]
+    assert orders["customerId_1_createdAt_-1"]["status"] == "kept"
+    assert sorted(orders["customerId_1_createdAt_-1"]["shapes"]) == ["571fe3684575cb07", "e6b0a7bd45a5ebad"]
+
+
+def test_by_the_log_a_shape_an_index_of_the_change_serves_starts_from_it(capsys: pytest.CaptureFixture[str]) -> None:
+    _, report, _ = check(capsys, *WORKLOAD, "--indexes", str(DEMO / "migrations"))
+    orders = _set_of(report, "shop.orders")
+    assert all(index["shapes"] for index in orders["indexes"] if index["status"] == "new")
+    shapes = {shape["fingerprint"]: shape for shape in orders["shapes"]}
+    # { customerId: eq, createdAt: range } sort { createdAt: -1 }: the change's index bounds and sorts it
+    assert shapes["e6b0a7bd45a5ebad"]["index"] == "customerId_1_createdAt_-1"
+    assert shapes["e6b0a7bd45a5ebad"]["after"] < shapes["e6b0a7bd45a5ebad"]["before"]
+
+
+def test_a_new_index_the_multi_planner_passes_over_for_every_shape_leaves_the_set(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import idxadvisor.selection.choose as choose
+
+    # as if the search did not know the change's indexes: it then picks a key the multi-planner never uses
+    monkeypatch.setattr(choose, "apply_change", lambda *arguments: None)
+    _, report, _ = check(capsys, *WORKLOAD, "--indexes", str(DEMO / "migrations"), "--data", str(DEMO / "data"))
+    orders = _set_of(report, "shop.orders")
+    assert all(index["shapes"] for index in orders["indexes"] if index["status"] == "new")
+    assert any("serving no shape" in note and "{ customerId: 1, status: 1, createdAt: -1 }" in note
+               for note in orders["notes"])
+    assert not any("customerId: 1, status: 1" in index["reason"] for index in orders["indexes"]
+                   if index["status"] == "hide")
