@@ -260,3 +260,52 @@ def test_a_new_index_the_multi_planner_passes_over_for_every_shape_leaves_the_se
                for note in orders["notes"])
     assert not any("customerId: 1, status: 1" in index["reason"] for index in orders["indexes"]
                    if index["status"] == "hide")
+
+
+def _mdbkit_export(tmp_path: Path) -> Path:
+    """The demo's indexes as mdbkit 0.8.0 exports one database: bare collection names under ``db``, and usage."""
+    catalog = json.loads((DEMO / "indexes.json").read_text(encoding="utf-8"))
+    export = {"db": "shop", "exported": "2026-11-03T09:00:00Z",
+              "collections": {ns.split(".", 1)[1]: indexes for ns, indexes in catalog.items()},
+              "usage": {"orders": [{"name": "status_1", "ops": 12, "since": "2026-11-01T00:00:00Z", "host": "a"}]}}
+    path = tmp_path / "indexes.json"
+    path.write_text(json.dumps(export, indent=2), encoding="utf-8")
+    return path
+
+
+def test_baseline_indexes_read_an_mdbkit_export_as_analyze_does(capsys: pytest.CaptureFixture[str],
+                                                                 tmp_path: Path) -> None:
+    migration = ["--proposed-indexes", str(DEMO / "migrations")]
+    code, plain, err = check(capsys, *WORKLOAD, *migration)
+    exported = ["--workload", str(DEMO / "shop.log"), "--baseline-indexes", str(_mdbkit_export(tmp_path))]
+    code_of_export, report, err_of_export = check(capsys, *exported, *migration)
+    assert (code_of_export, err_of_export) == (code, err) == (1, "")
+    assert [(item["action"], item["ns"], item["name"]) for item in report["gate"]["changes"]] == [
+        (item["action"], item["ns"], item["name"]) for item in plain["gate"]["changes"]]
+    assert sorted((item["rule"], item["status"], item["fingerprint"]) for item in report["findings"]) == sorted(
+        (item["rule"], item["status"], item["fingerprint"]) for item in plain["findings"])
+
+
+def test_an_mdbkit_export_as_the_proposed_set_points_at_its_entries(tmp_path: Path) -> None:
+    from idxadvisor.gate.indexfile import read_index_file
+    from idxadvisor.indexes.catalog import load_index_file
+
+    path = _mdbkit_export(tmp_path)
+    located = read_index_file(path)
+    assert located.catalog == load_index_file(path)  # one reader: analyze's
+    assert [index.accesses["ops"] for index in located.catalog["shop.orders"] if index.name == "status_1"] == [12]
+    lines = path.read_text(encoding="utf-8").splitlines()
+    where = located.locations["shop.orders", "status_1"]
+    assert '"name": "status_1"' in "\n".join(lines[where.line - 1: where.line + 8])
+    assert lines[located.namespace_locations["shop.products"].line - 1].strip().startswith('"products"')
+
+
+def test_an_index_file_check_cannot_read_says_the_option_that_named_it(capsys: pytest.CaptureFixture[str],
+                                                                       tmp_path: Path) -> None:
+    path = tmp_path / "indexes.json"
+    path.write_text('{"db": "shop", "collections": {"orders": [{"key": {"a": "up"}, "name": "a"}]}}\n',
+                    encoding="utf-8")
+    code, _, err = check(capsys, "--workload", str(DEMO / "shop.log"), "--baseline-indexes", str(path),
+                         "--proposed-indexes", str(DEMO / "migrations"))
+    assert code == 2 and err.count("\n") == 1
+    assert f"{path}:1:" in err and "shop.orders: index a:" in err
