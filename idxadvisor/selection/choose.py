@@ -545,8 +545,11 @@ class _Reasons:
                     "weighed")
         offers = self.offers.get(number)
         if not offers and number in costs.changed:
-            return (f"{rule}: index selection: {render_key_pattern(costs.changed[number][0])}, which the change "
-                    "creates, serves it; no other index would save enough more")
+            key, cost = costs.changed[number]
+            today = costs.today[number] or 0.0
+            return (f"{rule}: index selection: {render_key_pattern(key)}, which the change creates, cuts its keys plus "
+                    f"documents examined from {human_count(today)} to {human_count(cost)} per execution; no other "
+                    "index would save enough more")
         if not offers:
             if number in self.shape_reasons:
                 return f"{rule}: index selection, key: {self.shape_reasons[number]}"
