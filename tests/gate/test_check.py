@@ -252,7 +252,7 @@ def test_by_the_log_a_shape_an_index_of_the_change_serves_starts_from_it(capsys:
 
 def test_a_new_index_the_multi_planner_passes_over_for_every_shape_leaves_the_set(
         capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    import idxadvisor.selection.choose as choose
+    from idxadvisor.selection import choose
 
     # as if the search did not know the change's indexes: it then picks a key the multi-planner never uses
     monkeypatch.setattr(choose, "apply_change", lambda *arguments: None)
