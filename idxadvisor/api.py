@@ -17,11 +17,9 @@ from idxadvisor.config import Settings
 from idxadvisor.errors import InputError, UsageError
 from idxadvisor.ingest.datasets import collection_stats, resolve_data_arguments, write_counts
 from idxadvisor.indexes.catalog import IndexCatalog, load_index_arguments, shard_key_patterns
-from idxadvisor.ingest.detect import EMPTY
 from idxadvisor.indexes.inventory import build_inventory
-from idxadvisor.ingest.sources import Source, expand_sources
+from idxadvisor.ingest.sources import Source, expand_sources, sort_out_non_logs
 from idxadvisor.indexes.sampling import SampleStatistics
-from idxadvisor.models.events import UNKNOWN
 from idxadvisor.models.inputs import InputSummary
 from idxadvisor.models.report import Report, SampleReport, WorkloadUpdate
 from idxadvisor.parse.block import BlockOptions
@@ -55,7 +53,6 @@ if TYPE_CHECKING:
 
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
-NOT_A_LOG = "not a MongoDB log, profiler dump or explain output"
 NOTHING_TO_ANALYZE = "nothing to analyze"
 
 
@@ -296,7 +293,7 @@ def read_inputs(
 
         return read_on_cluster(list(paths), settings.dask_scheduler,
                                replace(_run_options(settings), block_size=settings.dask_block_size),
-                               digest_options(settings))
+                               digest_options(settings), skipped)
     urls = [path for path in paths if _URL.match(path) and not Path(path).exists()]
     if urls:
         raise UsageError(f"{urls[0]}: URLs are read on a Dask cluster (--dask-scheduler tcp://host:8786, with "
@@ -311,7 +308,7 @@ def read_sources(
     workloads = [source for source in sources if is_workload_file(source)]
     logs = [source for source in sources if source not in workloads]
     digest, summaries = read_workload(logs, settings, progress)
-    summaries = _sort_out_non_logs(summaries, {source.label for source in logs if not source.scanned}, skipped)
+    summaries = sort_out_non_logs(summaries, {source.label for source in logs if not source.scanned}, skipped)
     for source in workloads:
         assert source.path is not None
         try:
@@ -324,29 +321,6 @@ def read_sources(
         digest.merge(workload.digest)
         summaries += workload.inputs
     return digest, summaries
-
-
-def _is_not_a_log(summary: InputSummary) -> bool:
-    """No line of it is a MongoDB log line, a profiler document or explain output (an empty input included)."""
-    return (summary.error is None and summary.format in (UNKNOWN, EMPTY) and summary.entries == 0
-            and summary.operations == 0)
-
-
-def _sort_out_non_logs(summaries: list[InputSummary], named: set[str],
-                       skipped: list[str] | None) -> list[InputSummary]:
-    """Files found in a directory or an archive that are not logs (a README, a LICENSE) are left out, their names
-    kept in ``skipped``; an input named on the command line (``named``) that is not one is an input error."""
-    kept = []
-    for summary in summaries:
-        if _is_not_a_log(summary):
-            if summary.path not in named:  # found by a directory scan or a pattern, or a member of an archive
-                if skipped is not None:
-                    skipped.append(summary.path)
-                continue
-            lines = f"none of its {summary.lines:,} line{'s' if summary.lines != 1 else ''} is one"
-            summary.error = "the input is empty" if summary.format == EMPTY else f"{NOT_A_LOG} ({lines})"
-        kept.append(summary)
-    return kept
 
 
 def require_operations(summaries: Sequence[InputSummary], skipped: Sequence[str], quiet_logs_allowed: bool) -> None:

@@ -20,7 +20,7 @@ import orjson
 from idxadvisor.cluster.inputs import PlannedInput, is_url, parse_mode, plan_inputs
 from idxadvisor.cluster.tasks import merge_digests, parse_range, read_whole, seal_digest
 from idxadvisor.errors import InputError, ServerError, UsageError
-from idxadvisor.ingest.sources import read_stream_decompressed
+from idxadvisor.ingest.sources import read_stream_decompressed, sort_out_non_logs
 from idxadvisor.models.events import UNKNOWN
 from idxadvisor.models.inputs import InputSummary
 from idxadvisor.parse.run import InputState, RunOptions, overlong_line
@@ -32,14 +32,16 @@ FAN_IN = 8
 CONNECT_TIMEOUT = "20s"
 
 
-def read_on_cluster(arguments: list[str], scheduler: str, run_options: RunOptions,
-                    digest_options: DigestOptions) -> tuple[Digest, list[InputSummary]]:
+def read_on_cluster(arguments: list[str], scheduler: str, run_options: RunOptions, digest_options: DigestOptions,
+                    skipped: list[str] | None = None) -> tuple[Digest, list[InputSummary]]:
     """Every input parsed on the cluster at ``scheduler`` into one digest, with a summary per input in the order a
-    local run gives them (logs first, then the inputs of workload files)."""
+    local run gives them (logs first, then the inputs of workload files). As locally, the files of a directory (or a
+    pattern, a prefix, an archive) that are not logs are left out, their names in ``skipped``; an input named that
+    is not one has the error ``NOT_A_LOG``."""
     client = _connect(scheduler)
     try:
         planned = plan_inputs(arguments, run_options.block_size, run_options.max_line_bytes)
-        return _read(client, planned, run_options, digest_options)
+        return _read(client, planned, run_options, digest_options, skipped)
     finally:
         client.close()
 
@@ -55,8 +57,8 @@ def _connect(scheduler: str) -> Any:
         raise ServerError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
 
 
-def _read(client: Any, planned: list[PlannedInput], run_options: RunOptions,
-          digest_options: DigestOptions) -> tuple[Digest, list[InputSummary]]:
+def _read(client: Any, planned: list[PlannedInput], run_options: RunOptions, digest_options: DigestOptions,
+          skipped: list[str] | None) -> tuple[Digest, list[InputSummary]]:
     digests: list[Any] = []  # futures of each input's digest, sealed
     block_stats: dict[int, list[Any]] = {}  # input position -> futures of its blocks' stats (or stats), in order
     whole: dict[int, Any] = {}  # input position -> future of its summaries
@@ -101,6 +103,7 @@ def _read(client: Any, planned: list[PlannedInput], run_options: RunOptions,
             summaries.append(_fold(item, gathered_stats[position], digest, run_options))
     if reduced is not None:
         digest.merge(reduced)
+    summaries = sort_out_non_logs(summaries, {item.label for item in planned if not item.scanned}, skipped)
     for workload in workloads:
         check_filters(workload, digest.options)
         digest.merge(workload.digest)

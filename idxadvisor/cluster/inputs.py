@@ -91,6 +91,7 @@ class PlannedInput:
     whole: bool = False
     workload: bool = False
     error: str | None = None
+    scanned: bool = False  # found in a directory, by a pattern or below a prefix, not named: left out if not a log
 
 
 def plan_inputs(arguments: list[str], block_size: int, max_line: int) -> list[PlannedInput]:
@@ -100,8 +101,10 @@ def plan_inputs(arguments: list[str], block_size: int, max_line: int) -> list[Pl
             raise UsageError("-: stdin cannot be read on a Dask cluster (its workers cannot see it); name files or "
                              "URLs")
         if is_url(argument):
-            planned += [_plan(label, Location(label, url=True), size, block_size, max_line)
-                        for label, size in _remote_files(argument)]
+            for label, size in _remote_files(argument):
+                item = _plan(label, Location(label, url=True), size, block_size, max_line)
+                item.scanned = label != argument
+                planned.append(item)
         else:
             planned += [_plan_local(source, block_size, max_line) for source in expand_sources([argument])]
     return planned
@@ -109,12 +112,15 @@ def plan_inputs(arguments: list[str], block_size: int, max_line: int) -> list[Pl
 
 def _plan_local(source: Source, block_size: int, max_line: int) -> PlannedInput:
     if source.error is not None or source.path is None:
-        return PlannedInput(source.label, error=source.error)
+        return PlannedInput(source.label, error=source.error, scanned=source.scanned)
     try:
         size = source.path.stat().st_size
     except OSError as exc:
-        return PlannedInput(source.label, error=f"cannot read: {(exc.strerror or str(exc)).lower()}")
-    return _plan(source.label, Location(str(source.path.resolve())), size, block_size, max_line)
+        return PlannedInput(source.label, error=f"cannot read: {(exc.strerror or str(exc)).lower()}",
+                            scanned=source.scanned)
+    planned = _plan(source.label, Location(str(source.path.resolve())), size, block_size, max_line)
+    planned.scanned = source.scanned
+    return planned
 
 
 def _remote_files(url: str) -> list[tuple[str, int]]:

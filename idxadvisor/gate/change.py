@@ -46,12 +46,12 @@ def read_change(indexes: Sequence[str], baseline_indexes: Path | None, database:
     if scripts and files or len(files) > 1:
         raise UsageError("--proposed-indexes: give one index file, or migration scripts, not both")
     if baseline_indexes is not None:
-        baseline = read_index_file(baseline_indexes).catalog
+        baseline = read_index_file(baseline_indexes, "--baseline-indexes").catalog
         known = True
     else:
         baseline, known = inferred_catalog(shapes), False
     if files:
-        located = read_index_file(Path(files[0]))
+        located = read_index_file(Path(files[0]), "--proposed-indexes")
         proposed = {**baseline, **located.catalog}
         events = diff_catalogs(baseline, located.catalog, known, located.locations, located.namespace_locations)
         change = IndexChange(baseline, proposed, events, known, located.locations, located.namespace_locations)

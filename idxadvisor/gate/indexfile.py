@@ -1,4 +1,5 @@
-"""The index file of DESIGN.md (namespace → ``listIndexes`` output), read with the position of every entry.
+"""An index file for ``check``, read by ``analyze``'s reader (every format ``--indexes`` takes), with the position of
+every entry where the file is JSON: DESIGN.md's map (namespace → ``listIndexes`` output) or mdbkit's export.
 
 SARIF results point at the line and column of the entry a finding concerns, so the file is walked by hand at its
 two outer levels (the object of namespaces, each one's array) and every index document is decoded with the standard
@@ -15,9 +16,19 @@ from dataclasses import dataclass, field
 from json.decoder import scanstring
 from pathlib import Path
 
+import orjson
+
 from idxadvisor.errors import InputError
 from idxadvisor.gate.positions import location_at, read_text
-from idxadvisor.indexes.catalog import IndexCatalog, check_namespace, parse_index_entry, with_id_index
+from idxadvisor.indexes.catalog import (
+    IndexCatalog,
+    check_namespace,
+    load_index_file,
+    mdbkit_database,
+    parse_index_entry,
+    qualified_name,
+    with_id_index,
+)
 from idxadvisor.models.report import SourceLocation
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
@@ -75,37 +86,67 @@ class _Walker:
         return value
 
 
-def read_index_file(path: Path) -> LocatedCatalog:
-    """The index file with positions; InputError with file, line and column for anything wrong in it."""
-    return parse_index_text(read_text(path, "index file"), str(path))
+def read_index_file(path: Path, option: str = "--indexes") -> LocatedCatalog:
+    """An index file in any format ``analyze``'s ``--indexes`` reads, read by the same reader
+    (``indexes.catalog.load_index_file``), with the position of every namespace and index where the file is JSON:
+    DESIGN.md's namespace map, or mdbkit's export (its ``collections``); InputError with file, line and column for
+    anything wrong in those, naming ``option`` otherwise."""
+    text = read_text(path, "index file")
+    try:
+        document = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        document = None
+    located = parse_index_text(text, str(path), mdbkit_database(document)) if type(document) is dict \
+        else LocatedCatalog(str(path))
+    located.catalog = load_index_file(path, option=option)
+    return located
 
 
-def parse_index_text(text: str, path: str) -> LocatedCatalog:
+def parse_index_text(text: str, path: str, database: str | None = None) -> LocatedCatalog:
+    """DESIGN.md's namespace map with positions; with ``database`` (mdbkit's export, ``mdbkit_database``), the map
+    under its ``collections``, each bare collection name read as a namespace of ``database``."""
     walker = _Walker(text, path)
     result = LocatedCatalog(path)
-    walker.expect("{", "an object mapping each namespace to its list of indexes")
-    if walker.skip() == "}":
-        walker.position += 1
+    if database is None:
+        _namespace_map(walker, result, "")
     else:
-        while True:
-            walker.skip()
-            start = walker.position
-            ns = walker.string()
-            origin = str(walker.location(start))
-            check_namespace(ns, origin)
-            if ns in result.catalog:
-                raise walker.fail(f"namespace {ns} is listed twice", start)
-            result.namespace_locations[ns] = walker.location(start)
-            walker.expect(":", "':' after the namespace")
-            result.catalog[ns] = _indexes(walker, result, ns)
-            walker.skip()
-            if walker.text[walker.position: walker.position + 1] == "}":
-                walker.position += 1
-                break
-            walker.expect(",", "',' or '}' after a namespace's indexes")
+        walker.expect("{", "an mdbkit export")
+        while walker.skip() != "}":
+            member = walker.string()
+            walker.expect(":", f"':' after {member!r}")
+            if member == "collections":
+                _namespace_map(walker, result, database)
+            else:
+                walker.value()
+            if walker.skip() != "}":
+                walker.expect(",", "',' or '}' after a member of the export")
+        walker.position += 1
     if walker.skip():
         raise walker.fail("unexpected text after the index file's object")
     return result
+
+
+def _namespace_map(walker: _Walker, result: LocatedCatalog, database: str) -> None:
+    walker.expect("{", "an object mapping each namespace to its list of indexes")
+    if walker.skip() == "}":
+        walker.position += 1
+        return
+    while True:
+        walker.skip()
+        start = walker.position
+        ns = qualified_name(walker.string(), database)
+        origin = str(walker.location(start))
+        check_namespace(ns, origin)
+        if ns in result.catalog:
+            raise walker.fail(f"namespace {ns} is listed twice", start)
+        result.namespace_locations[ns] = walker.location(start)
+        walker.expect(":", "':' after the namespace")
+        result.catalog[ns] = _indexes(walker, result, ns)
+        walker.skip()
+        if walker.text[walker.position: walker.position + 1] == "}":
+            walker.position += 1
+            return
+        walker.expect(",", "',' or '}' after a namespace's indexes")
 
 
 def _indexes(walker: _Walker, result: LocatedCatalog, ns: str) -> list:

@@ -79,7 +79,8 @@ def evaluate(shapes: list[ShapeStats], settings: Settings, request: CheckRequest
             else:  # the proposed run stops raising it, but nothing the change does removes what it is about
                 finding.status = "existing"
                 finding.details.append("the proposed indexes no longer raise it, but the change neither adds an index "
-                                       "that serves it nor removes the index it flags: not resolved")
+                                       "that serves all of it (bounds every predicate and gives its sort) nor removes "
+                                       "the index it flags: not resolved")
                 findings.append(finding)
     if request.write_baseline is not None:
         write_baseline(request.write_baseline, findings)

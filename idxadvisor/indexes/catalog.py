@@ -51,28 +51,29 @@ def load_index_arguments(arguments: Iterable[str], left_out: list[str] | None = 
     return catalog
 
 
-def load_index_file(path: Path, namespace: str | None = None, left_out: list[str] | None = None) -> IndexCatalog:
+def load_index_file(path: Path, namespace: str | None = None, left_out: list[str] | None = None,
+                    option: str = "--indexes") -> IndexCatalog:
     """An index file in any of the accepted formats; ``namespace`` names the collection of a bare index list;
-    ``left_out`` as for ``parse_index_catalog``."""
-    origin = f"--indexes {path}"
+    ``left_out`` as for ``parse_index_catalog``; ``option``: the option that named the file, as errors say it."""
+    origin = f"{option} {path}"
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise InputError(f"--indexes: cannot read {path}: {exc.strerror or exc}") from None
+        raise InputError(f"{option}: cannot read {path}: {exc.strerror or exc}") from None
     try:
         document = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         shell = _shell_values(data)
         if shell is None:
-            raise InputError(f"--indexes: {path} is not JSON ({exc.msg} at line {exc.lineno}) nor mongo-shell "
+            raise InputError(f"{option}: {path} is not JSON ({exc.msg} at line {exc.lineno}) nor mongo-shell "
                              "getIndexes() output") from None
         return _index_lists(shell, namespace, origin, left_out)
     if type(document) is list:
         return _index_lists([document], namespace, origin, left_out)
-    if type(document) is dict and type(document.get("collections")) is dict and "db" in document:
-        database = document["db"] if type(document["db"]) is str else ""
-        collections = _qualified(document["collections"], database)
-        usage = _qualified(document["usage"], database) if type(document.get("usage")) is dict else None
+    database = mdbkit_database(document)
+    if database is not None:
+        collections = qualified(document["collections"], database)
+        usage = qualified(document["usage"], database) if type(document.get("usage")) is dict else None
         return parse_index_catalog(_with_usage(collections, usage), origin, left_out)
     if namespace is not None:
         raise InputError(f"{origin}: a namespace ({namespace}=) names a list of indexes, but the file maps "
@@ -118,14 +119,25 @@ def _namespace_of(indexes: list[Any]) -> str | None:
     return names.pop() if len(names) == 1 else None
 
 
-def _qualified(by_collection: dict[str, Any], database: str) -> dict[str, Any]:
+def mdbkit_database(document: Any) -> str | None:
+    """The ``db`` of an mdbkit export (``""`` for an export of several databases), or None for another document."""
+    if type(document) is dict and type(document.get("collections")) is dict and "db" in document:
+        return document["db"] if type(document["db"]) is str else ""
+    return None
+
+
+def qualified_name(name: Any, database: str) -> Any:
+    """A key of an mdbkit map as a namespace (see ``qualified``)."""
+    if not database or type(name) is not str or name.startswith(f"{database}."):
+        return name
+    return f"{database}.{name}"
+
+
+def qualified(by_collection: dict[str, Any], database: str) -> dict[str, Any]:
     """mdbkit's maps keyed by collection: a bare collection name under ``db`` (``{"db": "shop", "collections":
     {"orders": …}}``, as an export of one database writes them) becomes its namespace; a key that is a namespace of
     ``db`` already (``shop.orders``), or any key when ``db`` is empty (an export of several databases), stays."""
-    if not database:
-        return by_collection
-    return {name if type(name) is str and name.startswith(f"{database}.") else f"{database}.{name}": value
-            for name, value in by_collection.items()}
+    return {qualified_name(name, database): value for name, value in by_collection.items()}
 
 
 def _with_usage(collections: dict[str, Any], usage: Any) -> dict[str, Any]:

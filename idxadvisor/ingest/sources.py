@@ -22,6 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from idxadvisor.ingest.detect import EMPTY
+from idxadvisor.models.events import UNKNOWN
+from idxadvisor.models.inputs import InputSummary
+
 STDIN_LABEL = "-"
 _GZIP_MAGIC = b"\x1f\x8b"
 _BZIP2_MAGIC = b"BZh"
@@ -474,3 +478,31 @@ def read_stream_decompressed(raw: BinaryIO, size: int = -1) -> bytes:
     kind = compression(raw.read(6))
     raw.seek(0)
     return _decompressed(raw, kind).read(size)
+
+
+#: The error of an input named on the command line in which no line is a MongoDB log line, profiler document or
+#: explain output.
+NOT_A_LOG = "not a MongoDB log, profiler dump or explain output"
+
+
+def is_not_a_log(summary: InputSummary) -> bool:
+    """No line of it is a MongoDB log line, a profiler document or explain output (an empty input included)."""
+    return (summary.error is None and summary.format in (UNKNOWN, EMPTY) and summary.entries == 0
+            and summary.operations == 0)
+
+
+def sort_out_non_logs(summaries: list[InputSummary], named: set[str],
+                      skipped: list[str] | None) -> list[InputSummary]:
+    """Files found in a directory or an archive that are not logs (a README, a LICENSE) are left out, their names
+    kept in ``skipped``; an input named on the command line (``named``) that is not one is an input error."""
+    kept = []
+    for summary in summaries:
+        if is_not_a_log(summary):
+            if summary.path not in named:  # found by a directory scan or a pattern, or a member of an archive
+                if skipped is not None:
+                    skipped.append(summary.path)
+                continue
+            lines = f"none of its {summary.lines:,} line{'s' if summary.lines != 1 else ''} is one"
+            summary.error = "the input is empty" if summary.format == EMPTY else f"{NOT_A_LOG} ({lines})"
+        kept.append(summary)
+    return kept

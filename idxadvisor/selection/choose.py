@@ -21,7 +21,7 @@ from idxadvisor.rules.engine import IndexChoice, IndexRequest, equality_orders
 from idxadvisor.rules.ix005_redundant_index import protected
 from idxadvisor.rules.ix006_unused_index import span_ms
 from idxadvisor.selection.candidates import MAX_CANDIDATES, Candidate, canonical, generate
-from idxadvisor.selection.costs import Costs, log_costs
+from idxadvisor.selection.costs import Costs, apply_change, log_costs
 from idxadvisor.selection.demand import Demand, demands_of
 from idxadvisor.selection.drops import Letting, lettings
 from idxadvisor.selection.search import Problem, Solution, gain_of, solve
@@ -150,6 +150,12 @@ def select(ns: str, requests: list[IndexRequest], context: RuleContext, estimato
     selective_options(costs, demands, keys, fields)
     partly = prefix_options(costs, demands, keys, fields)
     left_out = [*reshaped.left_out, *low_cardinality(costs, demands, keys, fields)]
+    created = [index.key for index in context.change.created(ns) if index.is_btree and not index.hidden] \
+        if context.change is not None else []
+    if created:  # check: the set starts from the proposed indexes as they will exist, the change's new ones included
+        final = _plannable(existing, [], [])
+        apply_change(costs, demands, created, (lambda number: model.planned(number, final)[:2]) if model else None,
+                     settings.min_savings_pct)
     span = context.derived("span_ms", span_ms) / 3_600_000
     hours = span if span * 60 >= 1 else None  # a log of less than a minute gives no rate: totals are per log
     value = value_model(demands, costs.today, hours or 1.0)
@@ -172,7 +178,7 @@ def select(ns: str, requests: list[IndexRequest], context: RuleContext, estimato
     else:
         weights = [demand.executions / (hours or 1.0) if demand.request is not None else 0.0 for demand in demands]
         write_costs = [settings.write_cost_factor * writes[key] for key in keys]
-    problem = Problem(weights, [cost if cost is not None else 0.0 for cost in costs.today], options, write_costs,
+    problem = Problem(weights, [cost if cost is not None else 0.0 for cost in costs.start], options, write_costs,
                       [len(key) for key in keys], budget)
     solution, problem, excluded = _search(problem, keys, floor)
     left_out += [LeftOutKey(keys[number], reason) for number, reason in excluded.items()]
@@ -394,9 +400,10 @@ def _assign(costs: Costs, chosen: list[int], shapes: int) -> dict[int, int]:
     """Per shape, the chosen candidate that serves it most cheaply (the first chosen of equals), where one beats
     today."""
     best: dict[int, tuple[float, int]] = {}
+    start = costs.start
     for number in chosen:
         for shape, cost in costs.options[number].items():
-            today = costs.today[shape]
+            today = start[shape]
             if (today is None or cost < today) and (shape not in best or cost < best[shape][0]):
                 best[shape] = (cost, number)
     return {shape: number for shape, (_, number) in best.items()}
@@ -404,8 +411,8 @@ def _assign(costs: Costs, chosen: list[int], shapes: int) -> dict[int, int]:
 
 def _rows(demands: list[Demand], costs: Costs, assignment: dict[int, int], keys: list[KeyPattern],
           letting: list[Letting]) -> list[_Row]:
-    """Each shape with the index that serves it in the set: a new one, else today's plan's (or the longer index
-    that takes the queries of a redundant one let go)."""
+    """Each shape with the index that serves it in the set: a new one, else one a change creates, else today's
+    plan's (or the longer index that takes the queries of a redundant one let go)."""
     replaced = {item.index.key: item.replacement for item in letting if item.replacement is not None}
     rows = []
     for number, demand in enumerate(demands):
@@ -413,6 +420,9 @@ def _rows(demands: list[Demand], costs: Costs, assignment: dict[int, int], keys:
         if number in assignment:
             chosen = assignment[number]
             rows.append(_Row(demand, today, costs.options[chosen][number], keys[chosen], costs.models[number]))
+        elif number in costs.changed:
+            key, cost = costs.changed[number]
+            rows.append(_Row(demand, today, cost, key, costs.models[number]))
         else:
             index = demand.plan_index
             rows.append(_Row(demand, today, today, replaced.get(index, index) if index else None, costs.models[number]))
@@ -426,8 +436,7 @@ def _planned(model: EstimatedCosts, rows: list[_Row], existing: list[IndexSpec],
     today is kept after all."""
     for _ in range(3):
         gone = {item.index.name for item in letting}
-        final = [index for index in existing if index.is_btree and not index.hidden and index.name not in gone
-                 and not index.is_id_index] + [IndexSpec(key=key) for key in new]
+        final = _plannable(existing, gone, new)
         missed: set[str] = set()
         for number, row in enumerate(rows):
             key, cost, evidence = model.planned(number, final)
@@ -445,6 +454,13 @@ def _planned(model: EstimatedCosts, rows: list[_Row], existing: list[IndexSpec],
             return letting
         letting = [item for item in letting if item.index.name not in missed]
     return letting
+
+
+def _plannable(existing: list[IndexSpec], gone: set[str] | list[str], new: list[KeyPattern]) -> list[IndexSpec]:
+    """The indexes the multi-planner chooses among: the visible B-tree indexes kept (not the _id index), and the
+    ``new`` ones."""
+    return [index for index in existing if index.is_btree and not index.hidden and index.name not in gone
+            and not index.is_id_index] + [IndexSpec(key=key) for key in new]
 
 
 def _saved(rows: list[_Row], per: float) -> float:
@@ -534,6 +550,12 @@ class _Reasons:
             return (f"{rule}: index selection: the log does not show what this shape examines, so no index can be "
                     "weighed")
         offers = self.offers.get(number)
+        if not offers and number in costs.changed:
+            key, cost = costs.changed[number]
+            today = costs.today[number] or 0.0
+            return (f"{rule}: index selection: {render_key_pattern(key)}, which the change creates, cuts its keys plus "
+                    f"documents examined from {human_count(today)} to {human_count(cost)} per execution; no other "
+                    "index would save enough more")
         if not offers:
             if number in self.shape_reasons:
                 return f"{rule}: index selection, key: {self.shape_reasons[number]}"
@@ -592,13 +614,20 @@ def _chosen_text(chosen: list[Candidate], ns: str) -> str:
 
 
 def build_set(plan: CollectionPlan, proposed: set[KeyPattern]) -> IndexSet:
-    """The report's ``IndexSet`` of a plan, without the new indexes no finding proposes any more."""
-    new = [candidate for candidate in plan.new if candidate.key in proposed]
-    gone = {candidate.key for candidate in plan.new} - set(proposed)
+    """The report's ``IndexSet`` of a plan, without the new indexes no finding proposes any more, nor those the
+    multi-planner passes over for every shape (an index of the set serves their shapes as well)."""
+    served = {row.index for row in plan.rows}
+    idle = [candidate.key for candidate in plan.new if candidate.key in proposed and candidate.key not in served]
+    new = [candidate for candidate in plan.new if candidate.key in proposed and candidate.key not in idle]
+    unproposed = [candidate.key for candidate in plan.new if candidate.key not in proposed]
+    gone = {*unproposed, *idle}
     notes = list(plan.notes)
-    if gone:
+    if unproposed:
         notes.append("dropped after the selection, their findings gone (the evidence's --min-savings-pct): "
-                     + ", ".join(render_key_pattern(key) for key in gone))
+                     + ", ".join(render_key_pattern(key) for key in unproposed))
+    if idle:
+        notes.append("dropped after the selection, serving no shape: the multi-planner picks another index of the set "
+                     "for every shape they would serve: " + ", ".join(render_key_pattern(key) for key in idle))
     letting = [item for item in plan.letting if not item.because & gone]
     rows = [_Row(row.demand, row.before, row.before, row.demand.plan_index, row.model, None,
                  "its new index was dropped after the selection") if row.index in gone else row for row in plan.rows]

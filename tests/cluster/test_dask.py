@@ -142,3 +142,31 @@ def test_an_existing_workload_file_is_extended_here_not_on_a_cluster(
                                        "to a workload file is done here, not on a Dask cluster: save to a new file "
                                        "and merge the two with 'idxadvisor merge'\n")
     assert inputs["workload"].read_bytes() == before
+
+
+def test_a_directory_on_a_cluster_leaves_out_its_files_that_are_not_logs_as_a_local_run_does(
+        capsys: pytest.CaptureFixture[str], dask_scheduler: str, s3_client,  # noqa: ANN001
+        tmp_path: Path) -> None:
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    (folder / "mongod.log").write_bytes(DEMO_LOG.read_bytes())
+    (folder / "README").write_text("Logs of the shop cluster.\nRotate daily.\n" * 40, encoding="utf-8")
+    (folder / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8)
+    local = analyze(capsys, str(folder))
+    on_cluster = analyze(capsys, str(folder), "--dask-scheduler", dask_scheduler, "--dask-block-size", "4096")
+    assert on_cluster == local
+    code, report, err = on_cluster
+    assert (code, err) == (0, "")
+    assert sorted(report["inputs_skipped"]) == [str(folder / "README"), str(folder / "logo.png")]  # listed once
+    assert [item["path"] for item in report["inputs"]] == [str(folder / "mongod.log")]
+    assert report["summary"]["problems"] == 0
+    s3_client.create_bucket(Bucket="mixed-logs")
+    for name in ("mongod.log", "README", "logo.png"):
+        s3_client.upload_file(str(folder / name), "mixed-logs", f"rs0/{name}")
+    code, report, err = analyze(capsys, "s3://mixed-logs/rs0/", "--dask-scheduler", dask_scheduler)
+    assert (code, err) == (0, "")
+    assert sorted(report["inputs_skipped"]) == ["s3://mixed-logs/rs0/README", "s3://mixed-logs/rs0/logo.png"]
+    assert [item["path"] for item in report["inputs"]] == ["s3://mixed-logs/rs0/mongod.log"]
+    # named on the command line, a file that is not a log is an input error, on a cluster as here
+    assert run(["analyze", str(folder / "README"), "--dask-scheduler", dask_scheduler]) == 2
+    assert capsys.readouterr().err.startswith(f"idxadvisor: error: {folder / 'README'}: not a MongoDB log")

@@ -207,7 +207,108 @@ def test_a_finding_the_proposed_set_stops_raising_without_its_cause_removed_stay
     monkeypatch.setattr(gate_run, "refuse_parallel_arrays", lambda change, samples: None)
     code, report, _ = check(capsys, *WORKLOAD, "--indexes", str(DEMO / "migrations"), "--data", str(DEMO / "data"))
     assert [finding["rule"] for finding in report["gate"]["resolved"]] == ["IX002"]
-    [carried] = [finding for finding in report["findings"]
-                 if any("not resolved" in detail for detail in finding["details"])]
+    carried = [finding for finding in report["findings"]
+               if any("not resolved" in detail for detail in finding["details"])]
+    # IX002 on the customer's shape too: the set leaves it to the change's { customerId: 1, createdAt: -1 }, which gives
+    # its sort but does not bound its status
+    assert sorted((finding["rule"], finding["ns"]) for finding in carried) == [("IX002", "shop.orders"),
+                                                                               ("IX003", "shop.products")]
+    [carried] = [finding for finding in carried if finding["rule"] == "IX003"]
     assert (carried["rule"], carried["ns"], carried["status"]) == ("IX003", "shop.products", "existing")
     assert carried["message"].startswith("the index this query needs, { tags: 1, sizes: 1, inStock: 1 }")
+
+
+def _set_of(report: dict, ns: str) -> dict:
+    [found] = [item for item in report["index_sets"] if item["ns"] == ns]
+    return found
+
+
+def test_with_data_the_set_is_chosen_against_the_proposed_indexes_and_proposes_none_serving_nothing(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    code, report, _ = check(capsys, *WORKLOAD, "--indexes", str(DEMO / "migrations"), "--data", str(DEMO / "data"))
+    assert code == 1
+    idle = [(item["ns"], index["name"]) for item in report["index_sets"] for index in item["indexes"]
+            if index["status"] == "new" and not index["shapes"]]
+    assert idle == []
+    orders = {index["name"]: index for index in _set_of(report, "shop.orders")["indexes"]}
+    # the migration's { customerId: 1, createdAt: -1 } serves the customer's shapes: nothing grows customerId_1 anew
+    assert not [name for name, index in orders.items() if index["status"] == "new" and name.startswith("customerId")]
+    assert orders["customerId_1_createdAt_-1"]["status"] == "kept"
+    assert sorted(orders["customerId_1_createdAt_-1"]["shapes"]) == ["571fe3684575cb07", "e6b0a7bd45a5ebad"]
+    [reason] = [skip["reason"] for skip in report["skipped"] if skip["fingerprint"] == "571fe3684575cb07"]
+    assert reason.startswith("IX002: index selection: { customerId: 1, createdAt: -1 }, which the change creates, "
+                             "cuts its keys plus documents examined from 2,460 to 44 per execution")
+
+
+def test_by_the_log_a_shape_an_index_of_the_change_serves_starts_from_it(capsys: pytest.CaptureFixture[str]) -> None:
+    _, report, _ = check(capsys, *WORKLOAD, "--indexes", str(DEMO / "migrations"))
+    orders = _set_of(report, "shop.orders")
+    assert all(index["shapes"] for index in orders["indexes"] if index["status"] == "new")
+    shapes = {shape["fingerprint"]: shape for shape in orders["shapes"]}
+    # { customerId: eq, createdAt: range } sort { createdAt: -1 }: the change's index bounds and sorts it
+    assert shapes["e6b0a7bd45a5ebad"]["index"] == "customerId_1_createdAt_-1"
+    assert shapes["e6b0a7bd45a5ebad"]["after"] < shapes["e6b0a7bd45a5ebad"]["before"]
+
+
+def test_a_new_index_the_multi_planner_passes_over_for_every_shape_leaves_the_set(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from idxadvisor.selection import choose
+
+    # as if the search did not know the change's indexes: it then picks a key the multi-planner never uses
+    monkeypatch.setattr(choose, "apply_change", lambda *arguments: None)
+    _, report, _ = check(capsys, *WORKLOAD, "--indexes", str(DEMO / "migrations"), "--data", str(DEMO / "data"))
+    orders = _set_of(report, "shop.orders")
+    assert all(index["shapes"] for index in orders["indexes"] if index["status"] == "new")
+    assert any("serving no shape" in note and "{ customerId: 1, status: 1, createdAt: -1 }" in note
+               for note in orders["notes"])
+    assert not any("customerId: 1, status: 1" in index["reason"] for index in orders["indexes"]
+                   if index["status"] == "hide")
+
+
+def _mdbkit_export(tmp_path: Path) -> Path:
+    """The demo's indexes as mdbkit 0.8.0 exports one database: bare collection names under ``db``, and usage."""
+    catalog = json.loads((DEMO / "indexes.json").read_text(encoding="utf-8"))
+    export = {"db": "shop", "exported": "2026-11-03T09:00:00Z",
+              "collections": {ns.split(".", 1)[1]: indexes for ns, indexes in catalog.items()},
+              "usage": {"orders": [{"name": "status_1", "ops": 12, "since": "2026-11-01T00:00:00Z", "host": "a"}]}}
+    path = tmp_path / "indexes.json"
+    path.write_text(json.dumps(export, indent=2), encoding="utf-8")
+    return path
+
+
+def test_baseline_indexes_read_an_mdbkit_export_as_analyze_does(capsys: pytest.CaptureFixture[str],
+                                                                 tmp_path: Path) -> None:
+    migration = ["--proposed-indexes", str(DEMO / "migrations")]
+    code, plain, err = check(capsys, *WORKLOAD, *migration)
+    exported = ["--workload", str(DEMO / "shop.log"), "--baseline-indexes", str(_mdbkit_export(tmp_path))]
+    code_of_export, report, err_of_export = check(capsys, *exported, *migration)
+    assert (code_of_export, err_of_export) == (code, err) == (1, "")
+    assert [(item["action"], item["ns"], item["name"]) for item in report["gate"]["changes"]] == [
+        (item["action"], item["ns"], item["name"]) for item in plain["gate"]["changes"]]
+    assert sorted((item["rule"], item["status"], item["fingerprint"]) for item in report["findings"]) == sorted(
+        (item["rule"], item["status"], item["fingerprint"]) for item in plain["findings"])
+
+
+def test_an_mdbkit_export_as_the_proposed_set_points_at_its_entries(tmp_path: Path) -> None:
+    from idxadvisor.gate.indexfile import read_index_file
+    from idxadvisor.indexes.catalog import load_index_file
+
+    path = _mdbkit_export(tmp_path)
+    located = read_index_file(path)
+    assert located.catalog == load_index_file(path)  # one reader: analyze's
+    assert [index.accesses["ops"] for index in located.catalog["shop.orders"] if index.name == "status_1"] == [12]
+    lines = path.read_text(encoding="utf-8").splitlines()
+    where = located.locations["shop.orders", "status_1"]
+    assert '"name": "status_1"' in "\n".join(lines[where.line - 1: where.line + 8])
+    assert lines[located.namespace_locations["shop.products"].line - 1].strip().startswith('"products"')
+
+
+def test_an_index_file_check_cannot_read_says_the_option_that_named_it(capsys: pytest.CaptureFixture[str],
+                                                                       tmp_path: Path) -> None:
+    path = tmp_path / "indexes.json"
+    path.write_text('{"db": "shop", "collections": {"orders": [{"key": {"a": "up"}, "name": "a"}]}}\n',
+                    encoding="utf-8")
+    code, _, err = check(capsys, "--workload", str(DEMO / "shop.log"), "--baseline-indexes", str(path),
+                         "--proposed-indexes", str(DEMO / "migrations"))
+    assert code == 2 and err.count("\n") == 1
+    assert f"{path}:1:" in err and "shop.orders: index a:" in err

@@ -89,3 +89,19 @@ def test_sarif_points_at_repository_relative_paths_for_compare_and_analyze(capsy
     uris = {location["physicalLocation"]["artifactLocation"]["uri"]
             for result in json.loads(capsys.readouterr().out)["runs"][0]["results"] for location in result["locations"]}
     assert uris == {"logs/after.log"}
+
+
+def test_show_values_shows_the_literal_values_in_html_escaped(tmp_path: Path) -> None:
+    import html
+
+    pages = {}
+    for shown in (False, True):
+        output = tmp_path / f"report-{shown}.html"
+        arguments = ["analyze", str(DEMO / "shop.log"), "--data", str(DEMO / "data"), "--jobs", "1", "-f", "html",
+                     "--fail-on", "never", "-o", str(output)]
+        assert run([*arguments, "--show-values"] if shown else arguments) == 0
+        pages[shown] = output.read_text(encoding="utf-8")
+    assert "Berg" not in pages[False] and "SKU-30331" not in pages[False]
+    assert html.escape('"lastName": "Berg"') in pages[True]  # the estimator's query, as JSON has it
+    assert html.escape('"sku": "SKU-30331"') in pages[True]  # a shape's example command
+    assert '"sku": "SKU-30331"' not in pages[True]  # escaped, never raw markup
