@@ -141,9 +141,9 @@ def analyze(
     overrides.update({"sort_by": sort_by, "indexes": indexes, "uri": uri, "db": db, "query_stats": query_stats,
                       "replay": replay, "scratch_db": scratch_db, "scratch_uri": scratch_uri,
                       "max_line_bytes": max_line_bytes, "dask_scheduler": dask_scheduler,
-                      "dask_block_size": dask_block_size,
-                      "max_line_bytes": max_line_bytes, "index_selection": index_selection,
-                      "max_new_indexes": max_new_indexes, "write_cost_factor": write_cost_factor, "min_saving": min_saving,
+                      "dask_block_size": dask_block_size, "index_selection": index_selection,
+                      "max_new_indexes": max_new_indexes, "write_cost_factor": write_cost_factor,
+                      "min_saving": min_saving,
                       "shard_keys": dict(parse_shard_key_argument(text) for text in shard_key) if shard_key else None})
     return run_analysis(paths or [], overrides, config, save_workload)
 

@@ -25,7 +25,6 @@ from idxadvisor.indexes.model import IndexSpec, KeyPattern
 from idxadvisor.shapes.shape import (
     ALL,
     BITS,
-    ELEM_MATCH,
     EQ,
     EXISTS,
     EXPR,

@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from idxadvisor.models.events import JSON_LOG, Event
+from idxadvisor.models.events import Event
 from idxadvisor.parse.classify import canonical_op, command_name, internal_reason, resolve_namespace
 from idxadvisor.parse.fields import checked_timestamp, read_entry_fields
 from idxadvisor.parse.timing import read_timing

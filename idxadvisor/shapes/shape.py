@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 from idxadvisor.models.events import UNKNOWN, Event
-from idxadvisor.models.values import as_float, as_int, is_extended_json_value
+from idxadvisor.models.values import as_float, is_extended_json_value
 from idxadvisor.parse.classify import canonical_op, command_name
 
 # Operator classes (DESIGN.md step 3).

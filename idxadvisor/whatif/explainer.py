@@ -36,7 +36,6 @@ from idxadvisor.whatif.plan import (
 )
 from idxadvisor.whatif.query import (
     ElemMatchObject,
-    ElemMatchValue,
     Leaf,
     Node,
     OrNode,

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
