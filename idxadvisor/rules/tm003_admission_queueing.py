@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from idxadvisor.rules.base import RuleContext, ShapeAnalysis, Verdict
 from idxadvisor.rules.causes import (
+    BusyIndex,
     WaitRule,
-    busy_in,
     component_share,
     described,
     minutes_of,
@@ -76,16 +76,12 @@ class AdmissionQueueing(WaitRule):
                        related=[holder.shape.fingerprint for holder, _, _ in holders])
 
     def _holders(self, victim: ShapeStats, context: RuleContext) -> list[tuple[ShapeStats, int, float]]:
-        minutes = minutes_of(victim)
-        found = []
-        for stats in context.shapes:
-            if stats is victim:
-                continue
-            queued, _ = component_share(stats.timing, _QUEUES)
-            if queued >= self.options["min_share"]:
-                continue  # a victim too
-            count, total = busy_in(stats, minutes)
-            if count:
-                found.append((stats, count, total))
+        # the shapes that did not queue themselves, by the minutes they ran: worked out once per run, not once per
+        # victim (a saturated log has many victims among thousands of shapes)
+        threshold = self.options["min_share"]
+        unqueued = context.derived(f"{self.code} ticket holders below {threshold}",
+                                   lambda shapes: BusyIndex(stats for stats in shapes
+                                                            if component_share(stats.timing, _QUEUES)[0] < threshold))
+        found = [item for item in unqueued.busy_in(minutes_of(victim)) if item[0] is not victim and item[1]]
         found.sort(key=lambda item: (-item[2], item[0].shape.fingerprint))
         return found[:HOLDERS]

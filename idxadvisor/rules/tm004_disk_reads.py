@@ -57,9 +57,7 @@ class DiskReads(WaitRule):
             per_doc = f", {human_bytes(read)} read per execution for {returned:,.0f} document(s) returned"
         message = (f"{described(stats)} spent {share:.0%} of its time reading from disk, {human_ms(mean)} per "
                    f"execution{worst(breakdown, 'disk_read_ms')}{per_doc}: its data is not in the cache.")
-        pullers = sorted((other for other in context.shapes
-                          if other.timing is not None and other.timing.total("bytes_read")),
-                         key=lambda other: (-_bytes_read(other), other.shape.fingerprint))[:PULLERS]
+        pullers = context.derived(f"{self.code} pullers", _pullers)  # the same for every victim: once per run
         details = []
         if pullers:
             details.append("the shapes that read the most from disk: " + "; ".join(
@@ -69,6 +67,12 @@ class DiskReads(WaitRule):
         details.append("the log cannot show the cache's size or its eviction: db.serverStatus().wiredTiger.cache can")
         return Verdict(message, details=details, impact=0.0,
                        related=[other.shape.fingerprint for other in pullers if other is not stats])
+
+
+def _pullers(shapes: list[ShapeStats]) -> list[ShapeStats]:
+    """The shapes that read the most bytes from disk, most first."""
+    return sorted((other for other in shapes if other.timing is not None and other.timing.total("bytes_read")),
+                  key=lambda other: (-_bytes_read(other), other.shape.fingerprint))[:PULLERS]
 
 
 def _bytes_read(stats: ShapeStats) -> float:

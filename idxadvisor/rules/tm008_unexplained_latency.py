@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict
-from idxadvisor.rules.causes import DEFAULTS, TIMED_OPS, busy_in, described, minutes_of
+from idxadvisor.rules.causes import DEFAULTS, TIMED_OPS, BusyIndex, described, minutes_of
 from idxadvisor.shapes.digest import ShapeStats
 from idxadvisor.shapes.timing import LABELS, NOT_WORK
 from idxadvisor.units import human_ms
@@ -107,13 +107,8 @@ class UnexplainedLatency(Rule):
 
 
 def _neighbours(victim: ShapeStats, context: RuleContext) -> list[tuple[ShapeStats, int, float]]:
-    minutes = minutes_of(victim)
-    found = []
-    for stats in context.shapes:
-        if stats is victim:
-            continue
-        count, total = busy_in(stats, minutes)
-        if count and total > victim.duration.total:
-            found.append((stats, count, total))
+    every = context.derived("TM008 shapes by minute", BusyIndex)  # once per run, not once per finding
+    found = [item for item in every.busy_in(minutes_of(victim))
+             if item[0] is not victim and item[1] and item[2] > victim.duration.total]
     found.sort(key=lambda item: (-item[2], item[0].shape.fingerprint))
     return found[:NEIGHBOURS]
