@@ -302,6 +302,38 @@ static int scan_text_lines(const char *data, Py_ssize_t length, Py_ssize_t base,
     return find_version_lines(data, length, base, versions);
 }
 
+/* The arguments both scans take, (data: bytes, strip_bom), checked; -1 with a Python error set. */
+static int block_arguments(const char *name, PyObject *const *args, Py_ssize_t nargs, const char **data,
+                           Py_ssize_t *length, int *strip_bom)
+{
+    if (nargs != 2) {
+        PyErr_Format(PyExc_TypeError, "%s() takes exactly 2 arguments", name);
+        return -1;
+    }
+    if (!PyBytes_CheckExact(args[0])) {
+        PyErr_Format(PyExc_TypeError, "%s() needs bytes", name);
+        return -1;
+    }
+    *strip_bom = PyObject_IsTrue(args[1]);
+    if (*strip_bom < 0) {
+        return -1;
+    }
+    *data = PyBytes_AS_STRING(args[0]);
+    *length = PyBytes_GET_SIZE(args[0]);
+    return 0;
+}
+
+/* A piece's byte-order mark (skipped only when strip_bom), its line count as count_lines() gives it, and its
+ * joins (count_newlines_and_joins). No Python API: both scans call it without the GIL. */
+static void count_block(const char *data, Py_ssize_t length, int strip_bom, Py_ssize_t *bom, Py_ssize_t *lines,
+                        Py_ssize_t *joins)
+{
+    Py_ssize_t newlines;
+    *bom = (strip_bom && length >= 3 && memcmp(data, BOM, 3) == 0) ? 3 : 0;
+    count_newlines_and_joins(data + *bom, length - *bom, &newlines, joins);
+    *lines = newlines + ((length > 0 && data[length - 1] != '\n') ? 1 : 0);
+}
+
 PyDoc_STRVAR(scan_text_block_doc,
 "scan_text_block(data, strip_bom, /)\n--\n\n"
 "Scan one newline-aligned piece of a text log, as block.BlockParser._parse_text_block does in Python.\n\n"
@@ -313,30 +345,18 @@ PyDoc_STRVAR(scan_text_block_doc,
 static PyObject *scan_text_block(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)module;
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "scan_text_block() takes exactly 2 arguments");
+    const char *data;
+    Py_ssize_t length;
+    int strip_bom;
+    if (block_arguments("scan_text_block", args, nargs, &data, &length, &strip_bom) < 0) {
         return NULL;
     }
-    if (!PyBytes_CheckExact(args[0])) {
-        PyErr_SetString(PyExc_TypeError, "scan_text_block() needs bytes");
-        return NULL;
-    }
-    int strip_bom = PyObject_IsTrue(args[1]);
-    if (strip_bom < 0) {
-        return NULL;
-    }
-    const char *data = PyBytes_AS_STRING(args[0]);
-    Py_ssize_t length = PyBytes_GET_SIZE(args[0]);
-    Py_ssize_t newlines, joins, lines, bom = 0;
+    Py_ssize_t joins, lines, bom = 0;
     Spans odd = {NULL, 0, 0}, candidates = {NULL, 0, 0}, versions = {NULL, 0, 0};
     int outcome;
 
     Py_BEGIN_ALLOW_THREADS
-    if (strip_bom && length >= 3 && memcmp(data, BOM, 3) == 0) {
-        bom = 3;
-    }
-    count_newlines_and_joins(data + bom, length - bom, &newlines, &joins);
-    lines = newlines + ((length > 0 && data[length - 1] != '\n') ? 1 : 0);
+    count_block(data, length, strip_bom, &bom, &lines, &joins);
     outcome = scan_text_lines(data + bom, length - bom, bom, &odd, &candidates, &versions);
     Py_END_ALLOW_THREADS
 
@@ -381,30 +401,18 @@ PyDoc_STRVAR(scan_json_block_doc,
 static PyObject *scan_json_block(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)module;
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "scan_json_block() takes exactly 2 arguments");
+    const char *data;
+    Py_ssize_t length;
+    int strip_bom;
+    if (block_arguments("scan_json_block", args, nargs, &data, &length, &strip_bom) < 0) {
         return NULL;
     }
-    if (!PyBytes_CheckExact(args[0])) {
-        PyErr_SetString(PyExc_TypeError, "scan_json_block() needs bytes");
-        return NULL;
-    }
-    int strip_bom = PyObject_IsTrue(args[1]);
-    if (strip_bom < 0) {
-        return NULL;
-    }
-    const char *data = PyBytes_AS_STRING(args[0]);
-    Py_ssize_t length = PyBytes_GET_SIZE(args[0]);
-    Py_ssize_t newlines, joins, lines, bom = 0;
+    Py_ssize_t joins, lines, bom = 0;
     Spans slow = {NULL, 0, 0}, build = {NULL, 0, 0};
     int plain, failed = 0;
 
     Py_BEGIN_ALLOW_THREADS
-    if (strip_bom && length >= 3 && memcmp(data, BOM, 3) == 0) {
-        bom = 3;
-    }
-    count_newlines_and_joins(data + bom, length - bom, &newlines, &joins);
-    lines = newlines + ((length > 0 && data[length - 1] != '\n') ? 1 : 0);  /* count_lines() */
+    count_block(data, length, strip_bom, &bom, &lines, &joins);
     plain = is_plain_json_block(data + bom, length - bom, lines, joins);
     if (plain) {
         failed = scan_candidates(data + bom, length - bom, bom, &slow, &build);
