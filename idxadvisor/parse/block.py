@@ -114,7 +114,9 @@ class BlockParser:
         """Parse the next piece of the block: newline-aligned, following the pieces fed before (pairing and line
         numbers carry on), so that one block can be read a piece at a time."""
         if type(data) is bytes:
-            if data.isspace():  # blank lines only (a gzip of a GiB of newlines): counted, nothing else to look at
+            # blank lines only (a gzip of a GiB of newlines), after the first block's byte-order mark as below:
+            # counted, nothing else to look at
+            if (data[len(_BOM):] if not self.stats.lines and data.startswith(_BOM) else data).isspace():
                 self._line_offset = self.stats.lines
                 self.stats.lines += count_lines(data)
                 return

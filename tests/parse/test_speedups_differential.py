@@ -219,6 +219,8 @@ modes = st.sampled_from(MODES)
 @example(_SLOW + b"\r\n" + _SLOW + b"\n\r\n", JSON_LOG)
 @example(b"\xef\xbb\xbf" + LINES[19] + b"\nodd\r\n" + LINES[21] + b"\n", TEXT_LOG)
 @example(LINES[24] + b"\n" + LINES[19] + b"\n", TEXT_LOG)
+@example(b"\xef\xbb\xbf\n\x0b\n", JSON_LOG)  # blank after the byte-order mark: the compiled path skipped it too late
+@example(b"\xef\xbb\xbf\n\x0b\n", TEXT_LOG)
 def test_generated_blocks_parse_the_same(data: bytes, mode: str) -> None:
     assert_same([data], mode)
 
