@@ -345,11 +345,12 @@ def _seconds_saved(value: ValueModel, served: list[tuple[int, _Row]]) -> float:
 
 
 def _few_values_last(demands: list[Demand], fields: CollectionFields, order: Callable[[str], tuple]) -> list[Candidate]:
-    """Each requested shape's key with its equality fields of few values after the others (the collection's usual
-    order may put a popular two-valued field first, which then leads for no shape that fixes a field of more
-    values)."""
+    """Each requested shape's key with its equality fields of few values after the others, the fewest last (the
+    collection's usual order may put a popular field of few values first, which then leads for no shape that fixes a
+    field of more values)."""
     def later(name: str) -> tuple:
-        return (fields.few_values(name) is not None, *order(name))
+        few = fields.few_values(name)
+        return (False, *order(name)) if few is None else (True, -(few.values or 0), *order(name))
 
     keys = dict.fromkeys(candidate_key(demand.roles, later) for demand in demands if demand.request is not None
                          and any(fields.few_values(name) is not None for name in demand.roles.equality))

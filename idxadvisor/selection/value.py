@@ -175,27 +175,25 @@ def prefix_options(costs: Costs, demands: list[Demand], keys: list[KeyPattern],
 
 def low_cardinality(costs: Costs, demands: list[Demand], keys: list[KeyPattern],
                     fields: CollectionFields) -> list[LeftOutKey]:
-    """Take from a key led by a low-cardinality field the shapes it may not serve (see the module's documentation);
-    the keys left serving nothing, and why."""
+    """Take from a key led by a low-cardinality field, or by a field the collection holds few values of, the shapes
+    it may not serve (see the module's documentation); the keys left serving nothing, and why."""
     left: list[LeftOutKey] = []
     for position, key in enumerate(keys):
-        facts = fields.low_cardinality(key[0][0])
+        facts = fields.few_values(key[0][0]) or fields.low_cardinality(key[0][0])
         options = costs.options[position]
         if facts is None or not options:
             continue
         for number in list(options):
             demand = demands[number]
             equality = demand.roles.equality
-            few = [fields.few_values(name) for name in equality]
-            if facts.name not in equality or (facts.few_values and not all(few)):
+            if facts.name not in equality or (facts.few_values and _more_values(fields, facts.values, equality)):
                 del options[number]  # a field with more values leads for it
-            elif all(few) and costs.models[number] == "log" and not demand.roles.sort and not returns_matches(demand):
-                # the log does not show what a count or a $group matched: about a share of the collection per value
-                share = 1.0
-                for held in few:
-                    share /= max(held.distinct or 1, 1)  # type: ignore[union-attr]
+            elif facts.few_values and costs.models[number] == "log" and not demand.roles.sort \
+                    and not returns_matches(demand):
+                # the log does not show what a count or a $group matched: the log's figure for its fields, else
+                # about the share of the collection one value of each holds
                 today = costs.today[number]
-                cost = max(options[number], (today or 0.0) * share)
+                cost = max(options[number], _count_reads(fields, equality, today or 0.0))
                 if worth(cost, today, 0.0):
                     options[number] = cost
                 else:
@@ -204,6 +202,29 @@ def low_cardinality(costs: Costs, demands: list[Demand], keys: list[KeyPattern],
             left.append(LeftOutKey(key, f"{facts.cardinality_text()}: it leads only for shapes that fix it by "
                                         "equality" + (" and no field with more values" if facts.few_values else "")))
     return left
+
+
+def _more_values(fields: CollectionFields, values: int | None, equality: tuple[str, ...] | list[str]) -> bool:
+    """Some equality field holds more values than ``values`` (a field not known to hold few holds many)."""
+    for name in equality:
+        held = fields.few_values(name)
+        if held is None or (held.values or 0) > (values or 0):
+            return True
+    return False
+
+
+def _count_reads(fields: CollectionFields, equality: tuple[str, ...] | list[str], today: float) -> float:
+    """Keys an index on the equality fields reads for a count or ``$group`` that examines ``today`` per execution
+    with a collection scan: the documents the log shows those fields' values matching, else the collection's share
+    that one value of each field holds (each of ``d`` values about ``1/d`` of it)."""
+    found = fields.matches.get(frozenset(equality))
+    if found is not None:
+        return found[0]
+    share = 1.0
+    for name in equality:
+        held = fields.few_values(name)
+        share /= max((held.values if held is not None else None) or 1, 1)
+    return today * share
 
 
 def returns_matches(demand: Demand) -> bool:

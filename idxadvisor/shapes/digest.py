@@ -28,7 +28,7 @@ import orjson
 
 from idxadvisor.models.events import Event
 from idxadvisor.shapes.shape import QueryShape, ShapeObservation, point_lookup_field, shape_of_shared
-from idxadvisor.shapes.literals import LiteralStats
+from idxadvisor.shapes.literals import LiteralStats, first_reply_cap
 from idxadvisor.shapes.sketch import DurationHistogram, coarse_bin, coarse_percentile
 from idxadvisor.shapes.traffic import is_bulk_tool
 from idxadvisor.shapes.timing import TimeBreakdown
@@ -577,7 +577,7 @@ _WRITTEN = {"update": "n_matched", "delete": "n_deleted", "insert": "n_inserted"
 _SUMMED_COUNTERS = ("count", "getmores", "keys_examined", "docs_examined", "nreturned", "measured", "keys_measured",
                     "docs_measured", "blocking_sorts", "used_disk", "errors", "truncated", "internal", "fast",
                     "num_yields", "yields_measured", "response_bytes", "responses_measured", "replanned",
-                    "skipped_executions", "skip_total", "bulk_written")
+                    "skipped_executions", "skip_total", "bulk_written", "under_limit", "under_limit_returned")
 
 
 @dataclass(slots=True)  # a workload of 100,000 shapes holds 100,000 of these: 40 slots are a quarter of a dict
@@ -618,6 +618,9 @@ class ShapeStats:
     skipped_executions: int = 0  # executions with a skip (find, count, a pipeline's $skip)
     skip_total: int = 0
     skip_max: int = 0
+    # executions with a limit that returned fewer documents than it (so all they matched), and what they returned
+    under_limit: int = 0
+    under_limit_returned: int = 0
     plan_costs: dict[str, PlanCost] = field(default_factory=dict)  # plan summary -> what its executions cost
     plan_order: PlanOrder = field(default_factory=PlanOrder)
     bursts: BurstLog = field(default_factory=BurstLog)  # point lookups: bursts from one connection (QY002)
@@ -654,6 +657,8 @@ class ShapeStats:
             self.nreturned += returned
             if keys is not None or docs is not None:
                 self.measured += 1
+            if "limit" in self.shape.options:
+                self._count_under_limit(event, returned)
         plan = get("plan_summary")
         if plan:
             plans = self.plans
@@ -757,6 +762,14 @@ class ShapeStats:
                     self._record_lookup(end, duration, connection or get("remote"), app)
         elif self._latest is None:
             self._offer_representative(event)
+
+    def _count_under_limit(self, event: Event, returned: int) -> None:
+        """An execution that returned fewer documents than its limit (and first batch) returned all it matched."""
+        if event.op != "getMore":
+            cap = first_reply_cap(self.shape.op, event.command)
+            if cap is not None and returned < cap:
+                self.under_limit += 1
+                self.under_limit_returned += returned
 
     def _record_lookup(self, end_ms: float, duration: float, caller: str | None, app: str | None) -> None:
         """A point lookup's place in its connection's bursts (the first call finds out whether this is a lookup)."""

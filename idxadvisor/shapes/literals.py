@@ -200,6 +200,34 @@ def filter_document(op: str, command: Any) -> Any:
     return None
 
 
+#: Documents a cursor's first batch holds by default: a first reply of that many may have more to come.
+FIRST_BATCH = 101
+
+
+def first_reply_cap(op: str, command: Any) -> int | None:
+    """At most how many documents a find or aggregate with a limit returns in its first reply: the least of its
+    limit (a find's ``limit``, a pipeline's first ``$limit``), its batch size and the default first batch; None
+    without a limit (or with a batch size of 0, whose first reply holds nothing). An execution that returned fewer
+    returned everything its filter matched."""
+    if type(command) is not dict:
+        return None
+    if op == "find":
+        limit, batch = command.get("limit"), command.get("batchSize")
+    elif op == "aggregate" and type(command.get("pipeline")) is list:
+        limit = next((stage["$limit"] for stage in command["pipeline"] if type(stage) is dict and "$limit" in stage),
+                     None)
+        cursor = command.get("cursor")
+        batch = cursor.get("batchSize") if type(cursor) is dict else None
+    else:
+        return None
+    if type(limit) not in (int, float) or not limit or limit != limit:
+        return None
+    cap = int(min(abs(limit), FIRST_BATCH))  # a negative limit: one batch of that many (the legacy single batch)
+    if type(batch) in (int, float) and 0 <= batch < cap:
+        cap = int(batch)
+    return cap or None
+
+
 def encode(stats: LiteralStats) -> dict[str, Any]:
     """The counts and lengths, and the number of distinct values (never their checksums)."""
     return {"executions": stats.executions,
