@@ -40,7 +40,7 @@ LOW_CARDINALITY_VALUES = 2
 MIN_EQUALITY_VALUES = 4
 #: The chance, at most, that the log's queries would show as few values as they do if the collection held twice as
 #: many (each shape's values drawn at random): under it, the collection holds about the values the log shows.
-FEW_VALUES_CHANCE = 0.05
+FEW_VALUES_CHANCE = 0.01
 #: Documents per execution at or below which an equality set needs no further field.
 FEW_RETURNED = 2.0
 #: The share of a limited shape's executions that must return under their limit before the log takes what they

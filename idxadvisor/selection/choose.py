@@ -149,7 +149,8 @@ def select(ns: str, requests: list[IndexRequest], context: RuleContext, estimato
     costs = model.costs(demands, keys, key_index) if model is not None else log_costs(demands, keys, key_index)
     selective_options(costs, demands, keys, fields)
     partly = prefix_options(costs, demands, keys, fields)
-    left_out = [*reshaped.left_out, *low_cardinality(costs, demands, keys, fields)]
+    taken: dict[int, str] = {}  # keys led by a field of few values that lost some shapes to that rule
+    left_out = [*reshaped.left_out, *low_cardinality(costs, demands, keys, fields, taken)]
     created = [index.key for index in context.change.created(ns) if index.is_btree and not index.hidden] \
         if context.change is not None else []
     if created:  # check: the set starts from the proposed indexes as they will exist, the change's new ones included
@@ -206,6 +207,8 @@ def select(ns: str, requests: list[IndexRequest], context: RuleContext, estimato
         letting = _planned(model, rows, existing, letting, [candidate.key for candidate in chosen])
     chosen_keys = {candidate.key for candidate in chosen}
     left_out += _requested_left_out(per_finding_keys, keys, problem, chosen_keys, value.timed, floor, settings)
+    left_out = _with_taken(left_out, {keys[number]: reason for number, reason in taken.items()
+                                      if keys[number] not in chosen_keys})
     plan = CollectionPlan(
         ns=ns, model=_model_name(costs), solution=solution, candidates=len(candidates), budget=budget, new=chosen,
         letting=letting, kept=_kept(existing, letting, rows, ns, context) if known is not None else [], rows=rows,
@@ -316,6 +319,18 @@ def _requested_left_out(asked: list[KeyPattern], keys: list[KeyPattern], problem
             said = f"saves {human_count(gain)} keys and documents examined per hour on its own, less than the set"
         left.append(LeftOutKey(key, said))
     return left
+
+
+def _with_taken(left_out: list[LeftOutKey], taken: dict[KeyPattern, str]) -> list[LeftOutKey]:
+    """The keys left out, each that lost shapes to the rule of few values saying so before its other reason."""
+    said: set[KeyPattern] = set()
+    result = []
+    for item in left_out:
+        if item.key in taken and item.key not in said:
+            said.add(item.key)
+            item = LeftOutKey(item.key, f"{taken[item.key]}; {item.reason}", item.instead)
+        result.append(item)
+    return result + [LeftOutKey(key, reason) for key, reason in taken.items() if key not in said]
 
 
 def _unique_left_out(left_out: list[LeftOutKey]) -> list[LeftOutKey]:

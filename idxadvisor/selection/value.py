@@ -173,21 +173,24 @@ def prefix_options(costs: Costs, demands: list[Demand], keys: list[KeyPattern],
     return partly
 
 
-def low_cardinality(costs: Costs, demands: list[Demand], keys: list[KeyPattern],
-                    fields: CollectionFields) -> list[LeftOutKey]:
+def low_cardinality(costs: Costs, demands: list[Demand], keys: list[KeyPattern], fields: CollectionFields,
+                    taken: dict[int, str] | None = None) -> list[LeftOutKey]:
     """Take from a key led by a low-cardinality field, or by a field the collection holds few values of, the shapes
-    it may not serve (see the module's documentation); the keys left serving nothing, and why."""
+    it may not serve (see the module's documentation); the keys left serving nothing, and why (``taken``: per key
+    that still serves some shapes, why it lost the others)."""
     left: list[LeftOutKey] = []
     for position, key in enumerate(keys):
         facts = fields.few_values(key[0][0]) or fields.low_cardinality(key[0][0])
         options = costs.options[position]
         if facts is None or not options:
             continue
+        lost = 0
         for number in list(options):
             demand = demands[number]
             equality = demand.roles.equality
             if facts.name not in equality or (facts.few_values and _more_values(fields, facts.values, equality)):
                 del options[number]  # a field with more values leads for it
+                lost += 1
             elif facts.few_values and costs.models[number] == "log" and not demand.roles.sort \
                     and not returns_matches(demand):
                 # the log does not show what a count or a $group matched: the log's figure for its fields, else
@@ -198,9 +201,12 @@ def low_cardinality(costs: Costs, demands: list[Demand], keys: list[KeyPattern],
                     options[number] = cost
                 else:
                     del options[number]
+        why = (f"{facts.cardinality_text()}: it leads only for shapes that fix it by equality"
+               + (" and no field with more values" if facts.few_values else ""))
         if not options:
-            left.append(LeftOutKey(key, f"{facts.cardinality_text()}: it leads only for shapes that fix it by "
-                                        "equality" + (" and no field with more values" if facts.few_values else "")))
+            left.append(LeftOutKey(key, why))
+        elif lost and taken is not None:
+            taken[position] = f"{why} ({lost} shape{'s' if lost != 1 else ''} taken from it)"
     return left
 
 
