@@ -143,6 +143,7 @@ def select(ns: str, requests: list[IndexRequest], context: RuleContext, estimato
     order = orders.get(ns, _by_name)
     reordered = _few_values_last(demands, fields, order)
     reshaped = reshape([*generate(demands, existing, order), *reordered], fields, settings.server_version)
+    _say_few_values_last(reordered, requests, fields, reshaped.why)
     candidates = reshaped.candidates
     keys = [candidate.key for candidate in candidates]
     model = estimator(known) if estimator is not None else None
@@ -370,6 +371,18 @@ def _few_values_last(demands: list[Demand], fields: CollectionFields, order: Cal
     keys = dict.fromkeys(candidate_key(demand.roles, later) for demand in demands if demand.request is not None
                          and any(fields.few_values(name) is not None for name in demand.roles.equality))
     return [Candidate(key, "a requested shape's key, its fields of few values last") for key in keys if key]
+
+
+def _say_few_values_last(reordered: list[Candidate], requests: list[IndexRequest], fields: CollectionFields,
+                         why: dict[KeyPattern, str]) -> None:
+    """Why a key that no finding asks for puts its fields of few values last (a key rule's own note comes first)."""
+    asked = {request.shared for request in requests}
+    for candidate in reordered:
+        if candidate.key in asked:
+            continue
+        few = [facts for facts in (fields.few_values(name) for name, _ in candidate.key) if facts is not None]
+        said = "; ".join(facts.cardinality_text() for facts in few)
+        why.setdefault(candidate.key, f"{said}: the fields of fewer values go last")
 
 
 def _counts(demand: Demand, settings: Settings) -> bool:

@@ -21,9 +21,10 @@ both, so the number of indexes follows from their value.
   (one hashed field per index, compound from 4.4), anything else on it nothing;
 * an index led by a low-cardinality field serves only the shapes that fix that field by equality (for the others
   it would walk half the collection in the field's order); when the collection itself holds few values of it (the
-  sample says so, or the queries ask for two values again and again), only the shapes that fix no field with more
-  values (which should lead), and by the log such a shape's count or ``$group`` (whose matches the log does not
-  show) reads about the collection's share of the values it asks for;
+  sample says so, or the queries ask the same few again and again: ``indexes.fields.few_values_shown``), only the
+  shapes that fix no equality field of more values (which should lead), and by the log such a shape's count or
+  ``$group`` (whose matches the log does not show) reads the log's figure for its fields (what a query on them alone
+  returned, all it matched), else about ``1/d`` of the collection for each field of ``d`` values;
 * a key that does not serve a shape but leads with some of its equality fields (``{ a: 1, b: 1 }`` for
   ``{ a: eq, c: eq }``) bounds its scan by them: it reads a key and a document per document those fields match, by
   the log's own figure (its queries on ``a`` alone return so many documents per execution) or the sample's; without
