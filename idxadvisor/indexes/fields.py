@@ -217,6 +217,13 @@ def _selective_shape(stats: ShapeStats, roles_of: Callable[[ShapeStats], Roles],
         result.selective[fields] = (returned, how)
 
 
+def keeps_matches(stage: str, limited: bool = False) -> bool:
+    """A pipeline stage (as a shape summarises it) that passes on every document it gets: ``$match`` (the shape's
+    filter), ``$project``, ``$sort`` (not ``$sortByCount``, a group), and ``$limit`` where ``limited`` counts only
+    the executions that returned under it."""
+    return stage in ("$match", "$project") or stage.startswith("$sort{") or (limited and stage == "$limit")
+
+
 def _returned_whole(stats: ShapeStats) -> tuple[int, int, str] | None:
     """The executions of a find or pipeline that returned everything its filter matched, the documents they
     returned, and what to add when saying so; None when the shape's replies say nothing of what it matched: a
@@ -225,8 +232,7 @@ def _returned_whole(stats: ShapeStats) -> tuple[int, int, str] | None:
     its limit returned all it matched; those that reached it are left out (they matched that many or more)."""
     shape = stats.shape
     limited = shape.has_option("limit")
-    whole = ("$match", "$project", "$sort", "$limit") if limited else ("$match", "$project", "$sort")
-    if shape.op == "aggregate" and any(not stage.startswith(whole) for stage in shape.stages):
+    if shape.op == "aggregate" and not all(keeps_matches(stage, limited) for stage in shape.stages):
         return None
     if not limited:
         return None if stats.getmores else (stats.measured, stats.nreturned, "")

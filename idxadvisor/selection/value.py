@@ -39,7 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from idxadvisor.config import server_version_of
-from idxadvisor.indexes.fields import CollectionFields
+from idxadvisor.indexes.fields import CollectionFields, keeps_matches
 from idxadvisor.indexes.model import KeyPattern, render_key_pattern
 from idxadvisor.selection.candidates import Candidate, canonical
 from idxadvisor.selection.costs import Costs, worth
@@ -240,7 +240,7 @@ def returns_matches(demand: Demand) -> bool:
     shape = demand.stats.shape
     if shape.has_option("limit") or shape.op not in ("find", "aggregate"):
         return False
-    return shape.op == "find" or all(stage.startswith(("$match", "$project", "$sort")) for stage in shape.stages)
+    return shape.op == "find" or all(keeps_matches(stage) for stage in shape.stages)
 
 
 @dataclass

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from idxadvisor.indexes.fields import FEW_VALUES_CHANCE, few_values_chance, few_values_shown
+from idxadvisor.indexes.fields import FEW_VALUES_CHANCE, few_values_chance, few_values_shown, keeps_matches
 from tests.selection.test_value import analyze, new_keys, only_set, reasons, scan, shared_prefix_log
 
 TIERS = "abcd"
@@ -120,3 +120,10 @@ def test_a_limited_query_on_a_prefix_lets_one_index_serve_several_shapes(tmp_pat
                       "dst alone return 10.0 documents per execution (20 measured)")
     # queries that reach their limit give no figure: each shape keeps its own index
     assert len(new_keys(analyze(tmp_path / "reached", limited_alone(returned=50, limit=50)))) == 2
+
+
+def test_only_stages_that_pass_on_every_document_keep_what_a_pipeline_matched() -> None:
+    assert keeps_matches("$match") and keeps_matches("$project") and keeps_matches("$sort{a: 1}")
+    assert not keeps_matches("$sortByCount")  # a $group by another name
+    assert not keeps_matches("$group(_id=const; count)") and not keeps_matches("$count")
+    assert keeps_matches("$limit", limited=True) and not keeps_matches("$limit")
