@@ -208,7 +208,8 @@ def first_reply_cap(op: str, command: Any) -> int | None:
     """At most how many documents a find or aggregate with a limit returns in its first reply: the least of its
     limit (a find's ``limit``, a pipeline's first ``$limit``), its batch size and the default first batch; None
     without a limit (or with a batch size of 0, whose first reply holds nothing). An execution that returned fewer
-    returned everything its filter matched."""
+    returned everything its filter matched. (Called for every execution of a shape with a limit: the usual find, an
+    int limit and no batch size, takes the first branch of each test.)"""
     if type(command) is not dict:
         return None
     if op == "find":
@@ -220,10 +221,13 @@ def first_reply_cap(op: str, command: Any) -> int | None:
         batch = cursor.get("batchSize") if type(cursor) is dict else None
     else:
         return None
-    if type(limit) not in (int, float) or not limit or limit != limit:
+    if type(limit) is int:
+        cap = limit if 0 < limit <= FIRST_BATCH else min(abs(limit), FIRST_BATCH)  # negative: one batch of that many
+    elif type(limit) is float and limit == limit:  # not NaN
+        cap = int(min(abs(limit), FIRST_BATCH))
+    else:
         return None
-    cap = int(min(abs(limit), FIRST_BATCH))  # a negative limit: one batch of that many (the legacy single batch)
-    if type(batch) in (int, float) and 0 <= batch < cap:
+    if batch is not None and type(batch) in (int, float) and 0 <= batch < cap:
         cap = int(batch)
     return cap or None
 
