@@ -11,6 +11,7 @@ only their number (``encode`` / ``decode``; ``workload.codec.NOT_SAVED``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from math import isnan
 from typing import Any
 from zlib import crc32
 
@@ -223,7 +224,7 @@ def first_reply_cap(op: str, command: Any) -> int | None:
         return None
     if type(limit) is int:
         cap = limit if 0 < limit <= FIRST_BATCH else min(abs(limit), FIRST_BATCH)  # negative: one batch of that many
-    elif type(limit) is float and limit == limit:  # not NaN
+    elif type(limit) is float and not isnan(limit):
         cap = int(min(abs(limit), FIRST_BATCH))
     else:
         return None

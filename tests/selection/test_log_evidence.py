@@ -6,8 +6,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from idxadvisor.indexes.fields import FEW_VALUES_CHANCE, few_values_chance, few_values_shown, keeps_matches
-from tests.selection.test_value import analyze, new_keys, only_set, reasons, scan, shared_prefix_log
+from idxadvisor.indexes.fields import (
+    FEW_VALUES_CHANCE,
+    few_values_chance,
+    few_values_shown,
+    keeps_matches,
+)
+from tests.selection.test_value import (
+    analyze,
+    new_keys,
+    only_set,
+    reasons,
+    scan,
+    shared_prefix_log,
+)
 
 TIERS = "abcd"
 
