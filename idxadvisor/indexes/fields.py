@@ -11,7 +11,7 @@ documents (so that fields after them add nothing).
   field splits the collection into one or two halves; it leads only for shapes that all fix it by equality.
 * **Few values in the collection**: the sample holds at most ``DISTINCT_CAP`` values of the field, or the log's
   queries ask so few values so often that a collection holding twice as many would have shown more (``few_values_chance``
-  under ``FEW_VALUES_CHANCE``: about ``d`` values in ``4 d`` queries of one shape). One value then matches about
+  under ``FEW_VALUES_CHANCE``: for one shape, 2 values in 10 queries, 4 in 13, 8 in 21). One value then matches about
   ``1/d`` of the collection. A field the log shows finding one or two documents per value is not one, whatever its
   queries ask (a generator re-reading the same few documents asks few values of a field of many).
 * **Selective equality sets**: a shape whose whole filter is equalities on some fields, without a limit, that returns
@@ -180,7 +180,8 @@ def few_values_chance(drawn: list[tuple[int | None, int]], domain: int) -> float
     """At most the chance that each shape's equality values, drawn at random from ``domain`` values, show no more
     distinct values than they did: per shape, ``C(domain, d) (d / domain) ** n`` (some ``d`` of the values hold all
     ``n`` draws), the shapes independent. A shape that asked one value every time counts for nothing: a constant of
-    the application, not a draw. (One shape of ``d`` values in ``4 d`` queries: 2.3% for 2 values, 0.5% for 3.)
+    the application, not a draw. (One shape of ``d`` values in ``4 d`` queries: 2.3% for 2 values, 0.5% for 3, 0.1% for
+    4.)
 
     Why the shapes one by one: a workload file keeps no checksum of a value, so the values of two shapes cannot be
     united; each shape's own draws are evidence on their own, whatever the other shapes asked."""
