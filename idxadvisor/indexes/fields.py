@@ -10,9 +10,9 @@ documents (so that fields after them add nothing).
   least ``MIN_EQUALITY_VALUES`` queries), or the sample holds at most that many. An index that leads with such a
   field splits the collection into one or two halves; it leads only for shapes that all fix it by equality.
 * **Few values in the collection**: the sample holds at most ``DISTINCT_CAP`` values of the field, or the log's
-  queries ask so few values so often that a collection holding twice as many would have shown more (``few_values_chance``
-  under ``FEW_VALUES_CHANCE``: for one shape, 2 values in 10 queries, 4 in 13, 8 in 21). One value then matches about
-  ``1/d`` of the collection. A field the log shows finding one or two documents per value is not one, whatever its
+  queries ask so few values so often that a collection holding twice as many would have shown more
+  (``few_values_chance`` under ``FEW_VALUES_CHANCE``: for one shape, 2 values in 10 queries, 4 in 13, 8 in 21). One
+  value then matches about ``1/d`` of the collection. A field the log shows finding one or two documents per value is not one, whatever its
   queries ask (a generator re-reading the same few documents asks few values of a field of many).
 * **Selective equality sets**: a shape whose whole filter is equalities on some fields, without a limit, that returns
   at most ``FEW_RETURNED`` documents per execution (and some: nothing found says only that the values are absent) (or a sampled field whose value matches that few): an index on
