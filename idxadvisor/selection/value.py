@@ -22,7 +22,8 @@ both, so the number of indexes follows from their value.
 * an index led by a low-cardinality field serves only the shapes that fix that field by equality (for the others
   it would walk half the collection in the field's order); when the collection itself holds few values of it (the
   sample says so, or the queries ask the same few again and again: ``indexes.fields.few_values_shown``), only the
-  shapes that fix no equality field of more values (which should lead), and by the log such a shape's count or
+  shapes that fix no equality field of many values (which should lead; between fields of few values the search
+  picks the order), and by the log such a shape's count or
   ``$group`` (whose matches the log does not show) reads the log's figure for its fields (what a query on them alone
   returned, all it matched), else about ``1/d`` of the collection for each field of ``d`` values;
 * a key that does not serve a shape but leads with some of its equality fields (``{ a: 1, b: 1 }`` for
@@ -189,8 +190,8 @@ def low_cardinality(costs: Costs, demands: list[Demand], keys: list[KeyPattern],
         for number in list(options):
             demand = demands[number]
             equality = demand.roles.equality
-            if facts.name not in equality or (facts.few_values and _more_values(fields, facts.values, equality)):
-                del options[number]  # a field with more values leads for it
+            if facts.name not in equality or (facts.few_values and _many_values(fields, equality)):
+                del options[number]  # a field of many values leads for it
                 lost += 1
             elif facts.few_values and costs.models[number] == "log" and not demand.roles.sort \
                     and not returns_matches(demand):
@@ -203,7 +204,7 @@ def low_cardinality(costs: Costs, demands: list[Demand], keys: list[KeyPattern],
                 else:
                     del options[number]
         why = (f"{facts.cardinality_text()}: it leads only for shapes that fix it by equality"
-               + (" and no field with more values" if facts.few_values else ""))
+               + (" and no field of many values" if facts.few_values else ""))
         if not options:
             left.append(LeftOutKey(key, why))
         elif lost and taken is not None:
@@ -211,13 +212,11 @@ def low_cardinality(costs: Costs, demands: list[Demand], keys: list[KeyPattern],
     return left
 
 
-def _more_values(fields: CollectionFields, values: int | None, equality: tuple[str, ...] | list[str]) -> bool:
-    """Some equality field holds more values than ``values`` (a field not known to hold few holds many)."""
-    for name in equality:
-        held = fields.few_values(name)
-        if held is None or (held.values or 0) > (values or 0):
-            return True
-    return False
+def _many_values(fields: CollectionFields, equality: tuple[str, ...] | list[str]) -> bool:
+    """Some equality field is not known to hold few values (so it holds many, and should lead). Between two fields of
+    few values the order is left to the search: a shape fixing both reads the same either way, and which one leads
+    decides what else the key serves (an existing ``{ status: 1 }`` it makes redundant, say)."""
+    return any(fields.few_values(name) is None for name in equality)
 
 
 def _count_reads(fields: CollectionFields, equality: tuple[str, ...] | list[str], today: float) -> float:

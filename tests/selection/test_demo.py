@@ -63,8 +63,9 @@ def test_the_demo_needs_fewer_indexes_than_per_finding_advice(workload: Report, 
 def test_one_orders_index_serves_both_customer_listings(workload: Report) -> None:
     orders = set_of(workload, "shop.orders")
     new = {index.name: index for index in orders.indexes if index.status == "new"}
-    # region (8 values in the sample) leads status (5) for the shapes that fix both
-    assert set(new) == {"region_1_status_1", "status_1_createdAt_-1", "customerId_1_createdAt_-1"}
+    # status and region both hold few values (5 and 8 in the sample): either may lead for the shapes that fix both,
+    # and status leading makes status_1 redundant
+    assert set(new) == {"status_1_region_1", "status_1_createdAt_-1", "customerId_1_createdAt_-1"}
     listings = [shape for shape in orders.shapes if shape.shape.startswith("find shop.orders {customerId: eq")
                 or shape.shape.startswith("find shop.orders {createdAt: range, customerId: eq}")]
     assert len(listings) == 2 and {shape.index for shape in listings} == {"customerId_1_createdAt_-1"}

@@ -58,7 +58,7 @@ def test_a_field_of_four_values_leads_no_key_ahead_of_a_field_of_more(tmp_path: 
     # the count on tier reads about a quarter of the collection's 50,000 documents, not 2 keys
     assert shapes["{tier: eq} pipeline [$match, $group(_id=const; count)]"] == ("tier_1", 12_500)
     said = ("tier takes 4 values in 60 queries (the log's literal values): it leads only for shapes that fix it by "
-            "equality and no field with more values (1 shape taken from it)")
+            "equality and no field of many values (1 shape taken from it)")
     assert any(said in reason for reason in reasons(report))
 
 
