@@ -1,0 +1,459 @@
+"""The compiled event fields and query shapes (idxadvisor._speedups) give exactly what the Python path gives.
+
+``event_fields`` must build the very fields dict ``jsonlog.python_event_from_entry`` gives (same keys in the same
+order, same values of the same types), and ``shape_command`` the very components, longest ``$in`` and skip of
+``shape._shape_command``/``_skip_of``, or return None (the Python path then does the whole line). Checked on every
+slow line of every corpus and fixture log, on generated entries and commands (odd types, damaged values, Extended
+JSON, huge numbers, NaN, unicode and empty keys), and on the digests of whole corpus files read both ways.
+"""
+
+from __future__ import annotations
+
+import gzip
+import math
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from idxadvisor.models.events import JSON_LOG, Event
+from idxadvisor.models.values import EXTENDED_JSON_MARKERS
+from idxadvisor.parse import block, classify, fields, jsonlog
+from idxadvisor.parse.block import BlockOptions, BlockParser
+from idxadvisor.shapes import shape
+from idxadvisor.shapes.digest import Digest
+from tests.conftest import FIXTURES_DIR
+
+try:
+    from idxadvisor import _speedups
+except ImportError:  # built without a compiler
+    _speedups = None  # type: ignore[assignment]
+
+if _speedups is None or not hasattr(_speedups, "event_fields"):
+    if os.environ.get("IDXADVISOR_REQUIRE_SPEEDUPS") == "1":
+        raise RuntimeError("IDXADVISOR_REQUIRE_SPEEDUPS=1 but idxadvisor._speedups is not built")
+    pytest.skip("idxadvisor._speedups is not built (no compiler)", allow_module_level=True)
+
+
+# -- the two paths, compared ----------------------------------------------------------------------------------------
+
+
+def _typed(value: Any) -> Any:
+    """``value`` with the type of every part spelled out (1, 1.0 and True are equal, and must not pass as such)."""
+    if type(value) is dict:
+        return ("dict", [(_typed(key), _typed(item)) for key, item in value.items()])
+    if type(value) in (list, tuple):
+        return (type(value).__name__, [_typed(item) for item in value])
+    if type(value) is float and math.isnan(value):
+        return ("float", "nan")
+    return (type(value).__name__, repr(value))
+
+
+def same_event(entry: Any) -> bool:
+    """Whether the C path built the event (False: it handed the entry back); asserts it equals Python's."""
+    compiled = _speedups.event_fields(entry)
+    if compiled is None:
+        return False
+    expected = vars(jsonlog.python_event_from_entry(entry))
+    assert _typed(compiled) == _typed(expected)
+    assert vars(Event.from_fields(compiled)) == expected
+    return True
+
+
+def python_shape(ns: str, op: str, command: dict[str, Any]) -> Any:
+    shaper = shape._Shaper()
+    try:
+        components = shape._shape_command(shaper, ns, op, command)
+    except shape._TooDeep:
+        return None
+    return components, shaper.in_length, shape._skip_of(op, command)
+
+
+def same_shape(ns: str, op: str, command: dict[str, Any]) -> bool:
+    """Whether the C path shaped the command (False: it handed it back); asserts it equals Python's shape."""
+    compiled = _speedups.shape_command(ns, op, command)
+    if compiled is None:
+        return False
+    expected = python_shape(ns, op, command)
+    assert expected is not None, "C shaped a command Python finds too deep"
+    assert _typed(compiled) == _typed(expected)
+    assert shape.finish(compiled[0]) == shape.finish(expected[0])
+    return True
+
+
+def same_event_shape(event: Event) -> bool | None:
+    """``shape_of`` both ways (None when there is no command for C to shape)."""
+    op, ns, command = event.op, event.ns, event.command
+    if event.truncated or event.unparsed:
+        return None
+    if op == "getMore":
+        if event.originating_command is None:
+            return None
+        op, command = classify.canonical_op(classify.command_name(event.originating_command) or ""), \
+            event.originating_command
+    if type(command) is not dict:
+        return None
+    return same_shape(ns, op, command)
+
+
+class Tally:
+    """How many lines took the C path and how many fell back, for events and shapes."""
+
+    def __init__(self) -> None:
+        self.events = [0, 0]  # C, Python
+        self.shapes = [0, 0]
+
+    def line(self, line: bytes) -> None:
+        try:
+            entry = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            return
+        if type(entry) is not dict or entry.get("id") != jsonlog.SLOW_QUERY_ID:
+            return
+        self.events[0 if same_event(entry) else 1] += 1
+        try:
+            event = jsonlog.python_event_from_entry(entry)
+        except jsonlog.NotAnEntry:
+            return
+        shaped = same_event_shape(event)
+        if shaped is not None:
+            self.shapes[0 if shaped else 1] += 1
+
+
+def _logs(root: Path) -> Iterator[bytes]:
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and path.suffix not in (".md", ".py", ".yaml", ".bson"):
+            data = path.read_bytes()
+            if path.suffix == ".gz":
+                data = gzip.decompress(data)
+            yield data
+
+
+def _slow_lines(data: bytes) -> Iterator[bytes]:
+    for line in data.split(b"\n"):
+        if b"51803" in line:
+            yield line.rstrip(b"\r")
+
+
+# -- the tables the C code was written from -------------------------------------------------------------------------
+
+
+def test_the_c_tables_are_the_python_tables() -> None:
+    tables = _speedups.tables()
+    assert tables["aliases"] == dict(fields.FIELD_ALIASES)
+    assert tables["op_spellings"] == classify.OP_SPELLINGS
+    assert set(tables["internal_databases"]) == classify.INTERNAL_DATABASES
+    assert tables["internal_app_prefixes"] == classify.INTERNAL_APP_PREFIXES
+    assert tables["field_operators"] == {**shape._FIELD_OPERATORS, **dict.fromkeys(shape._RANGE_OPERATORS, shape.RANGE)}
+    assert tables["top_level_operators"] == shape._TOP_LEVEL_OPERATORS
+    assert tables["extended_json_markers"] == EXTENDED_JSON_MARKERS
+    assert tables["number_markers"] == shape._NUMBER_MARKERS
+
+
+def test_the_compiled_pieces_are_chosen_unless_turned_off() -> None:
+    from idxadvisor.parse import accel
+
+    expected = os.environ.get(accel.PURE_PYTHON_VARIABLE, "") in ("", "0")
+    assert (jsonlog._event_fields is not None) is expected
+    assert (shape._shape_command_compiled is not None) is expected
+
+
+# -- real lines -----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.corpus
+def test_every_corpus_slow_line_gives_the_same_event_and_shape(corpus_dir: Path) -> None:
+    tally = Tally()
+    for data in _logs(corpus_dir):
+        for line in _slow_lines(data):
+            tally.line(line)
+    assert sum(tally.events) > 2000
+    assert tally.events[0] >= 0.95 * sum(tally.events)  # real lines: nearly all take the C path
+    assert tally.shapes[0] >= 0.9 * sum(tally.shapes)
+
+
+def test_every_fixture_slow_line_gives_the_same_event_and_shape() -> None:
+    tally = Tally()
+    for data in _logs(FIXTURES_DIR):
+        for line in _slow_lines(data):
+            tally.line(line)
+    assert sum(tally.events) > 500
+    assert tally.events[0] > 0 and tally.shapes[0] > 0
+
+
+def _digest(data: bytes, compiled: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[Digest, Any]:
+    monkeypatch.setattr(jsonlog, "_event_fields", _speedups.event_fields if compiled else None)
+    monkeypatch.setattr(shape, "_shape_command_compiled", _speedups.shape_command if compiled else None)
+    monkeypatch.setattr(block, "_scan_json_block", _speedups.scan_json_block if compiled else None)
+    digest = Digest()
+    parser = BlockParser(JSON_LOG, BlockOptions(reference_year=2024), digest)
+    stats = parser.parse(data)
+    shape._FINISHED.clear()  # the memo would hand the second path the first path's shapes
+    return digest, stats
+
+
+@pytest.mark.corpus
+def test_the_digest_of_every_corpus_json_log_is_the_same_both_ways(corpus_dir: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    checked = 0
+    for data in _logs(corpus_dir):
+        if data.count(b'"id":51803') < 5:
+            continue
+        compiled, compiled_stats = _digest(data, True, monkeypatch)
+        python, python_stats = _digest(data, False, monkeypatch)
+        assert compiled_stats == python_stats
+        assert list(compiled.shapes) == list(python.shapes)
+        for fingerprint, stats in compiled.shapes.items():
+            assert stats == python.shapes[fingerprint]
+            latest, expected = stats._latest, python.shapes[fingerprint]._latest
+            assert _typed(getattr(latest, "__dict__", repr(latest))) == \
+                _typed(getattr(expected, "__dict__", repr(expected)))
+        checked += 1
+    assert checked >= 5
+
+
+# -- generated entries ----------------------------------------------------------------------------------------------
+
+_NUMBERS = (st.integers(min_value=0, max_value=10**6) | st.integers(min_value=-(2**70), max_value=2**70)
+            | st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from([0, 2**63 - 1, 2**63, 2**64 - 1, 2**64,
+                                                                                  10**12, 10**12 + 1, 10**15 + 1]))
+_ODD = st.sampled_from([None, True, False, "12", "", "x", [], {}, {"$numberLong": "5"}, {"$numberInt": "x"},
+                        {"$numberDouble": "NaN"}, [1, 2]])
+_VALUE = _NUMBERS | _ODD | st.text(max_size=6)
+_ALIAS_NAMES = st.sampled_from(sorted(fields.FIELD_ALIASES))
+_OF_KIND = {fields.INT: st.integers(0, 10**6), fields.BOOL: st.booleans(), fields.STR: st.text(max_size=8),
+            fields.FLOAT: st.integers(0, 10**6) | st.floats(min_value=0, max_value=1e6)}
+_STAMPS = st.sampled_from(["2024-03-01T10:00:00.000+00:00", "2024-03-01T10:00:00.000Z", "2024-03-01T10:00:00.000+05:30",
+                           "2024-03-01T10:00:00", "1970-01-01T00:30:00+01:00", "1971-01-01T00:00:00Z",
+                           "9997-12-31T23:59:59Z", "9998-06-01T00:00:00Z", "9999-12-31T23:59:59-05:00", "nonsense",
+                           "", "2024-02-30T00:00:00Z"]) | st.integers() | st.none()
+_GOOD_COMPONENT = st.integers(min_value=0, max_value=10**9) | st.floats(min_value=0, max_value=1e9)
+_TIMING_VALUE = st.one_of(_GOOD_COMPONENT, _GOOD_COMPONENT, _GOOD_COMPONENT, _GOOD_COMPONENT, _GOOD_COMPONENT,
+                          _GOOD_COMPONENT, _VALUE)  # mostly real values: damaged ones only check the fallback
+
+
+@st.composite
+def timing_attr(draw: st.DrawFn) -> dict[str, Any]:
+    attr: dict[str, Any] = {}
+    for name in draw(st.lists(st.sampled_from(["workingMillis", "totalOplogSlotDurationMicros", "writeConflicts",
+                                               "waitForWriteConcernDurationMillis", "planningTimeMicros",
+                                               "cpuNanos"]), max_size=3, unique=True)):
+        attr[name] = draw(_TIMING_VALUE)
+    if draw(st.booleans()):
+        attr["queues"] = draw(st.sampled_from([
+            {"execution": {"admissions": 1, "totalTimeQueuedMicros": 5}},
+            {"ingress": {"admissions": 1, "totalTimeQueuedMicros": 0.5}, "execution": {"admissions": 2}},
+            {"execution": {"totalTimeQueuedMicros": None}}, {"execution": "x"}, "y", {}]))
+    if draw(st.booleans()):
+        attr["storage"] = {"data": {"bytesRead": draw(_TIMING_VALUE), "timeReadingMicros": draw(_TIMING_VALUE)}}
+    if draw(st.booleans()):
+        modes = st.dictionaries(st.sampled_from(["r", "w", "R", "W", "$numberLong", ""]), _TIMING_VALUE, max_size=3)
+        attr["locks"] = draw(st.dictionaries(
+            st.sampled_from(["Global", "Database", "Collection", "Mutex"]),
+            st.fixed_dictionaries({}, optional={"acquireCount": modes, "timeAcquiringMicros": modes | _TIMING_VALUE})
+            | _VALUE, max_size=3))
+    if draw(st.booleans()):
+        attr["flowControl"] = draw(st.sampled_from([{"acquireCount": 3}, {"timeAcquiringMicros": 7},
+                                                    {"timeAcquiringMicros": -1}, "z"]))
+    return attr
+
+
+@st.composite
+def slow_entries(draw: st.DrawFn) -> dict[str, Any]:
+    attr: dict[str, Any] = {}
+    if draw(st.booleans()):
+        attr["type"] = draw(st.sampled_from(["command", "update", "remove", "none", 3, None]))
+    if draw(st.integers(0, 9)):
+        attr["ns"] = draw(st.sampled_from(["shop.orders", "shop.$cmd", "admin.$cmd", "local.oplog.rs", "config.x",
+                                           "shop.system.profile", "shop.a.system.b", "x", "", "é.$cmd", 5]))
+    if draw(st.integers(0, 9)):
+        attr["command"] = draw(commands())
+    for name in draw(st.lists(_ALIAS_NAMES, max_size=8, unique=True)):  # values of their kind, as servers write
+        attr[name] = draw(_OF_KIND[fields.FIELD_ALIASES[name][1]])
+    if draw(st.integers(0, 3)) == 0:
+        attr.update(draw(st.dictionaries(_ALIAS_NAMES, _VALUE, max_size=3)))
+    if draw(st.booleans()):
+        attr["appName"] = draw(st.sampled_from(["MongoDB Automation Agent v1", "mongot", "shop-app", "", "OplogFetcherX"]))
+    if draw(st.booleans()):
+        attr["isFromUserConnection"] = draw(st.sampled_from([True, False, None, 0]))
+    if draw(st.booleans()):
+        attr["ok"] = draw(st.sampled_from([0, 0.0, False, 1, None, "0", -0.0]))
+    if draw(st.booleans()):
+        attr["originatingCommand"] = draw(st.sampled_from([{"find": "orders", "filter": {"a": 1}}, "x", {}]))
+    attr.update(draw(timing_attr()))
+    keys = list(attr)
+    attr = {key: attr[key] for key in draw(st.permutations(keys))}  # the server's order is not the only one
+    entry: dict[str, Any] = {}
+    if draw(st.integers(0, 9)):
+        stamp = draw(_STAMPS) if draw(st.integers(0, 3)) == 0 else "2024-03-01T10:00:00.000+00:00"
+        entry["t"] = draw(st.sampled_from([{"$date": stamp}] * 8 + ["2024", {}]))
+    entry["id"] = 51803
+    if draw(st.booleans()):
+        entry["ctx"] = draw(st.sampled_from(["conn12", "ReplWriterWorker-1", "", None, 7, "connx"]))
+    if draw(st.integers(0, 4)) == 0:
+        entry["truncated"] = draw(st.sampled_from([{"command": {"x": 1}}, {"originatingCommand": {}}, {"other": 1},
+                                                   "x"]))
+    entry["attr"] = draw(st.sampled_from([attr] * 9 + [None, "x", []]))
+    return entry
+
+
+ENTRIES = settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@ENTRIES
+@given(slow_entries())
+@example({"id": 51803, "attr": {"durationMillis": 5, "millis": None}})
+@example({"id": 51803, "attr": {"durationMillis": 10**12, "keysExamined": 2**64 - 1}})
+@example({"id": 51803, "attr": {"locks": {"Global": {"timeAcquiringMicros": {"$numberLong": "5"}}}}})
+@example({"id": 51803, "attr": {"type": "command", "ns": "shop.$cmd", "command": {"count": "orders"}}})
+@example({"id": 51803, "attr": {"type": "command", "ns": "shop.$cmd", "command": {"": 1}}})
+def test_generated_entries_give_the_same_event(entry: dict[str, Any]) -> None:
+    if type(entry.get("attr")) is not dict:
+        assert _speedups.event_fields(entry) is None
+        with pytest.raises(jsonlog.NotAnEntry):
+            jsonlog.python_event_from_entry(entry)
+        return
+    same_event(entry)
+
+
+def test_a_plain_server_line_takes_the_c_path_and_damage_falls_back() -> None:
+    line = (b'{"t":{"$date":"2024-03-01T10:00:00.000+00:00"},"s":"I","c":"COMMAND","id":51803,"ctx":"conn7",'
+            b'"msg":"Slow query","attr":{"type":"command","ns":"shop.$cmd","command":{"count":"orders","query":'
+            b'{"a":1}},"planSummary":"COLLSCAN","keysExamined":0,"docsExamined":9,"nreturned":1,"locks":{"Global":'
+            b'{"acquireCount":{"r":1},"timeAcquiringMicros":{"r":1500}}},"cpuNanos":2000000,"durationMillis":12}}')
+    entry = orjson.loads(line)
+    assert same_event(entry)
+    assert _speedups.event_fields(entry)["timing"] == {"cpu_ms": 2.0, "lock_wait_ms": 1.5}
+    assert _speedups.event_fields(entry)["ns"] == "shop.orders"
+    for damaged in (b'"durationMillis":-12', b'"durationMillis":"12"', b'"durationMillis":1e13'):
+        assert _speedups.event_fields(orjson.loads(line.replace(b'"durationMillis":12', damaged))) is None
+    assert _speedups.event_fields(orjson.loads(line.replace(b'"r":1500', b'"r":-1'))) is None
+
+
+# -- generated commands ---------------------------------------------------------------------------------------------
+
+_KEYS = st.sampled_from(["a", "b", "status", "x.y", "_id", "é", "", "a b", "a\n", "$", "1a", "-a"]) | st.text(max_size=4)
+_WRAPPERS = st.sampled_from([{"$oid": "65f0a1b2c3d4e5f601234567"}, {"$date": "2024-01-01T00:00:00Z"},
+                             {"$numberLong": "7"}, {"$numberInt": "-1"}, {"$numberInt": "0"}, {"$numberDouble": "NaN"},
+                             {"$numberDecimal": "1.5"}, {"$numberLong": "x"}, {"$binary": {"base64": "", "subType": "0"}},
+                             {"$regularExpression": {"pattern": "^a", "options": ""}}, {"$date": 1, "x": 2},
+                             {"$uuid": "00000000-0000-0000-0000-000000000000"}])
+_SCALARS = (st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70) | st.floats()
+            | st.text(max_size=5) | _WRAPPERS | st.sampled_from([0, 1, -1, 1.0, -0.0, 0.0, 10**18, 10**18 - 1, 2.5]))
+_OPERATORS = st.sampled_from(["$eq", "$in", "$nin", "$ne", "$gt", "$gte", "$lt", "$lte", "$exists", "$type", "$size",
+                              "$all", "$mod", "$near", "$geoWithin", "$bitsAllSet", "$jsonSchema", "$regex",
+                              "$options", "$elemMatch", "$not", "$foo", "plain"])
+_LISTS = st.lists(_SCALARS, max_size=5)
+
+
+@st.composite
+def operator_documents(draw: st.DrawFn) -> dict[str, Any]:
+    return draw(st.dictionaries(_OPERATORS, _SCALARS | _LISTS | st.just({"$gt": 1}), min_size=1, max_size=4))
+
+
+def filters() -> st.SearchStrategy[Any]:
+    field_values = _SCALARS | _LISTS | operator_documents() | st.dictionaries(_KEYS, _SCALARS, max_size=2)
+    plain = st.dictionaries(_KEYS | st.sampled_from(["$comment", "$expr", "$text", "$where", "$alwaysTrue", "$foo"]),
+                            field_values, max_size=5)
+    return st.recursive(plain, lambda inner: st.dictionaries(st.sampled_from(["$and", "$or", "$nor"]) | _KEYS,
+                                                             st.lists(inner, max_size=3) | field_values, max_size=3),
+                        max_leaves=8) | st.sampled_from([None, "x", 5, []])
+
+
+_DIRECTIONS = (st.sampled_from([1, -1, 1.0, -1.0, -0.0, True, False, "x", None, {"$meta": "textScore"}, {"$meta": 3},
+                                {"$numberInt": "-1"}, {}, float("nan"), 10**30, -(10**30), 0])
+               | st.floats())
+_SORTS = st.dictionaries(_KEYS, _DIRECTIONS, max_size=3) | st.sampled_from([None, "x", []])
+
+
+def _pipeline_stages() -> st.SearchStrategy[Any]:
+    group_ids = st.sampled_from(["$a", "a", None, 1, {"a": "$a", "b": "$b"}, {"x y": "$a"}, {"é": 1},
+                                 {"a": {"b": "$c"}}, {"$d": "$e"}])
+    accumulators = st.sampled_from([{"$sum": 1}, {"$sum": "$q"}, {"$sum": True}, {"$sum": {"$numberInt": "1"}},
+                                    {"$avg": "$y"}, {"$push": "x"}, 5, {}, {"$max": {"$a": 1}}, {"$sum": 1.5}])
+    return st.one_of(
+        st.builds(lambda body: {"$match": body}, filters()),
+        st.builds(lambda body: {"$sort": body}, _SORTS),
+        st.sampled_from([{"$limit": 5}, {"$skip": 10}, {"$skip": {"$numberLong": "3"}}, {"$skip": 2.5},
+                         {"$skip": -1}, {"$skip": None}, {"$project": {"a": 1}}, {}, "x", {"": 1},
+                         {"$unwind": "$a"}, {"$unwind": {"path": "$b"}}, {"$unwind": {"x": 1}}, {"$unwind": 3},
+                         {"$lookup": {"from": "c", "localField": "a", "foreignField": "b"}},
+                         {"$lookup": {"from": "c", "pipeline": []}}, {"$lookup": {"localField": 3}},
+                         {"$lookup": {"from": 5}}, {"$lookup": "x"}, {"$group": "x"}, {"$count": "n"},
+                         {"$match": {"a": 1}, "$extra": 2}]),
+        st.builds(lambda key, values: {"$group": {"_id": key, **values}}, group_ids,
+                  st.dictionaries(_KEYS, accumulators, max_size=3)),
+    )
+
+
+_OPTION_VALUES = st.sampled_from([None, 0, 1, 5, True, False, 0.0, "x", {"$numberInt": "0"}, {}, -3, 2**70])
+_HINTS = st.sampled_from([{"a": 1, "b": -1}, "a_1", "", {}, {"a": {"$meta": "x"}}, {"a": "x"}, 5, {"é": 1.5}])
+
+
+@st.composite
+def commands(draw: st.DrawFn) -> dict[str, Any]:
+    op = draw(st.sampled_from(["find", "count", "distinct", "aggregate", "findAndModify", "update", "delete",
+                               "insert", "getMore", "createIndexes", "unknown"]))
+    command: dict[str, Any] = {op: "orders"}
+    optional = {
+        "filter": filters(), "query": filters(), "sort": _SORTS, "projection": _SORTS, "fields": _SORTS,
+        "limit": _OPTION_VALUES, "skip": _OPTION_VALUES | st.sampled_from([10**18 - 1, 10**18, 7.9]),
+        "hint": _HINTS, "collation": st.sampled_from([{"locale": "fr"}, "fr"]), "key": st.sampled_from(["a", 5]),
+        "remove": _OPTION_VALUES, "upsert": _OPTION_VALUES, "new": _OPTION_VALUES,
+        "pipeline": st.lists(_pipeline_stages(), max_size=5) | st.sampled_from([None, "x"]),
+        "q": filters(), "u": st.sampled_from([{"$set": {"a": 1}}, {"a": 1}, [{"$set": {"a": 1}}], {}, "x"]),
+        "multi": _OPTION_VALUES,
+        "updates": st.lists(st.fixed_dictionaries({"q": filters()}, optional={"u": st.just({"a": 1}),
+                                                                                "multi": _OPTION_VALUES}), max_size=2),
+        "deletes": st.lists(st.fixed_dictionaries({"q": filters()}, optional={"limit": _OPTION_VALUES}), max_size=2),
+    }
+    for name in draw(st.lists(st.sampled_from(sorted(optional)), max_size=6, unique=True)):
+        command[name] = draw(optional[name])
+    return command
+
+
+COMMANDS = settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@COMMANDS
+@given(commands(), st.sampled_from(["shop.orders", "", "é.x"]))
+@example({"find": "o", "filter": {"a": {"$in": [1, 2, 3]}, "b": {"$gt": 1, "$lt": 2}}, "skip": 7}, "s.o")
+@example({"aggregate": "o", "pipeline": [{"$skip": 3}, {"$match": {"a": 1}}, {"$sort": {"b": -1}}]}, "s.o")
+@example({"find": "o", "filter": {"a": {"$options": "i"}}}, "s.o")
+@example({"find": "o", "sort": {"a": float("nan"), "b": -0.0, "c": {"$meta": "textScore"}}}, "s.o")
+@example({"aggregate": "o", "pipeline": [{"$group": {"_id": {"a": "$a"}, "n": {"$sum": 1}, "m": {"$sum": 1}}}]},
+         "s.o")
+def test_generated_commands_give_the_same_shape(command: dict[str, Any], ns: str) -> None:
+    op = classify.canonical_op(classify.command_name(command) or "")
+    same_shape(ns, op, command)
+
+
+def test_plain_commands_take_the_c_path_and_the_rest_fall_back() -> None:
+    taken = [{"find": "o", "filter": {"a": 1, "b": {"$in": [1, 2]}}, "sort": {"c": -1}, "limit": 5},
+             {"aggregate": "o", "pipeline": [{"$match": {"a": {"$gte": 1}}}, {"$group": {"_id": "$k", "n": {"$sum": 1}}}]},
+             {"q": {"a": 1}, "u": {"$set": {"b": 2}}, "multi": True}]
+    ops = ["find", "aggregate", "update"]
+    for op, command in zip(ops, taken):
+        assert same_shape("s.o", op, command)
+    left = [{"find": "o", "filter": {"a": {"$regex": "^x"}}}, {"find": "o", "filter": {"$or": [{"a": 1}]}},
+            {"find": "o", "filter": {"a": {"$elemMatch": {"b": 1}}}}, {"find": "o", "limit": {"$numberInt": "1"}},
+            {"aggregate": "o", "pipeline": [{"$group": {"_id": {"a b": "$a"}}}]}]
+    for command in left:
+        assert _speedups.shape_command("s.o", next(iter(command)), command) is None
+    assert _speedups.shape_command("s.o", "find", {"find": "o", "filter": {"a": {"$in": [1, 2, 3]}}, "skip": 4})[1:] \
+        == (3, 4)
+
+
+def test_shape_of_is_the_same_with_and_without_the_c_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    event = Event("shop.orders", "getMore", originating_command={"find": "orders", "filter": {"a": {"$in": [1, 2]}},
+                                                                  "skip": 3})
+    compiled = shape.shape_of(event)
+    monkeypatch.setattr(shape, "_shape_command_compiled", None)
+    shape._FINISHED.clear()
+    assert shape.shape_of(event) == compiled
+    assert compiled[1] == shape.ShapeObservation(2, 3)
