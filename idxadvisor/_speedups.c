@@ -472,7 +472,8 @@ static PyObject *scan_json_block(PyObject *module, PyObject *const *args, Py_ssi
     X(UNKNOWN_VALUE, "?") X(DOLLAR, "$") X(CONST, "const") X(AGGREGATE, "aggregate") X(ONE, "one") \
     X(REPLACEMENT, "replacement") X(PIPELINE_UPDATE, "pipeline-update") \
     X(STATEMENTS_NOT_LOGGED, "statements not logged") X(PIPELINE_NOT_LOGGED, "pipeline not logged") \
-    X(COUNT_ACCUMULATOR, "count") X(ONE_TEXT, "1") X(ZERO_TEXT, "0")
+    X(COUNT_ACCUMULATOR, "count") X(ONE_TEXT, "1") X(ZERO_TEXT, "0") \
+    X(SYSTEM_PREFIX, "system.") X(SYSTEM_INFIX, ".system.") X(CONN, "conn")
 
 #define NAME_ENUM(symbol, text) N_##symbol,
 enum { NAME_LIST(NAME_ENUM) NAME_COUNT };
@@ -577,6 +578,7 @@ typedef struct {
     PyObject *top_level_operators;
     PyObject *extended_markers; /* frozenset */
     PyObject *number_markers;   /* frozenset */
+    PyObject *app_prefixes;     /* tuple: INTERNAL_APP_PREFIXES */
     PyObject *fromisoformat;    /* datetime.datetime.fromisoformat */
     PyObject *zero;             /* the int 0 */
 } State;
@@ -605,6 +607,7 @@ static int state_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(state->top_level_operators);
     Py_VISIT(state->extended_markers);
     Py_VISIT(state->number_markers);
+    Py_VISIT(state->app_prefixes);
     Py_VISIT(state->fromisoformat);
     Py_VISIT(state->zero);
     return 0;
@@ -629,6 +632,7 @@ static int state_clear(PyObject *module)
     Py_CLEAR(state->top_level_operators);
     Py_CLEAR(state->extended_markers);
     Py_CLEAR(state->number_markers);
+    Py_CLEAR(state->app_prefixes);
     Py_CLEAR(state->fromisoformat);
     Py_CLEAR(state->zero);
     return 0;
@@ -717,6 +721,16 @@ static int speedups_exec(PyObject *module)
         state->number_markers == NULL || (state->zero = PyLong_FromLong(0)) == NULL) {
         return -1;
     }
+    if ((state->app_prefixes = PyTuple_New((Py_ssize_t)APP_PREFIX_COUNT)) == NULL) {
+        return -1;
+    }
+    for (size_t i = 0; i < APP_PREFIX_COUNT; i++) {
+        PyObject *prefix = PyUnicode_InternFromString(INTERNAL_APP_PREFIXES[i]);
+        if (prefix == NULL) {
+            return -1;
+        }
+        PyTuple_SET_ITEM(state->app_prefixes, (Py_ssize_t)i, prefix);
+    }
     PyObject *datetime_module = PyImport_ImportModule("datetime");
     if (datetime_module == NULL) {
         return -1;
@@ -744,7 +758,7 @@ static PyObject *tables(PyObject *module, PyObject *unused)
     PyObject *aliases = PyDict_New();
     PyObject *spellings = PyDict_New();
     PyObject *databases = PyTuple_New((Py_ssize_t)COUNT_OF(INTERNAL_DATABASES));
-    PyObject *prefixes = PyTuple_New((Py_ssize_t)APP_PREFIX_COUNT);
+    PyObject *prefixes = Py_NewRef(state->app_prefixes);
     PyObject *result = NULL;
     if (aliases == NULL || spellings == NULL || databases == NULL || prefixes == NULL) {
         goto done;
@@ -771,13 +785,6 @@ static PyObject *tables(PyObject *module, PyObject *unused)
             goto done;
         }
         PyTuple_SET_ITEM(databases, (Py_ssize_t)i, name);
-    }
-    for (size_t i = 0; i < APP_PREFIX_COUNT; i++) {
-        PyObject *name = PyUnicode_FromString(INTERNAL_APP_PREFIXES[i]);
-        if (name == NULL) {
-            goto done;
-        }
-        PyTuple_SET_ITEM(prefixes, (Py_ssize_t)i, name);
     }
     result = Py_BuildValue("{sOsOsOsOsOsOsOsO}", "aliases", aliases, "op_spellings", spellings,
                            "internal_databases", databases, "internal_app_prefixes", prefixes,
@@ -1091,18 +1098,11 @@ static PyObject *internal_reason(State *state, PyObject *ns, PyObject *connectio
         if (collection == NULL) {
             return NULL;
         }
-        PyObject *system = PyUnicode_FromString("system.");
-        PyObject *inner = PyUnicode_FromString(".system.");
-        int is_system = -1;
-        if (system != NULL && inner != NULL) {
-            is_system = (int)PyUnicode_Tailmatch(collection, system, 0, PY_SSIZE_T_MAX, -1);
-            if (is_system == 0) {
-                is_system = PyUnicode_Contains(collection, inner);
-            }
+        int is_system = (int)PyUnicode_Tailmatch(collection, NAME(SYSTEM_PREFIX), 0, PY_SSIZE_T_MAX, -1);
+        if (is_system == 0) {
+            is_system = PyUnicode_Contains(collection, NAME(SYSTEM_INFIX));
         }
         Py_DECREF(collection);
-        Py_XDECREF(system);
-        Py_XDECREF(inner);
         if (is_system < 0) {
             return NULL;
         }
@@ -1114,12 +1114,7 @@ static PyObject *internal_reason(State *state, PyObject *ns, PyObject *connectio
         return Py_NewRef(NAME(INTERNAL_CONNECTION));
     }
     if (connection != Py_None && PyUnicode_GET_LENGTH(connection) > 0) {
-        PyObject *conn = PyUnicode_FromString("conn");
-        if (conn == NULL) {
-            return NULL;
-        }
-        int user = has_prefix(connection, conn);
-        Py_DECREF(conn);
+        int user = has_prefix(connection, NAME(CONN));
         if (user < 0) {
             return NULL;
         }
@@ -1129,12 +1124,7 @@ static PyObject *internal_reason(State *state, PyObject *ns, PyObject *connectio
     }
     if (app_name != NULL && PyUnicode_GET_LENGTH(app_name) > 0) {
         for (size_t i = 0; i < APP_PREFIX_COUNT; i++) {
-            PyObject *prefix = PyUnicode_FromString(INTERNAL_APP_PREFIXES[i]);
-            if (prefix == NULL) {
-                return NULL;
-            }
-            int matched = has_prefix(app_name, prefix);
-            Py_DECREF(prefix);
+            int matched = has_prefix(app_name, PyTuple_GET_ITEM(state->app_prefixes, (Py_ssize_t)i));
             if (matched < 0) {
                 return NULL;
             }
