@@ -457,3 +457,61 @@ def test_shape_of_is_the_same_with_and_without_the_c_path(monkeypatch: pytest.Mo
     shape._FINISHED.clear()
     assert shape.shape_of(event) == compiled
     assert compiled[1] == shape.ShapeObservation(2, 3)
+
+
+# -- references -----------------------------------------------------------------------------------------------------
+
+
+def _sample_inputs() -> tuple[list[Any], list[tuple[str, str, Any]]]:
+    """Entries and commands that take every way through the C code: the C path, each fallback, no attr."""
+    entries: list[Any] = []
+    for data in _logs(FIXTURES_DIR):
+        for line in _slow_lines(data):
+            try:
+                entries.append(orjson.loads(line))
+            except orjson.JSONDecodeError:
+                continue
+    entries = entries[:400]
+    plain = next(entry for entry in entries if _speedups.event_fields(entry) is not None)
+    for damaged in ({"durationMillis": -1}, {"durationMillis": None}, {"locks": {"G": {"timeAcquiringMicros": "x"}}},
+                    {"nreturned": "3"}, {"cpuNanos": float("nan")}, {"storage": {"data": {"bytesRead": None}}}):
+        entries.append({**plain, "attr": {**plain["attr"], **damaged}})
+    entries += [{**plain, "t": {"$date": "nonsense"}}, {**plain, "attr": None}, {"id": 51803}, [], "x"]
+    commands = [(event.ns, event.op, event.command) for event in map(jsonlog.python_event_from_entry,
+                                                                       (e for e in entries if type(e) is dict
+                                                                        and type(e.get("attr")) is dict))
+                if type(event.command) is dict]
+    commands += [("s.o", "find", {"filter": {"a": {"$regex": "x"}}}), ("s.o", "aggregate", {"pipeline": [
+        {"$group": {"_id": {"a b": "$a"}, "n": {"$sum": 1}}}]}), ("s.o", "find", {"limit": {"$numberInt": "1"}}),
+                 ("s.o", "aggregate", {"pipeline": [{"$match": {"a": 1}}, {"$match": {"b": 1}}]})]
+    return entries, commands
+
+
+def test_the_c_functions_keep_no_reference_and_leak_no_memory() -> None:
+    import sys
+    import tracemalloc
+
+    entries, commands = _sample_inputs()
+    watched = [item for entry in entries if type(entry) is dict for item in (entry, entry.get("attr"))
+               if type(item) is dict]
+    watched += [command for _, _, command in commands]
+    before = [sys.getrefcount(item) for item in watched]
+
+    def run() -> None:
+        for entry in entries:
+            _speedups.event_fields(entry)
+        for ns, op, command in commands:
+            _speedups.shape_command(ns, op, command)
+
+    run()
+    assert [sys.getrefcount(item) for item in watched] == before
+    tracemalloc.start()
+    try:
+        run()
+        start = tracemalloc.get_traced_memory()[0]
+        for _ in range(20):
+            run()
+        grown = tracemalloc.get_traced_memory()[0] - start
+    finally:
+        tracemalloc.stop()
+    assert grown < 8 * 1024, f"{grown} bytes kept after 20 rounds"
