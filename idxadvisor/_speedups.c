@@ -10,6 +10,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <string.h>
 
 static const char LINE_START[] = "{\"t\":{\"$date\":\"";
@@ -2398,11 +2399,235 @@ static PyObject *shape_command(PyObject *module, PyObject *const *args, Py_ssize
     return Py_BuildValue("(NnL)", shaped, shaper.in_length, skip);
 }
 
+/* ---- a shape's time breakdown: timing.TimeBreakdown.add ------------------------------------------------------- */
+
+/* round(value) as Python rounds a float (half to even) into *out; 0 when it is not finite or past a long long. */
+static int rounded(double value, long long *out)
+{
+    if (!(value > -9e18 && value < 9e18)) {
+        return 0;
+    }
+    *out = (long long)nearbyint(value);
+    return 1;
+}
+
+/* Add addend to the int at list[index] (Python's numbers[index] += addend). */
+static int list_add(PyObject *list, Py_ssize_t index, PyObject *addend)
+{
+    PyObject *sum = PyNumber_Add(PyList_GET_ITEM(list, index), addend);
+    return sum == NULL ? -1 : PyList_SetItem(list, index, sum); /* steals sum, releases the old item */
+}
+
+static int attribute_add(PyObject *object, const char *name, PyObject *addend)
+{
+    PyObject *value = PyObject_GetAttrString(object, name);
+    PyObject *sum = value != NULL ? PyNumber_Add(value, addend) : NULL;
+    int failed = sum == NULL || PyObject_SetAttrString(object, name, sum) < 0;
+    Py_XDECREF(value);
+    Py_XDECREF(sum);
+    return failed ? -1 : 0;
+}
+
+/* DurationHistogram.add(bucket) for a whole number of milliseconds under EXACT_LIMIT. */
+static int histogram_add(PyObject *histogram, PyObject *bucket)
+{
+    PyObject *counts = PyObject_GetAttrString(histogram, "counts");
+    if (counts == NULL) {
+        return -1;
+    }
+    int failed = -1;
+    PyObject *one = PyLong_FromLong(1), *count = NULL, *maximum = NULL;
+    if (one == NULL || !PyDict_CheckExact(counts)) {
+        if (one != NULL) {
+            PyErr_SetString(PyExc_TypeError, "DurationHistogram.counts is not a dict");
+        }
+        goto done;
+    }
+    PyObject *held = PyDict_GetItemWithError(counts, bucket);
+    if (held == NULL && PyErr_Occurred()) {
+        goto done;
+    }
+    count = held != NULL ? PyNumber_Add(held, one) : Py_NewRef(one);
+    if (count == NULL || PyDict_SetItem(counts, bucket, count) < 0 || attribute_add(histogram, "n", one) < 0 ||
+        attribute_add(histogram, "total", bucket) < 0 ||
+        (maximum = PyObject_GetAttrString(histogram, "maximum")) == NULL) {
+        goto done;
+    }
+    int larger = PyObject_RichCompareBool(bucket, maximum, Py_GT);
+    if (larger < 0 || (larger && PyObject_SetAttrString(histogram, "maximum", bucket) < 0)) {
+        goto done;
+    }
+    failed = 0;
+done:
+    Py_DECREF(counts);
+    Py_XDECREF(one);
+    Py_XDECREF(count);
+    Py_XDECREF(maximum);
+    return failed;
+}
+
+typedef struct {
+    PyObject *name;
+    long long whole;      /* the component in whole units (µs for a time), rounded */
+    long long bucket;     /* its whole milliseconds, rounded (sketched components) */
+    int sketched;
+} Component;
+
+/* Whether add_timing can take this execution, and each component's numbers; changes nothing. */
+static int timing_plan(PyObject *timing, PyObject *whole, PyObject *sketched, long long exact_limit, Component *plan,
+                       Py_ssize_t *count)
+{
+    Py_ssize_t position = 0, index = 0;
+    PyObject *name, *value;
+    while (PyDict_Next(timing, &position, &name, &value)) {
+        if (index >= 16 || !PyUnicode_CheckExact(name) || !PyFloat_CheckExact(value)) {
+            return FALLBACK;
+        }
+        PyObject *factor = PyDict_GetItemWithError(whole, name);
+        if (factor == NULL) {
+            return PyErr_Occurred() ? FAILED : FALLBACK;
+        }
+        long multiplier = PyLong_AsLong(factor);
+        if (multiplier == -1 && PyErr_Occurred()) {
+            return FAILED;
+        }
+        double number = PyFloat_AS_DOUBLE(value);
+        Component *component = &plan[index++];
+        component->name = name;
+        if (!rounded(number * (double)multiplier, &component->whole)) {
+            return FALLBACK;
+        }
+        component->sketched = PySet_Contains(sketched, name);
+        if (component->sketched < 0) {
+            return FAILED;
+        }
+        if (component->sketched &&
+            (!rounded(number, &component->bucket) || component->bucket < 0 || component->bucket >= exact_limit)) {
+            return FALLBACK; /* DurationHistogram.add's logarithmic buckets: Python */
+        }
+    }
+    *count = index;
+    return DONE;
+}
+
+static int add_component(PyObject *components, PyObject *histograms, PyObject *histogram_type,
+                         const Component *component, PyObject *duration)
+{
+    PyObject *numbers = PyDict_GetItemWithError(components, component->name);
+    if (numbers == NULL) {
+        if (PyErr_Occurred() || (numbers = Py_BuildValue("[iii]", 0, 0, 0)) == NULL) {
+            return -1;
+        }
+        int failed = PyDict_SetItem(components, component->name, numbers);
+        Py_DECREF(numbers); /* the dict holds it */
+        if (failed < 0) {
+            return -1;
+        }
+    }
+    if (!PyList_CheckExact(numbers) || PyList_GET_SIZE(numbers) != 3) {
+        PyErr_SetString(PyExc_TypeError, "TimeBreakdown.components holds a value that is not [sum, executions, us]");
+        return -1;
+    }
+    PyObject *whole = PyLong_FromLongLong(component->whole), *one = PyLong_FromLong(1);
+    int failed = whole == NULL || one == NULL || list_add(numbers, 0, whole) < 0 || list_add(numbers, 1, one) < 0 ||
+                 list_add(numbers, 2, duration) < 0;
+    Py_XDECREF(whole);
+    Py_XDECREF(one);
+    if (failed || !component->sketched) {
+        return failed ? -1 : 0;
+    }
+    PyObject *histogram = PyDict_GetItemWithError(histograms, component->name);
+    if (histogram == NULL) {
+        if (PyErr_Occurred() || (histogram = PyObject_CallNoArgs(histogram_type)) == NULL) {
+            return -1;
+        }
+        failed = PyDict_SetItem(histograms, component->name, histogram) < 0;
+        Py_DECREF(histogram);
+        if (failed) {
+            return -1;
+        }
+    }
+    PyObject *bucket = PyLong_FromLongLong(component->bucket);
+    failed = bucket == NULL || histogram_add(histogram, bucket) < 0;
+    Py_XDECREF(bucket);
+    return failed ? -1 : 0;
+}
+
+PyDoc_STRVAR(add_timing_doc,
+"add_timing(breakdown, timing, duration_ms, whole, sketched, histogram_type, exact_limit, /)\n--\n\n"
+"timing.TimeBreakdown.add(timing, duration_ms) on breakdown, for the usual execution: every component a finite\n"
+"float of a name in whole, each sketched one under exact_limit milliseconds once rounded. True when added; False,\n"
+"with nothing changed, where Python must add it.");
+
+static PyObject *add_timing(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "add_timing() takes exactly 7 arguments");
+        return NULL;
+    }
+    PyObject *breakdown = args[0], *timing = args[1], *duration_ms = args[2], *whole = args[3];
+    PyObject *sketched = args[4], *histogram_type = args[5];
+    long long exact_limit = PyLong_AsLongLong(args[6]), duration_us;
+    if (exact_limit == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (!PyDict_CheckExact(timing) || !PyDict_CheckExact(whole) || !PyAnySet_Check(sketched)) {
+        Py_RETURN_FALSE;
+    }
+    if (PyLong_CheckExact(duration_ms)) {
+        int overflow;
+        long long milliseconds = PyLong_AsLongLongAndOverflow(duration_ms, &overflow);
+        if (overflow || milliseconds > 9000000000000000LL || milliseconds < -9000000000000000LL) {
+            Py_RETURN_FALSE;
+        }
+        duration_us = milliseconds * 1000;
+    } else if (!PyFloat_CheckExact(duration_ms) || !rounded(PyFloat_AS_DOUBLE(duration_ms) * 1000.0, &duration_us)) {
+        Py_RETURN_FALSE;
+    }
+    Component plan[16];
+    Py_ssize_t count = 0;
+    int status = timing_plan(timing, whole, sketched, exact_limit, plan, &count);
+    if (status != DONE) {
+        if (status == FAILED) {
+            return NULL;
+        }
+        Py_RETURN_FALSE;
+    }
+    PyObject *components = PyObject_GetAttrString(breakdown, "components");
+    PyObject *histograms = components != NULL ? PyObject_GetAttrString(breakdown, "histograms") : NULL;
+    PyObject *duration = histograms != NULL ? PyLong_FromLongLong(duration_us) : NULL;
+    PyObject *one = duration != NULL ? PyLong_FromLong(1) : NULL, *result = NULL;
+    if (one == NULL) {
+        goto done;
+    }
+    if (!PyDict_CheckExact(components) || !PyDict_CheckExact(histograms)) {
+        result = Py_NewRef(Py_False);
+        goto done;
+    }
+    if (attribute_add(breakdown, "executions", one) < 0 || attribute_add(breakdown, "duration_us", duration) < 0) {
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        if (add_component(components, histograms, histogram_type, &plan[i], duration) < 0) {
+            goto done;
+        }
+    }
+    result = Py_NewRef(Py_True);
+done:
+    Py_XDECREF(components);
+    Py_XDECREF(histograms);
+    Py_XDECREF(duration);
+    Py_XDECREF(one);
+    return result;
+}
+
 static PyMethodDef speedups_methods[] = {
     {"scan_json_block", (PyCFunction)(void (*)(void))scan_json_block, METH_FASTCALL, scan_json_block_doc},
     {"scan_text_block", (PyCFunction)(void (*)(void))scan_text_block, METH_FASTCALL, scan_text_block_doc},
     {"event_fields", event_fields, METH_O, event_fields_doc},
     {"shape_command", (PyCFunction)(void (*)(void))shape_command, METH_FASTCALL, shape_command_doc},
+    {"add_timing", (PyCFunction)(void (*)(void))add_timing, METH_FASTCALL, add_timing_doc},
     {"tables", tables, METH_NOARGS, tables_doc},
     {NULL, NULL, 0, NULL},
 };

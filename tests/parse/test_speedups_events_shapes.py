@@ -26,6 +26,7 @@ from idxadvisor.models.values import EXTENDED_JSON_MARKERS
 from idxadvisor.parse import block, classify, fields, jsonlog
 from idxadvisor.parse.block import BlockOptions, BlockParser
 from idxadvisor.shapes import shape
+from idxadvisor.shapes import digest as digest_module
 from idxadvisor.shapes.digest import Digest
 from tests.conftest import FIXTURES_DIR
 
@@ -190,6 +191,7 @@ def _digest(data: bytes, compiled: bool, monkeypatch: pytest.MonkeyPatch) -> tup
     monkeypatch.setattr(jsonlog, "_event_fields", _speedups.event_fields if compiled else None)
     monkeypatch.setattr(shape, "_shape_command_compiled", _speedups.shape_command if compiled else None)
     monkeypatch.setattr(block, "_scan_json_block", _speedups.scan_json_block if compiled else None)
+    monkeypatch.setattr(digest_module, "_add_timing", _speedups.add_timing if compiled else None)
     digest = Digest()
     parser = BlockParser(JSON_LOG, BlockOptions(reference_year=2024), digest)
     stats = parser.parse(data)
@@ -210,6 +212,7 @@ def test_the_digest_of_every_corpus_json_log_is_the_same_both_ways(corpus_dir: P
         assert list(compiled.shapes) == list(python.shapes)
         for fingerprint, stats in compiled.shapes.items():
             assert stats == python.shapes[fingerprint]
+            assert breakdown_state(stats.timing) == breakdown_state(python.shapes[fingerprint].timing)
             latest, expected = stats._latest, python.shapes[fingerprint]._latest
             assert _typed(getattr(latest, "__dict__", repr(latest))) == \
                 _typed(getattr(expected, "__dict__", repr(expected)))
@@ -497,21 +500,92 @@ def test_the_c_functions_keep_no_reference_and_leak_no_memory() -> None:
     watched += [command for _, _, command in commands]
     before = [sys.getrefcount(item) for item in watched]
 
+    timings = [event.timing for event in map(jsonlog.python_event_from_entry, (e for e in entries if type(e) is dict
+                                                                               and type(e.get("attr")) is dict))
+               if event.timing] + [{"lock_wait_ms": 5000.0}, {"cpu_ms": 1.0, "lock_wait_ms": -1.0}]
+
     def run() -> None:
         for entry in entries:
             _speedups.event_fields(entry)
         for ns, op, command in commands:
             _speedups.shape_command(ns, op, command)
+        _add_both_ways([(timing, 12) for timing in timings])
 
     run()
     assert [sys.getrefcount(item) for item in watched] == before
     tracemalloc.start()
     try:
-        run()
+        for _ in range(10):  # free lists and caches settle (a leak goes on growing)
+            run()
         start = tracemalloc.get_traced_memory()[0]
-        for _ in range(20):
+        for _ in range(30):
             run()
         grown = tracemalloc.get_traced_memory()[0] - start
     finally:
         tracemalloc.stop()
-    assert grown < 8 * 1024, f"{grown} bytes kept after 20 rounds"
+    assert grown < 8 * 1024, f"{grown} bytes kept after 30 rounds"
+
+
+# -- a shape's time breakdown ---------------------------------------------------------------------------------------
+
+
+def breakdown_state(breakdown: Any) -> Any:
+    """Everything a TimeBreakdown holds, types included (a histogram's maximum is an int once an int is added)."""
+    if breakdown is None:
+        return None
+    histograms = {name: (h.counts, h.n, h.total, h.maximum) for name, h in breakdown.histograms.items()}
+    return _typed((breakdown.executions, breakdown.duration_us, breakdown.components, histograms))
+
+
+def _add_both_ways(executions: list[tuple[dict[str, Any], Any]]) -> tuple[Any, Any, int]:
+    from idxadvisor.shapes import digest
+    from idxadvisor.shapes.timing import TimeBreakdown
+
+    python, compiled, taken = TimeBreakdown(), TimeBreakdown(), 0
+    for timing, duration in executions:
+        python.add(timing, duration)
+        if _speedups.add_timing(compiled, timing, duration, digest.WHOLE_UNITS, digest.SKETCHED,
+                                digest.DurationHistogram, digest.EXACT_LIMIT):
+            taken += 1
+        else:
+            compiled.add(timing, duration)
+    return python, compiled, taken
+
+
+_COMPONENT_NAMES = st.sampled_from([name for name, _, _ in __import__("idxadvisor.shapes.timing",
+                                                                     fromlist=["COMPONENTS"]).COMPONENTS])
+_COMPONENT_VALUES = (st.floats(min_value=0, max_value=2000) | st.sampled_from([0.0, 0.5, 1.5, 2.5, 1023.4, 1023.5,
+                                                                                0.0005, 0.0015, 1e-9, 4e12])
+                     | st.floats() | st.integers(0, 10))
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.dictionaries(_COMPONENT_NAMES | st.just("not_a_component"), _COMPONENT_VALUES,
+                                          max_size=6),
+                          st.integers(0, 10**6) | st.floats(min_value=0, max_value=1e9) | st.sampled_from(
+                              [0.0005, 0.0015, 2.5, 10**16, 0])),
+                min_size=1, max_size=8))
+@example([({"lock_wait_ms": 1.5, "cpu_ms": 2.5}, 0.0025), ({"lock_wait_ms": 0.5}, 3)])
+def test_the_time_breakdown_adds_up_the_same(executions: list[tuple[dict[str, Any], Any]]) -> None:
+    if any(type(value) is float and math.isnan(value) for timing, _ in executions for value in timing.values()):
+        executions = [({k: v for k, v in timing.items() if v == v}, duration) for timing, duration in executions]
+    try:
+        python, compiled, _ = _add_both_ways(executions)
+    except (ValueError, OverflowError, KeyError):  # what Python raises on a value no parser lets through
+        return
+    assert breakdown_state(compiled) == breakdown_state(python)
+
+
+def test_the_time_breakdown_of_real_lines_takes_the_c_path() -> None:
+    executions = []
+    for data in _logs(FIXTURES_DIR):
+        for line in _slow_lines(data):
+            try:
+                event = jsonlog.python_event_from_entry(orjson.loads(line))
+            except (orjson.JSONDecodeError, jsonlog.NotAnEntry, AttributeError):
+                continue
+            if event.timing:
+                executions.append((event.timing, event.duration_ms or 0.0))
+    python, compiled, taken = _add_both_ways(executions)
+    assert breakdown_state(compiled) == breakdown_state(python)
+    assert len(executions) > 100 and taken >= 0.9 * len(executions)
