@@ -474,7 +474,9 @@ static PyObject *scan_json_block(PyObject *module, PyObject *const *args, Py_ssi
     X(REPLACEMENT, "replacement") X(PIPELINE_UPDATE, "pipeline-update") \
     X(STATEMENTS_NOT_LOGGED, "statements not logged") X(PIPELINE_NOT_LOGGED, "pipeline not logged") \
     X(COUNT_ACCUMULATOR, "count") X(ONE_TEXT, "1") X(ZERO_TEXT, "0") \
-    X(SYSTEM_PREFIX, "system.") X(SYSTEM_INFIX, ".system.") X(CONN, "conn")
+    X(SYSTEM_PREFIX, "system.") X(SYSTEM_INFIX, ".system.") X(CONN, "conn") X(COUNTS, "counts") X(N_VALUES, "n") \
+    X(TOTAL, "total") X(MAXIMUM, "maximum") X(EXECUTIONS, "executions") X(DURATION_US, "duration_us") \
+    X(COMPONENTS, "components") X(HISTOGRAMS, "histograms")
 
 #define NAME_ENUM(symbol, text) N_##symbol,
 enum { NAME_LIST(NAME_ENUM) NAME_COUNT };
@@ -2418,20 +2420,20 @@ static int list_add(PyObject *list, Py_ssize_t index, PyObject *addend)
     return sum == NULL ? -1 : PyList_SetItem(list, index, sum); /* steals sum, releases the old item */
 }
 
-static int attribute_add(PyObject *object, const char *name, PyObject *addend)
+static int attribute_add(PyObject *object, PyObject *name, PyObject *addend)
 {
-    PyObject *value = PyObject_GetAttrString(object, name);
+    PyObject *value = PyObject_GetAttr(object, name);
     PyObject *sum = value != NULL ? PyNumber_Add(value, addend) : NULL;
-    int failed = sum == NULL || PyObject_SetAttrString(object, name, sum) < 0;
+    int failed = sum == NULL || PyObject_SetAttr(object, name, sum) < 0;
     Py_XDECREF(value);
     Py_XDECREF(sum);
     return failed ? -1 : 0;
 }
 
 /* DurationHistogram.add(bucket) for a whole number of milliseconds under EXACT_LIMIT. */
-static int histogram_add(PyObject *histogram, PyObject *bucket)
+static int histogram_add(State *state, PyObject *histogram, PyObject *bucket)
 {
-    PyObject *counts = PyObject_GetAttrString(histogram, "counts");
+    PyObject *counts = PyObject_GetAttr(histogram, NAME(COUNTS));
     if (counts == NULL) {
         return -1;
     }
@@ -2448,13 +2450,12 @@ static int histogram_add(PyObject *histogram, PyObject *bucket)
         goto done;
     }
     count = held != NULL ? PyNumber_Add(held, one) : Py_NewRef(one);
-    if (count == NULL || PyDict_SetItem(counts, bucket, count) < 0 || attribute_add(histogram, "n", one) < 0 ||
-        attribute_add(histogram, "total", bucket) < 0 ||
-        (maximum = PyObject_GetAttrString(histogram, "maximum")) == NULL) {
+    if (count == NULL || PyDict_SetItem(counts, bucket, count) < 0 || attribute_add(histogram, NAME(N_VALUES), one) < 0 ||
+        attribute_add(histogram, NAME(TOTAL), bucket) < 0 || (maximum = PyObject_GetAttr(histogram, NAME(MAXIMUM))) == NULL) {
         goto done;
     }
     int larger = PyObject_RichCompareBool(bucket, maximum, Py_GT);
-    if (larger < 0 || (larger && PyObject_SetAttrString(histogram, "maximum", bucket) < 0)) {
+    if (larger < 0 || (larger && PyObject_SetAttr(histogram, NAME(MAXIMUM), bucket) < 0)) {
         goto done;
     }
     failed = 0;
@@ -2510,7 +2511,7 @@ static int timing_plan(PyObject *timing, PyObject *whole, PyObject *sketched, lo
     return DONE;
 }
 
-static int add_component(PyObject *components, PyObject *histograms, PyObject *histogram_type,
+static int add_component(State *state, PyObject *components, PyObject *histograms, PyObject *histogram_type,
                          const Component *component, PyObject *duration)
 {
     PyObject *numbers = PyDict_GetItemWithError(components, component->name);
@@ -2548,7 +2549,7 @@ static int add_component(PyObject *components, PyObject *histograms, PyObject *h
         }
     }
     PyObject *bucket = PyLong_FromLongLong(component->bucket);
-    failed = bucket == NULL || histogram_add(histogram, bucket) < 0;
+    failed = bucket == NULL || histogram_add(state, histogram, bucket) < 0;
     Py_XDECREF(bucket);
     return failed ? -1 : 0;
 }
@@ -2561,7 +2562,7 @@ PyDoc_STRVAR(add_timing_doc,
 
 static PyObject *add_timing(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    (void)module;
+    State *state = module_state(module);
     if (nargs != 7) {
         PyErr_SetString(PyExc_TypeError, "add_timing() takes exactly 7 arguments");
         return NULL;
@@ -2594,8 +2595,8 @@ static PyObject *add_timing(PyObject *module, PyObject *const *args, Py_ssize_t 
         }
         Py_RETURN_FALSE;
     }
-    PyObject *components = PyObject_GetAttrString(breakdown, "components");
-    PyObject *histograms = components != NULL ? PyObject_GetAttrString(breakdown, "histograms") : NULL;
+    PyObject *components = PyObject_GetAttr(breakdown, NAME(COMPONENTS));
+    PyObject *histograms = components != NULL ? PyObject_GetAttr(breakdown, NAME(HISTOGRAMS)) : NULL;
     PyObject *duration = histograms != NULL ? PyLong_FromLongLong(duration_us) : NULL;
     PyObject *one = duration != NULL ? PyLong_FromLong(1) : NULL, *result = NULL;
     if (one == NULL) {
@@ -2605,11 +2606,11 @@ static PyObject *add_timing(PyObject *module, PyObject *const *args, Py_ssize_t 
         result = Py_NewRef(Py_False);
         goto done;
     }
-    if (attribute_add(breakdown, "executions", one) < 0 || attribute_add(breakdown, "duration_us", duration) < 0) {
+    if (attribute_add(breakdown, NAME(EXECUTIONS), one) < 0 || attribute_add(breakdown, NAME(DURATION_US), duration) < 0) {
         goto done;
     }
     for (Py_ssize_t i = 0; i < count; i++) {
-        if (add_component(components, histograms, histogram_type, &plan[i], duration) < 0) {
+        if (add_component(state, components, histograms, histogram_type, &plan[i], duration) < 0) {
             goto done;
         }
     }
