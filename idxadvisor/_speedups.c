@@ -11,6 +11,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 static const char LINE_START[] = "{\"t\":{\"$date\":\"";
@@ -476,7 +477,9 @@ static PyObject *scan_json_block(PyObject *module, PyObject *const *args, Py_ssi
     X(COUNT_ACCUMULATOR, "count") X(ONE_TEXT, "1") X(ZERO_TEXT, "0") \
     X(SYSTEM_PREFIX, "system.") X(SYSTEM_INFIX, ".system.") X(CONN, "conn") X(COUNTS, "counts") X(N_VALUES, "n") \
     X(TOTAL, "total") X(MAXIMUM, "maximum") X(EXECUTIONS, "executions") X(DURATION_US, "duration_us") \
-    X(COMPONENTS, "components") X(HISTOGRAMS, "histograms")
+    X(COMPONENTS, "components") X(HISTOGRAMS, "histograms") X(VALUES, "values") X(STRINGS, "strings") \
+    X(STRING_BYTES, "string_bytes") X(LONGEST, "longest") X(EQUALITIES, "equalities") X(DISTINCT, "distinct") \
+    X(DISTINCT_COUNT, "distinct_count") X(MANY, "many")
 
 #define NAME_ENUM(symbol, text) N_##symbol,
 enum { NAME_LIST(NAME_ENUM) NAME_COUNT };
@@ -2623,12 +2626,407 @@ done:
     return result;
 }
 
+
+static const uint32_t CRC32_TABLE[256] = {
+    0x00000000U, 0x77073096U, 0xee0e612cU, 0x990951baU, 0x076dc419U, 0x706af48fU,
+    0xe963a535U, 0x9e6495a3U, 0x0edb8832U, 0x79dcb8a4U, 0xe0d5e91eU, 0x97d2d988U,
+    0x09b64c2bU, 0x7eb17cbdU, 0xe7b82d07U, 0x90bf1d91U, 0x1db71064U, 0x6ab020f2U,
+    0xf3b97148U, 0x84be41deU, 0x1adad47dU, 0x6ddde4ebU, 0xf4d4b551U, 0x83d385c7U,
+    0x136c9856U, 0x646ba8c0U, 0xfd62f97aU, 0x8a65c9ecU, 0x14015c4fU, 0x63066cd9U,
+    0xfa0f3d63U, 0x8d080df5U, 0x3b6e20c8U, 0x4c69105eU, 0xd56041e4U, 0xa2677172U,
+    0x3c03e4d1U, 0x4b04d447U, 0xd20d85fdU, 0xa50ab56bU, 0x35b5a8faU, 0x42b2986cU,
+    0xdbbbc9d6U, 0xacbcf940U, 0x32d86ce3U, 0x45df5c75U, 0xdcd60dcfU, 0xabd13d59U,
+    0x26d930acU, 0x51de003aU, 0xc8d75180U, 0xbfd06116U, 0x21b4f4b5U, 0x56b3c423U,
+    0xcfba9599U, 0xb8bda50fU, 0x2802b89eU, 0x5f058808U, 0xc60cd9b2U, 0xb10be924U,
+    0x2f6f7c87U, 0x58684c11U, 0xc1611dabU, 0xb6662d3dU, 0x76dc4190U, 0x01db7106U,
+    0x98d220bcU, 0xefd5102aU, 0x71b18589U, 0x06b6b51fU, 0x9fbfe4a5U, 0xe8b8d433U,
+    0x7807c9a2U, 0x0f00f934U, 0x9609a88eU, 0xe10e9818U, 0x7f6a0dbbU, 0x086d3d2dU,
+    0x91646c97U, 0xe6635c01U, 0x6b6b51f4U, 0x1c6c6162U, 0x856530d8U, 0xf262004eU,
+    0x6c0695edU, 0x1b01a57bU, 0x8208f4c1U, 0xf50fc457U, 0x65b0d9c6U, 0x12b7e950U,
+    0x8bbeb8eaU, 0xfcb9887cU, 0x62dd1ddfU, 0x15da2d49U, 0x8cd37cf3U, 0xfbd44c65U,
+    0x4db26158U, 0x3ab551ceU, 0xa3bc0074U, 0xd4bb30e2U, 0x4adfa541U, 0x3dd895d7U,
+    0xa4d1c46dU, 0xd3d6f4fbU, 0x4369e96aU, 0x346ed9fcU, 0xad678846U, 0xda60b8d0U,
+    0x44042d73U, 0x33031de5U, 0xaa0a4c5fU, 0xdd0d7cc9U, 0x5005713cU, 0x270241aaU,
+    0xbe0b1010U, 0xc90c2086U, 0x5768b525U, 0x206f85b3U, 0xb966d409U, 0xce61e49fU,
+    0x5edef90eU, 0x29d9c998U, 0xb0d09822U, 0xc7d7a8b4U, 0x59b33d17U, 0x2eb40d81U,
+    0xb7bd5c3bU, 0xc0ba6cadU, 0xedb88320U, 0x9abfb3b6U, 0x03b6e20cU, 0x74b1d29aU,
+    0xead54739U, 0x9dd277afU, 0x04db2615U, 0x73dc1683U, 0xe3630b12U, 0x94643b84U,
+    0x0d6d6a3eU, 0x7a6a5aa8U, 0xe40ecf0bU, 0x9309ff9dU, 0x0a00ae27U, 0x7d079eb1U,
+    0xf00f9344U, 0x8708a3d2U, 0x1e01f268U, 0x6906c2feU, 0xf762575dU, 0x806567cbU,
+    0x196c3671U, 0x6e6b06e7U, 0xfed41b76U, 0x89d32be0U, 0x10da7a5aU, 0x67dd4accU,
+    0xf9b9df6fU, 0x8ebeeff9U, 0x17b7be43U, 0x60b08ed5U, 0xd6d6a3e8U, 0xa1d1937eU,
+    0x38d8c2c4U, 0x4fdff252U, 0xd1bb67f1U, 0xa6bc5767U, 0x3fb506ddU, 0x48b2364bU,
+    0xd80d2bdaU, 0xaf0a1b4cU, 0x36034af6U, 0x41047a60U, 0xdf60efc3U, 0xa867df55U,
+    0x316e8eefU, 0x4669be79U, 0xcb61b38cU, 0xbc66831aU, 0x256fd2a0U, 0x5268e236U,
+    0xcc0c7795U, 0xbb0b4703U, 0x220216b9U, 0x5505262fU, 0xc5ba3bbeU, 0xb2bd0b28U,
+    0x2bb45a92U, 0x5cb36a04U, 0xc2d7ffa7U, 0xb5d0cf31U, 0x2cd99e8bU, 0x5bdeae1dU,
+    0x9b64c2b0U, 0xec63f226U, 0x756aa39cU, 0x026d930aU, 0x9c0906a9U, 0xeb0e363fU,
+    0x72076785U, 0x05005713U, 0x95bf4a82U, 0xe2b87a14U, 0x7bb12baeU, 0x0cb61b38U,
+    0x92d28e9bU, 0xe5d5be0dU, 0x7cdcefb7U, 0x0bdbdf21U, 0x86d3d2d4U, 0xf1d4e242U,
+    0x68ddb3f8U, 0x1fda836eU, 0x81be16cdU, 0xf6b9265bU, 0x6fb077e1U, 0x18b74777U,
+    0x88085ae6U, 0xff0f6a70U, 0x66063bcaU, 0x11010b5cU, 0x8f659effU, 0xf862ae69U,
+    0x616bffd3U, 0x166ccf45U, 0xa00ae278U, 0xd70dd2eeU, 0x4e048354U, 0x3903b3c2U,
+    0xa7672661U, 0xd06016f7U, 0x4969474dU, 0x3e6e77dbU, 0xaed16a4aU, 0xd9d65adcU,
+    0x40df0b66U, 0x37d83bf0U, 0xa9bcae53U, 0xdebb9ec5U, 0x47b2cf7fU, 0x30b5ffe9U,
+    0xbdbdf21cU, 0xcabac28aU, 0x53b39330U, 0x24b4a3a6U, 0xbad03605U, 0xcdd70693U,
+    0x54de5729U, 0x23d967bfU, 0xb3667a2eU, 0xc4614ab8U, 0x5d681b02U, 0x2a6f2b94U,
+    0xb40bbe37U, 0xc30c8ea1U, 0x5a05df1bU, 0x2d02ef8dU,
+};
+
+/* ---- a shape's literal values: literals.LiteralStats.observe ------------------------------------------------- */
+
+/* zlib.crc32 (CRC-32, polynomial 0xEDB88320) */
+static uint32_t crc32_of(const char *data, Py_ssize_t length)
+{
+    uint32_t crc = 0xFFFFFFFFU;
+    for (Py_ssize_t i = 0; i < length; i++) {
+        crc = CRC32_TABLE[(crc ^ (unsigned char)data[i]) & 0xFFU] ^ (crc >> 8);
+    }
+    return crc ^ 0xFFFFFFFFU;
+}
+
+#define LITERALS_MAX 64
+
+typedef struct {
+    PyObject *name;    /* borrowed: a key of the filter */
+    Py_ssize_t length; /* a string's length in code points; -1 for any other value */
+    uint32_t crc;      /* an equality value's checksum: of its UTF-8 (a string), of its repr (anything else) */
+    int equality;
+} Literal;
+
+typedef struct {
+    Literal items[LITERALS_MAX];
+    int count;
+} Literals;
+
+static int checksum_of_text(PyObject *text, uint32_t *crc)
+{
+    Py_ssize_t size;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &size);
+    if (utf8 == NULL) {
+        PyErr_Clear(); /* a lone surrogate: Python's encode() fails the same way on its path */
+        return FALLBACK;
+    }
+    *crc = crc32_of(utf8, size);
+    return DONE;
+}
+
+/* One value as FieldLiterals.add gets it after literals._scalar: a string, a number, a bool, None or an Extended
+ * JSON wrapper's (name, repr); FALLBACK for the documents and arrays Python turns into JSON text. */
+static int measure(PyObject *widths, PyObject *name, PyObject *value, int equality, Literals *out)
+{
+    if (out->count >= LITERALS_MAX) {
+        return FALLBACK;
+    }
+    Literal *literal = &out->items[out->count];
+    literal->name = name;
+    literal->equality = equality;
+    literal->crc = 0;
+    literal->length = -1;
+    if (PyUnicode_CheckExact(value)) {
+        literal->length = PyUnicode_GET_LENGTH(value);
+        int status = equality ? checksum_of_text(value, &literal->crc) : DONE;
+        out->count += status == DONE;
+        return status;
+    }
+    PyObject *scalar;
+    if (PyLong_CheckExact(value) || PyFloat_CheckExact(value) || PyBool_Check(value) || value == Py_None) {
+        scalar = Py_NewRef(value);
+    } else if (PyDict_CheckExact(value) && PyDict_GET_SIZE(value) > 0) {
+        Py_ssize_t position = 0;
+        PyObject *wrapper, *inner;
+        PyDict_Next(value, &position, &wrapper, &inner);
+        int known = PyDict_Contains(widths, wrapper);
+        if (known <= 0) {
+            return known < 0 ? FAILED : FALLBACK;
+        }
+        PyObject *text = PyObject_Repr(inner);
+        PyObject *cut = text != NULL ? PyUnicode_Substring(text, 0, 64) : NULL;
+        scalar = cut != NULL ? PyTuple_Pack(2, wrapper, cut) : NULL;
+        Py_XDECREF(text);
+        Py_XDECREF(cut);
+        if (scalar == NULL) {
+            PyErr_Clear(); /* a repr that fails (nesting too deep) fails on Python's path too */
+            return FALLBACK;
+        }
+    } else {
+        return FALLBACK;
+    }
+    int status = DONE;
+    if (equality) {
+        PyObject *text = PyObject_Repr(scalar);
+        if (text == NULL) {
+            PyErr_Clear();
+            status = FALLBACK;
+        } else {
+            status = checksum_of_text(text, &literal->crc);
+            Py_DECREF(text);
+        }
+    }
+    Py_DECREF(scalar);
+    out->count += status == DONE;
+    return status;
+}
+
+static int is_text(PyObject *object, const char *text)
+{
+    return PyUnicode_CheckExact(object) && PyUnicode_CompareWithASCIIString(object, text) == 0;
+}
+
+/* LiteralStats._field */
+static int field_literals(PyObject *widths, Py_ssize_t in_values, PyObject *name, PyObject *value, Literals *out)
+{
+    if (PyUnicode_CheckExact(value) || PyLong_CheckExact(value) || PyFloat_CheckExact(value) || PyBool_Check(value)) {
+        return measure(widths, name, value, 1, out);
+    }
+    if (PyDict_CheckExact(value) && PyDict_GET_SIZE(value) > 0) {
+        PyObject *first = first_key(value);
+        if (!PyUnicode_CheckExact(first)) {
+            return FALLBACK;
+        }
+        int wrapper = PyDict_Contains(widths, first);
+        if (wrapper < 0) {
+            return FAILED;
+        }
+        if (starts_with_dollar(first) && !wrapper) {
+            Py_ssize_t position = 0;
+            PyObject *operator, *operand;
+            int status = DONE;
+            while (status == DONE && PyDict_Next(value, &position, &operator, &operand)) {
+                if (is_text(operator, "$in") && PyList_CheckExact(operand)) {
+                    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(operand) && i < in_values && status == DONE; i++) {
+                        status = measure(widths, name, PyList_GET_ITEM(operand, i), 1, out);
+                    }
+                } else if (is_text(operator, "$eq") || is_text(operator, "$in")) {
+                    status = measure(widths, name, operand, 1, out);
+                } else if (is_text(operator, "$gt") || is_text(operator, "$gte") || is_text(operator, "$lt") ||
+                           is_text(operator, "$lte")) {
+                    status = measure(widths, name, operand, 0, out);
+                }
+            }
+            return status;
+        }
+    }
+    return measure(widths, name, value, 1, out);
+}
+
+/* LiteralStats._walk */
+static int walk_literals(State *state, PyObject *widths, Py_ssize_t in_values, PyObject *document, int depth,
+                         Literals *out)
+{
+    Py_ssize_t position = 0;
+    PyObject *key, *value;
+    int status = DONE;
+    while (status == DONE && PyDict_Next(document, &position, &key, &value)) {
+        if (!PyUnicode_CheckExact(key)) {
+            return FALLBACK;
+        }
+        if (PyUnicode_Compare(key, NAME(AND_OP)) == 0 && PyList_CheckExact(value) && depth < 3) {
+            for (Py_ssize_t i = 0; i < PyList_GET_SIZE(value) && status == DONE; i++) {
+                PyObject *branch = PyList_GET_ITEM(value, i);
+                if (PyDict_CheckExact(branch)) {
+                    status = walk_literals(state, widths, in_values, branch, depth + 1, out);
+                }
+            }
+        } else if (!starts_with_dollar(key)) {
+            status = field_literals(widths, in_values, key, value, out);
+        }
+    }
+    return status;
+}
+
+/* literals.filter_document, borrowed (NULL: none) */
+static PyObject *filter_document(State *state, PyObject *op, PyObject *command)
+{
+    if (op_is(op, "find")) {
+        return item(command, NAME(FILTER));
+    }
+    if (op_is(op, "count") || op_is(op, "distinct") || op_is(op, "findAndModify")) {
+        return item(command, NAME(QUERY));
+    }
+    if (op_is(op, "update") || op_is(op, "delete")) {
+        PyObject *q = item(command, NAME(Q));
+        if (q != NULL || PyErr_Occurred()) {
+            return q;
+        }
+        PyObject *listed = item(command, op_is(op, "update") ? NAME(UPDATES) : NAME(DELETES));
+        if (listed != NULL && PyList_CheckExact(listed) && PyList_GET_SIZE(listed) == 1 &&
+            PyDict_CheckExact(PyList_GET_ITEM(listed, 0))) {
+            return item(PyList_GET_ITEM(listed, 0), NAME(Q));
+        }
+        return NULL;
+    }
+    if (op_is(op, "aggregate")) {
+        PyObject *pipeline = item(command, NAME(PIPELINE));
+        if (pipeline != NULL && PyList_CheckExact(pipeline) && PyList_GET_SIZE(pipeline) > 0 &&
+            PyDict_CheckExact(PyList_GET_ITEM(pipeline, 0))) {
+            return item(PyList_GET_ITEM(pipeline, 0), NAME(MATCH_STAGE));
+        }
+    }
+    return NULL;
+}
+
+static int set_number(PyObject *object, PyObject *name, long long value)
+{
+    PyObject *number = PyLong_FromLongLong(value);
+    int failed = number == NULL || PyObject_SetAttr(object, name, number) < 0;
+    Py_XDECREF(number);
+    return failed ? -1 : 0;
+}
+
+/* An int attribute, or -1 with an error (they are counts: never negative). */
+static long long get_number(PyObject *object, PyObject *name)
+{
+    PyObject *number = PyObject_GetAttr(object, name);
+    if (number == NULL) {
+        return -1;
+    }
+    long long value = PyLong_AsLongLong(number);
+    Py_DECREF(number);
+    return value;
+}
+
+static int add_number(PyObject *object, PyObject *name, long long addend)
+{
+    long long value = get_number(object, name);
+    return value == -1 && PyErr_Occurred() ? -1 : set_number(object, name, value + addend);
+}
+
+/* FieldLiterals.add(value, equality), from what measure() found. */
+static int field_add(State *state, PyObject *found, const Literal *literal, long long distinct_cap)
+{
+    if (add_number(found, NAME(VALUES), 1) < 0) {
+        return -1;
+    }
+    if (literal->length >= 0) {
+        long long longest = get_number(found, NAME(LONGEST));
+        if ((longest == -1 && PyErr_Occurred()) || add_number(found, NAME(STRINGS), 1) < 0 ||
+            add_number(found, NAME(STRING_BYTES), literal->length) < 0 ||
+            (literal->length > longest && set_number(found, NAME(LONGEST), literal->length) < 0)) {
+            return -1;
+        }
+    }
+    if (!literal->equality) {
+        return 0;
+    }
+    if (add_number(found, NAME(EQUALITIES), 1) < 0) {
+        return -1;
+    }
+    PyObject *many = PyObject_GetAttr(found, NAME(MANY));
+    int is_many = many != NULL ? PyObject_IsTrue(many) : -1;
+    Py_XDECREF(many);
+    if (is_many != 0) {
+        return is_many < 0 ? -1 : 0;
+    }
+    PyObject *distinct = PyObject_GetAttr(found, NAME(DISTINCT));
+    PyObject *checksum = distinct != NULL ? PyLong_FromUnsignedLong(literal->crc) : NULL;
+    int failed = checksum == NULL || !PySet_Check(distinct) || PySet_Add(distinct, checksum) < 0;
+    Py_ssize_t size = failed ? 0 : PySet_GET_SIZE(distinct);
+    Py_XDECREF(distinct);
+    Py_XDECREF(checksum);
+    if (failed) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError, "FieldLiterals.distinct is not a set");
+        }
+        return -1;
+    }
+    long long counted = get_number(found, NAME(DISTINCT_COUNT));
+    if (counted == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (size <= counted) {
+        return 0;
+    }
+    if (size <= distinct_cap) { /* FieldLiterals._counted */
+        return set_number(found, NAME(DISTINCT_COUNT), size);
+    }
+    PyObject *empty = PySet_New(NULL);
+    failed = empty == NULL || PyObject_SetAttr(found, NAME(MANY), Py_True) < 0 ||
+             PyObject_SetAttr(found, NAME(DISTINCT), empty) < 0 || set_number(found, NAME(DISTINCT_COUNT), 0) < 0;
+    Py_XDECREF(empty);
+    return failed ? -1 : 0;
+}
+
+PyDoc_STRVAR(observe_literals_doc,
+"observe_literals(stats, op, command, field_type, widths, in_values, distinct_cap, /)\n--\n\n"
+"literals.LiteralStats.observe(op, command) on stats, for filters of strings, numbers, bools, None and Extended\n"
+"JSON wrappers. True when observed; False, with nothing changed, where Python must observe it (a document or\n"
+"array as a value, which Python measures by its JSON text).");
+
+static PyObject *observe_literals(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    State *state = module_state(module);
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "observe_literals() takes exactly 7 arguments");
+        return NULL;
+    }
+    PyObject *stats = args[0], *op = args[1], *command = args[2], *field_type = args[3], *widths = args[4];
+    Py_ssize_t in_values = PyLong_AsSsize_t(args[5]);
+    long long distinct_cap = PyLong_AsLongLong(args[6]);
+    if ((in_values == -1 || distinct_cap == -1) && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (!PyUnicode_CheckExact(op) || !PyDict_CheckExact(widths)) {
+        Py_RETURN_FALSE;
+    }
+    Literals *found = PyMem_Malloc(sizeof(Literals));
+    if (found == NULL) {
+        return PyErr_NoMemory();
+    }
+    found->count = 0;
+    int status = DONE;
+    PyObject *document = PyDict_CheckExact(command) ? filter_document(state, op, command) : NULL;
+    if (document == NULL && PyErr_Occurred()) {
+        status = FAILED;
+    } else if (document != NULL && PyDict_CheckExact(document)) {
+        status = walk_literals(state, widths, in_values, document, 0, found);
+    }
+    PyObject *result = NULL, *fields = NULL;
+    if (status != DONE) {
+        result = status == FAILED ? NULL : Py_NewRef(Py_False);
+        goto done;
+    }
+    if ((fields = PyObject_GetAttr(stats, NAME(FIELDS))) == NULL) {
+        goto done;
+    }
+    if (!PyDict_CheckExact(fields)) {
+        result = Py_NewRef(Py_False);
+        goto done;
+    }
+    if (add_number(stats, NAME(EXECUTIONS), 1) < 0) {
+        goto done;
+    }
+    for (int i = 0; i < found->count; i++) {
+        const Literal *literal = &found->items[i];
+        PyObject *field = PyDict_GetItemWithError(fields, literal->name);
+        if (field == NULL) {
+            if (PyErr_Occurred() || (field = PyObject_CallNoArgs(field_type)) == NULL) {
+                goto done;
+            }
+            int failed = PyDict_SetItem(fields, literal->name, field) < 0;
+            Py_DECREF(field); /* the dict holds it */
+            if (failed) {
+                goto done;
+            }
+        }
+        if (field_add(state, field, literal, distinct_cap) < 0) {
+            goto done;
+        }
+    }
+    result = Py_NewRef(Py_True);
+done:
+    Py_XDECREF(fields);
+    PyMem_Free(found);
+    return result;
+}
+
 static PyMethodDef speedups_methods[] = {
     {"scan_json_block", (PyCFunction)(void (*)(void))scan_json_block, METH_FASTCALL, scan_json_block_doc},
     {"scan_text_block", (PyCFunction)(void (*)(void))scan_text_block, METH_FASTCALL, scan_text_block_doc},
     {"event_fields", event_fields, METH_O, event_fields_doc},
     {"shape_command", (PyCFunction)(void (*)(void))shape_command, METH_FASTCALL, shape_command_doc},
     {"add_timing", (PyCFunction)(void (*)(void))add_timing, METH_FASTCALL, add_timing_doc},
+    {"observe_literals", (PyCFunction)(void (*)(void))observe_literals, METH_FASTCALL, observe_literals_doc},
     {"tables", tables, METH_NOARGS, tables_doc},
     {NULL, NULL, 0, NULL},
 };

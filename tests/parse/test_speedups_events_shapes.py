@@ -192,6 +192,7 @@ def _digest(data: bytes, compiled: bool, monkeypatch: pytest.MonkeyPatch) -> tup
     monkeypatch.setattr(shape, "_shape_command_compiled", _speedups.shape_command if compiled else None)
     monkeypatch.setattr(block, "_scan_json_block", _speedups.scan_json_block if compiled else None)
     monkeypatch.setattr(digest_module, "_add_timing", _speedups.add_timing if compiled else None)
+    monkeypatch.setattr(digest_module, "_observe_literals", _speedups.observe_literals if compiled else None)
     digest = Digest()
     parser = BlockParser(JSON_LOG, BlockOptions(reference_year=2024), digest)
     stats = parser.parse(data)
@@ -213,6 +214,7 @@ def test_the_digest_of_every_corpus_json_log_is_the_same_both_ways(corpus_dir: P
         for fingerprint, stats in compiled.shapes.items():
             assert stats == python.shapes[fingerprint]
             assert breakdown_state(stats.timing) == breakdown_state(python.shapes[fingerprint].timing)
+            assert literals_state(stats.literals) == literals_state(python.shapes[fingerprint].literals)
             latest, expected = stats._latest, python.shapes[fingerprint]._latest
             assert _typed(getattr(latest, "__dict__", repr(latest))) == \
                 _typed(getattr(expected, "__dict__", repr(expected)))
@@ -510,6 +512,7 @@ def test_the_c_functions_keep_no_reference_and_leak_no_memory() -> None:
         for ns, op, command in commands:
             _speedups.shape_command(ns, op, command)
         _add_both_ways([(timing, 12) for timing in timings])
+        _observe_both_ways([(op, command) for _, op, command in commands])
 
     run()
     assert [sys.getrefcount(item) for item in watched] == before
@@ -589,3 +592,77 @@ def test_the_time_breakdown_of_real_lines_takes_the_c_path() -> None:
     python, compiled, taken = _add_both_ways(executions)
     assert breakdown_state(compiled) == breakdown_state(python)
     assert len(executions) > 100 and taken >= 0.9 * len(executions)
+
+
+# -- a shape's literal values ---------------------------------------------------------------------------------------
+
+
+def literals_state(stats: Any) -> Any:
+    """Everything a LiteralStats holds (the checksums included), types included."""
+    return _typed((stats.executions, {name: (item.values, item.strings, item.string_bytes, item.longest,
+                                             item.equalities, sorted(item.distinct), item.distinct_count, item.many)
+                                      for name, item in stats.fields.items()}))
+
+
+def _observe_both_ways(executions: list[tuple[str, Any]]) -> tuple[Any, Any, int]:
+    from idxadvisor.shapes import digest, literals
+
+    python, compiled, taken = literals.LiteralStats(), literals.LiteralStats(), 0
+    for op, command in executions:
+        python.observe(op, command)
+        if _speedups.observe_literals(compiled, op, command, literals.FieldLiterals, digest.WRAPPER_WIDTHS,
+                                      digest.IN_VALUES, digest.DISTINCT_CAP):
+            taken += 1
+        else:
+            compiled.observe(op, command)
+    return python, compiled, taken
+
+
+_LITERAL_FILTERS = st.dictionaries(
+    st.sampled_from(["a", "b", "é", "", "$and", "$or", "$comment"]),
+    st.sampled_from(["x", "", "ééé", "a" * 70, 1, 1.0, -0.0, True, False, None, 2**63, 10**30, {"$oid": "6" * 24},
+                     {"$date": {"$numberLong": "1"}}, {"$numberDecimal": "1.5"}, {"b": 1}, {}, [1, 2], [],
+                     {"$in": ["a", "b", "c", "d", "e", "f"]}, {"$in": "x"}, {"$eq": "y"}, {"$gt": 1, "$lt": "z"},
+                     {"$gte": {"$date": "2024"}}, {"$ne": 3, "$exists": True}, {"$in": [{"a": 1}]},
+                     {"$lte": [1]}, [{"a": 1}, {"b": "x"}], [{"$and": [{"c": 1}]}]]) | st.text(max_size=3)
+    | st.integers(0, 20),
+    max_size=4)
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(["find", "count", "distinct", "findAndModify", "update", "delete",
+                                           "aggregate", "insert"]),
+                          st.builds(lambda document, shape_of: shape_of(document), _LITERAL_FILTERS,
+                                    st.sampled_from([
+                                        lambda d: {"filter": d, "query": d}, lambda d: {"q": d},
+                                        lambda d: {"updates": [{"q": d}]}, lambda d: {"deletes": [{"q": d}]},
+                                        lambda d: {"pipeline": [{"$match": d}]}, lambda d: {"filter": [d]},
+                                        lambda d: d]))),
+                min_size=1, max_size=12))
+def test_the_literal_values_are_observed_the_same(executions: list[tuple[str, Any]]) -> None:
+    python, compiled, _ = _observe_both_ways(executions)
+    assert literals_state(compiled) == literals_state(python)
+
+
+@COMMANDS
+@given(commands())
+def test_generated_commands_observe_the_same_literal_values(command: dict[str, Any]) -> None:
+    op = classify.canonical_op(classify.command_name(command) or "")
+    python, compiled, _ = _observe_both_ways([(op, command)] * 3)
+    assert literals_state(compiled) == literals_state(python)
+
+
+def test_the_literal_values_of_real_lines_take_the_c_path() -> None:
+    executions = []
+    for data in _logs(FIXTURES_DIR):
+        for line in _slow_lines(data):
+            try:
+                event = jsonlog.python_event_from_entry(orjson.loads(line))
+            except (orjson.JSONDecodeError, jsonlog.NotAnEntry, AttributeError):
+                continue
+            if event.op != "getMore":
+                executions.append((event.op, event.command))
+    python, compiled, taken = _observe_both_ways(executions)
+    assert literals_state(compiled) == literals_state(python)
+    assert len(executions) > 500 and taken >= 0.9 * len(executions)
+    assert sum(item.distinct_count for item in compiled.fields.values()) > 10
