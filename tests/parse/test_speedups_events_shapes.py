@@ -666,3 +666,21 @@ def test_the_literal_values_of_real_lines_take_the_c_path() -> None:
     assert literals_state(compiled) == literals_state(python)
     assert len(executions) > 500 and taken >= 0.9 * len(executions)
     assert sum(item.distinct_count for item in compiled.fields.values()) > 10
+
+
+def test_the_functions_give_the_same_in_threads_at_once() -> None:
+    """No state is kept between calls: threads calling at the same time get what one thread gets."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    entries, commands = _sample_inputs()
+
+    def work(offset: int) -> list[Any]:
+        rotated = entries[offset:] + entries[:offset]
+        events = [_speedups.event_fields(entry) for entry in rotated]
+        shapes = [_speedups.shape_command(*command) for command in commands[offset:] + commands[:offset]]
+        return [repr(item) for item in events + shapes]
+
+    alone = [work(offset) for offset in range(6)]
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        together = list(pool.map(work, list(range(6)) * 3))
+    assert together == alone * 3
