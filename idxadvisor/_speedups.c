@@ -792,10 +792,11 @@ static PyObject *tables(PyObject *module, PyObject *unused)
         }
         PyTuple_SET_ITEM(databases, (Py_ssize_t)i, name);
     }
-    result = Py_BuildValue("{sOsOsOsOsOsOsOsO}", "aliases", aliases, "op_spellings", spellings,
+    /* copies of the module's dicts: a caller changing what it gets must not change what the C code looks up */
+    result = Py_BuildValue("{sOsOsOsOsNsNsOsO}", "aliases", aliases, "op_spellings", spellings,
                            "internal_databases", databases, "internal_app_prefixes", prefixes,
-                           "field_operators", state->field_operators, "top_level_operators",
-                           state->top_level_operators, "extended_json_markers", state->extended_markers,
+                           "field_operators", PyDict_Copy(state->field_operators), "top_level_operators",
+                           PyDict_Copy(state->top_level_operators), "extended_json_markers", state->extended_markers,
                            "number_markers", state->number_markers);
 done:
     Py_XDECREF(aliases);
