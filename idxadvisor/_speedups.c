@@ -10,7 +10,6 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -2407,13 +2406,21 @@ static PyObject *shape_command(PyObject *module, PyObject *const *args, Py_ssize
 
 /* ---- a shape's time breakdown: timing.TimeBreakdown.add ------------------------------------------------------- */
 
-/* round(value) as Python rounds a float (half to even) into *out; 0 when it is not finite or past a long long. */
+/* round(value) as Python rounds a float (half to even) into *out; 0 when it is not finite or past a long long.
+ * Without libm: the whole part and the fraction of a double are exact (setup.py links no maths library). */
 static int rounded(double value, long long *out)
 {
     if (!(value > -9e18 && value < 9e18)) {
         return 0;
     }
-    *out = (long long)nearbyint(value);
+    long long whole = (long long)value; /* toward zero */
+    double fraction = value - (double)whole;
+    if (fraction > 0.5 || (fraction == 0.5 && (whole & 1))) {
+        whole += 1;
+    } else if (fraction < -0.5 || (fraction == -0.5 && (whole & 1))) {
+        whole -= 1;
+    }
+    *out = whole;
     return 1;
 }
 
