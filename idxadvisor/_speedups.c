@@ -10,6 +10,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdint.h>
 #include <string.h>
 
 static const char LINE_START[] = "{\"t\":{\"$date\":\"";
@@ -438,13 +439,2608 @@ static PyObject *scan_json_block(PyObject *module, PyObject *const *args, Py_ssi
     return result;
 }
 
+/* ---- module state: interned names and the tables, made once per module object --------------------------------- */
+
+/* Every name the per-line functions look up or produce, interned once per module (never mutated after). */
+#define NAME_LIST(X) \
+    X(ATTR, "attr") X(COMMAND, "command") X(TYPE, "type") X(UPDATE, "update") X(REMOVE, "remove") \
+    X(DELETE, "delete") X(NS, "ns") X(CTX, "ctx") X(ORIGINATING, "originatingCommand") X(TRUNCATED, "truncated") \
+    X(OK, "ok") X(ERROR, "error") X(FAILED, "failed") X(TIMING, "timing") X(INTERNAL, "internal") \
+    X(APP_NAME, "app_name") X(FROM_USER, "isFromUserConnection") X(T, "t") X(DATE, "$date") X(TZINFO, "tzinfo") \
+    X(YEAR, "year") X(DURATION_MS, "duration_ms") X(ORIGINATING_COMMAND, "originating_command") X(OP, "op") \
+    X(TS, "ts") X(CONNECTION, "connection") X(STATEMENT, "statement") X(UNKNOWN, "unknown") X(EMPTY, "") \
+    X(CMD_SUFFIX, ".$cmd") X(SYSTEM_COLLECTION, "system collection") X(INTERNAL_CONNECTION, "internal connection") \
+    X(WORKING_MILLIS, "workingMillis") X(OPLOG_SLOT, "totalOplogSlotDurationMicros") \
+    X(WRITE_CONCERN, "waitForWriteConcernDurationMillis") X(WRITE_CONFLICTS, "writeConflicts") \
+    X(PLANNING, "planningTimeMicros") X(CPU_NANOS, "cpuNanos") X(QUEUES, "queues") X(STORAGE, "storage") \
+    X(LOCKS, "locks") X(FLOW_CONTROL, "flowControl") X(WORKING_MS, "working_ms") X(OPLOG_SLOT_MS, "oplog_slot_ms") \
+    X(WRITE_CONCERN_MS, "write_concern_ms") X(WRITE_CONFLICTS_NAME, "write_conflicts") \
+    X(PLANNING_MS, "planning_ms") X(CPU_MS, "cpu_ms") X(EXECUTION, "execution") X(INGRESS, "ingress") \
+    X(QUEUED_MICROS, "totalTimeQueuedMicros") X(ADMISSIONS, "admissions") X(QUEUED_MS, "queued_ms") \
+    X(INGRESS_QUEUED_MS, "ingress_queued_ms") X(DATA, "data") X(READING_MICROS, "timeReadingMicros") \
+    X(BYTES_READ, "bytesRead") X(DISK_READ_MS, "disk_read_ms") X(BYTES_READ_NAME, "bytes_read") \
+    X(ACQUIRING_MICROS, "timeAcquiringMicros") X(LOCK_WAIT_MS, "lock_wait_ms") \
+    X(FLOW_CONTROL_MS, "flow_control_ms") \
+    X(FILTER, "filter") X(QUERY, "query") X(SORT, "sort") X(PROJECTION, "projection") X(FIELDS, "fields") \
+    X(KEY, "key") X(PIPELINE, "pipeline") X(HINT, "hint") X(COLLATION, "collation") X(LIMIT, "limit") \
+    X(SKIP, "skip") X(UPSERT, "upsert") X(NEW, "new") X(MULTI, "multi") X(Q, "q") X(U, "u") \
+    X(UPDATES, "updates") X(DELETES, "deletes") X(COMMENT_OP, "$comment") X(AND_OP, "$and") X(OR_OP, "$or") \
+    X(NOR_OP, "$nor") X(REGEX_OP, "$regex") X(OPTIONS_OP, "$options") X(ELEM_MATCH_OP, "$elemMatch") \
+    X(IN_OP, "$in") X(REGULAR_EXPRESSION, "$regularExpression") X(META, "$meta") X(SKIP_STAGE, "$skip") \
+    X(MATCH_STAGE, "$match") X(SORT_STAGE, "$sort") X(LIMIT_STAGE, "$limit") X(GROUP_STAGE, "$group") \
+    X(LOOKUP_STAGE, "$lookup") X(UNWIND_STAGE, "$unwind") X(ID, "_id") X(FROM, "from") \
+    X(LOCAL_FIELD, "localField") X(FOREIGN_FIELD, "foreignField") X(PATH, "path") X(SUM, "$sum") \
+    X(UNKNOWN_VALUE, "?") X(DOLLAR, "$") X(CONST, "const") X(AGGREGATE, "aggregate") X(ONE, "one") \
+    X(REPLACEMENT, "replacement") X(PIPELINE_UPDATE, "pipeline-update") \
+    X(STATEMENTS_NOT_LOGGED, "statements not logged") X(PIPELINE_NOT_LOGGED, "pipeline not logged") \
+    X(COUNT_ACCUMULATOR, "count") X(ONE_TEXT, "1") X(ZERO_TEXT, "0") \
+    X(SYSTEM_PREFIX, "system.") X(SYSTEM_INFIX, ".system.") X(CONN, "conn") X(COUNTS, "counts") X(N_VALUES, "n") \
+    X(TOTAL, "total") X(MAXIMUM, "maximum") X(EXECUTIONS, "executions") X(DURATION_US, "duration_us") \
+    X(COMPONENTS, "components") X(HISTOGRAMS, "histograms") X(VALUES, "values") X(STRINGS, "strings") \
+    X(STRING_BYTES, "string_bytes") X(LONGEST, "longest") X(EQUALITIES, "equalities") X(DISTINCT, "distinct") \
+    X(DISTINCT_COUNT, "distinct_count") X(MANY, "many")
+
+#define NAME_ENUM(symbol, text) N_##symbol,
+enum { NAME_LIST(NAME_ENUM) NAME_COUNT };
+#undef NAME_ENUM
+#define NAME_TEXT(symbol, text) text,
+static const char *const NAME_TEXTS[NAME_COUNT] = {NAME_LIST(NAME_TEXT)};
+#undef NAME_TEXT
+
+/* fields.FIELD_ALIASES: server name -> Event attribute and kind (the test compares the two tables). */
+enum { KIND_INT, KIND_FLOAT, KIND_BOOL, KIND_STR };
+static const char *const KIND_NAMES[] = {"int", "float", "bool", "str"};
+typedef struct {
+    const char *name;
+    const char *attribute;
+    int kind;
+} Alias;
+static const Alias ALIASES[] = {
+    {"durationMillis", "duration_ms", KIND_FLOAT}, {"millis", "duration_ms", KIND_FLOAT},
+    {"keysExamined", "keys_examined", KIND_INT}, {"nscanned", "keys_examined", KIND_INT},
+    {"docsExamined", "docs_examined", KIND_INT}, {"nscannedObjects", "docs_examined", KIND_INT},
+    {"nreturned", "nreturned", KIND_INT}, {"nReturned", "nreturned", KIND_INT},
+    {"nMatched", "n_matched", KIND_INT}, {"nmatched", "n_matched", KIND_INT},
+    {"ndeleted", "n_deleted", KIND_INT}, {"nDeleted", "n_deleted", KIND_INT},
+    {"ninserted", "n_inserted", KIND_INT}, {"nInserted", "n_inserted", KIND_INT},
+    {"planSummary", "plan_summary", KIND_STR}, {"hasSortStage", "has_sort_stage", KIND_BOOL},
+    {"scanAndOrder", "has_sort_stage", KIND_BOOL}, {"usedDisk", "used_disk", KIND_BOOL},
+    {"sortSpills", "spills", KIND_INT}, {"sortSpilledBytes", "spills", KIND_INT},
+    {"sortSpillBytes", "spills", KIND_INT}, {"groupSpills", "spills", KIND_INT},
+    {"groupSpilledBytes", "spills", KIND_INT}, {"setWindowFieldsSpills", "spills", KIND_INT},
+    {"graphLookupSpills", "spills", KIND_INT}, {"hashLookupSpills", "spills", KIND_INT},
+    {"bucketAutoSpills", "spills", KIND_INT}, {"textOrSpills", "spills", KIND_INT},
+    {"appName", "app_name", KIND_STR}, {"remote", "remote", KIND_STR}, {"client", "remote", KIND_STR},
+    {"queryHash", "query_hash", KIND_STR}, {"planCacheShapeHash", "plan_cache_shape_hash", KIND_STR},
+    {"queryShapeHash", "query_shape_hash", KIND_STR}, {"planCacheKey", "plan_cache_key", KIND_STR},
+    {"numYields", "num_yields", KIND_INT}, {"numYield", "num_yields", KIND_INT},
+    {"reslen", "response_length", KIND_INT}, {"responseLength", "response_length", KIND_INT},
+    {"replanned", "replanned", KIND_BOOL}, {"errMsg", "error", KIND_STR}, {"exception", "error", KIND_STR},
+    {"errName", "error", KIND_STR},
+};
+#define ALIAS_COUNT ((Py_ssize_t)(sizeof(ALIASES) / sizeof(ALIASES[0])))
+
+/* classify.OP_SPELLINGS, INTERNAL_DATABASES, INTERNAL_APP_PREFIXES */
+static const char *const OP_SPELLINGS[][2] = {
+    {"query", "find"}, {"getmore", "getMore"}, {"remove", "delete"}, {"killcursors", "killCursors"},
+    {"findandmodify", "findAndModify"}, {"mapreduce", "mapReduce"}, {"ismaster", "isMaster"},
+    {"geonear", "geoNear"}, {"createindexes", "createIndexes"},
+};
+#define OP_SPELLING_COUNT (sizeof(OP_SPELLINGS) / sizeof(OP_SPELLINGS[0]))
+static const char *const INTERNAL_DATABASES[] = {"admin", "local", "config"};
+static const char *const INTERNAL_APP_PREFIXES[] = {
+    "MongoDB Automation Agent", "MongoDB Monitoring Module", "MongoDB Backup Agent", "MongoDB CPS Module",
+    "MongoDB Internal Client", "OplogFetcher", "mongot", "NetworkInterfaceTL",
+};
+#define APP_PREFIX_COUNT (sizeof(INTERNAL_APP_PREFIXES) / sizeof(INTERNAL_APP_PREFIXES[0]))
+
+/* shape.py's operator classes, in sorted order: a set of them is a bit mask, read out sorted. */
+#define CLASS_LIST(X) \
+    X(ALL, "all") X(BITS, "bits") X(EQ, "eq") X(EXISTS, "exists") X(EXPR, "expr") X(GEO, "geo") X(IN, "in") \
+    X(MOD, "mod") X(NE, "ne") X(NIN, "nin") X(NOT, "not") X(OTHER, "other") X(RANGE, "range") X(SIZE, "size") \
+    X(TEXT, "text") X(TYPE, "type") X(WHERE, "where")
+#define CLASS_ENUM(symbol, text) C_##symbol,
+enum { CLASS_LIST(CLASS_ENUM) CLASS_COUNT };
+#undef CLASS_ENUM
+#define CLASS_TEXT(symbol, text) text,
+static const char *const CLASS_TEXTS[CLASS_COUNT] = {CLASS_LIST(CLASS_TEXT)};
+#undef CLASS_TEXT
+
+typedef struct {
+    const char *name;
+    int class_index;
+} OperatorClass;
+/* shape._FIELD_OPERATORS and _RANGE_OPERATORS (every other "$..." operator on a field is "other") */
+static const OperatorClass FIELD_OPERATORS[] = {
+    {"$eq", C_EQ}, {"$in", C_IN}, {"$ne", C_NE}, {"$nin", C_NIN}, {"$not", C_NOT}, {"$exists", C_EXISTS},
+    {"$type", C_TYPE}, {"$size", C_SIZE}, {"$all", C_ALL}, {"$mod", C_MOD}, {"$geoWithin", C_GEO},
+    {"$geoIntersects", C_GEO}, {"$near", C_GEO}, {"$nearSphere", C_GEO}, {"$within", C_GEO},
+    {"$maxDistance", C_GEO}, {"$minDistance", C_GEO}, {"$bitsAllSet", C_BITS}, {"$bitsAllClear", C_BITS},
+    {"$bitsAnySet", C_BITS}, {"$bitsAnyClear", C_BITS}, {"$jsonSchema", C_OTHER},
+    {"$gt", C_RANGE}, {"$gte", C_RANGE}, {"$lt", C_RANGE}, {"$lte", C_RANGE},
+};
+/* shape._TOP_LEVEL_OPERATORS */
+static const OperatorClass TOP_LEVEL_OPERATORS[] = {
+    {"$expr", C_EXPR}, {"$text", C_TEXT}, {"$where", C_WHERE}, {"$jsonSchema", C_OTHER}, {"$sampleRate", C_OTHER},
+    {"$alwaysTrue", C_OTHER}, {"$alwaysFalse", C_OTHER},
+};
+/* models.values.EXTENDED_JSON_MARKERS */
+static const char *const EXTENDED_JSON_MARKERS[] = {
+    "$oid", "$date", "$numberInt", "$numberLong", "$numberDouble", "$numberDecimal", "$binary", "$uuid",
+    "$timestamp", "$regularExpression", "$minKey", "$maxKey", "$undefined", "$symbol", "$code", "$dbPointer",
+};
+/* shape._NUMBER_MARKERS */
+static const char *const NUMBER_MARKERS[] = {"$numberInt", "$numberLong", "$numberDouble", "$numberDecimal"};
+#define COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
+
+typedef struct {
+    PyObject *names[NAME_COUNT];
+    PyObject *classes[CLASS_COUNT];
+    PyObject *aliases;          /* dict: server name -> index into ALIASES */
+    PyObject *alias_attributes; /* tuple: ALIASES[i].attribute, interned */
+    PyObject *op_spellings;     /* dict: spelling -> canonical name */
+    PyObject *field_operators;  /* dict: operator -> class index */
+    PyObject *top_level_operators;
+    PyObject *extended_markers; /* frozenset */
+    PyObject *number_markers;   /* frozenset */
+    PyObject *app_prefixes;     /* tuple: INTERNAL_APP_PREFIXES */
+    PyObject *fromisoformat;    /* datetime.datetime.fromisoformat */
+    PyObject *zero;             /* the int 0 */
+} State;
+
+static State *module_state(PyObject *module)
+{
+    return (State *)PyModule_GetState(module);
+}
+
+static int state_traverse(PyObject *module, visitproc visit, void *arg)
+{
+    State *state = module_state(module);
+    if (state == NULL) {
+        return 0;
+    }
+    for (int i = 0; i < NAME_COUNT; i++) {
+        Py_VISIT(state->names[i]);
+    }
+    for (int i = 0; i < CLASS_COUNT; i++) {
+        Py_VISIT(state->classes[i]);
+    }
+    Py_VISIT(state->aliases);
+    Py_VISIT(state->alias_attributes);
+    Py_VISIT(state->op_spellings);
+    Py_VISIT(state->field_operators);
+    Py_VISIT(state->top_level_operators);
+    Py_VISIT(state->extended_markers);
+    Py_VISIT(state->number_markers);
+    Py_VISIT(state->app_prefixes);
+    Py_VISIT(state->fromisoformat);
+    Py_VISIT(state->zero);
+    return 0;
+}
+
+static int state_clear(PyObject *module)
+{
+    State *state = module_state(module);
+    if (state == NULL) {
+        return 0;
+    }
+    for (int i = 0; i < NAME_COUNT; i++) {
+        Py_CLEAR(state->names[i]);
+    }
+    for (int i = 0; i < CLASS_COUNT; i++) {
+        Py_CLEAR(state->classes[i]);
+    }
+    Py_CLEAR(state->aliases);
+    Py_CLEAR(state->alias_attributes);
+    Py_CLEAR(state->op_spellings);
+    Py_CLEAR(state->field_operators);
+    Py_CLEAR(state->top_level_operators);
+    Py_CLEAR(state->extended_markers);
+    Py_CLEAR(state->number_markers);
+    Py_CLEAR(state->app_prefixes);
+    Py_CLEAR(state->fromisoformat);
+    Py_CLEAR(state->zero);
+    return 0;
+}
+
+static void state_free(void *module)
+{
+    state_clear((PyObject *)module);
+}
+
+static PyObject *operator_table(const OperatorClass *table, size_t count, PyObject *const *classes)
+{
+    PyObject *dict = PyDict_New();
+    if (dict == NULL) {
+        return NULL;
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (PyDict_SetItemString(dict, table[i].name, classes[table[i].class_index]) < 0) {
+            Py_DECREF(dict);
+            return NULL;
+        }
+    }
+    return dict;
+}
+
+static PyObject *string_set(const char *const *texts, size_t count)
+{
+    PyObject *set = PyFrozenSet_New(NULL);
+    if (set == NULL) {
+        return NULL;
+    }
+    for (size_t i = 0; i < count; i++) {
+        PyObject *text = PyUnicode_InternFromString(texts[i]);
+        if (text == NULL || PySet_Add(set, text) < 0) {
+            Py_XDECREF(text);
+            Py_DECREF(set);
+            return NULL;
+        }
+        Py_DECREF(text);
+    }
+    return set;
+}
+
+static int speedups_exec(PyObject *module)
+{
+    State *state = module_state(module);
+    for (int i = 0; i < NAME_COUNT; i++) {
+        if ((state->names[i] = PyUnicode_InternFromString(NAME_TEXTS[i])) == NULL) {
+            return -1;
+        }
+    }
+    for (int i = 0; i < CLASS_COUNT; i++) {
+        if ((state->classes[i] = PyUnicode_InternFromString(CLASS_TEXTS[i])) == NULL) {
+            return -1;
+        }
+    }
+    if ((state->aliases = PyDict_New()) == NULL || (state->alias_attributes = PyTuple_New(ALIAS_COUNT)) == NULL) {
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < ALIAS_COUNT; i++) {
+        PyObject *index = PyLong_FromSsize_t(i);
+        int failed = index == NULL || PyDict_SetItemString(state->aliases, ALIASES[i].name, index) < 0;
+        Py_XDECREF(index);
+        PyObject *attribute = failed ? NULL : PyUnicode_InternFromString(ALIASES[i].attribute);
+        if (attribute == NULL) {
+            return -1;
+        }
+        PyTuple_SET_ITEM(state->alias_attributes, i, attribute);
+    }
+    if ((state->op_spellings = PyDict_New()) == NULL) {
+        return -1;
+    }
+    for (size_t i = 0; i < OP_SPELLING_COUNT; i++) {
+        PyObject *canonical = PyUnicode_InternFromString(OP_SPELLINGS[i][1]);
+        int failed = canonical == NULL || PyDict_SetItemString(state->op_spellings, OP_SPELLINGS[i][0], canonical) < 0;
+        Py_XDECREF(canonical);
+        if (failed) {
+            return -1;
+        }
+    }
+    state->field_operators = operator_table(FIELD_OPERATORS, COUNT_OF(FIELD_OPERATORS), state->classes);
+    state->top_level_operators = operator_table(TOP_LEVEL_OPERATORS, COUNT_OF(TOP_LEVEL_OPERATORS), state->classes);
+    state->extended_markers = string_set(EXTENDED_JSON_MARKERS, COUNT_OF(EXTENDED_JSON_MARKERS));
+    state->number_markers = string_set(NUMBER_MARKERS, COUNT_OF(NUMBER_MARKERS));
+    if (state->field_operators == NULL || state->top_level_operators == NULL || state->extended_markers == NULL ||
+        state->number_markers == NULL || (state->zero = PyLong_FromLong(0)) == NULL) {
+        return -1;
+    }
+    if ((state->app_prefixes = PyTuple_New((Py_ssize_t)APP_PREFIX_COUNT)) == NULL) {
+        return -1;
+    }
+    for (size_t i = 0; i < APP_PREFIX_COUNT; i++) {
+        PyObject *prefix = PyUnicode_InternFromString(INTERNAL_APP_PREFIXES[i]);
+        if (prefix == NULL) {
+            return -1;
+        }
+        PyTuple_SET_ITEM(state->app_prefixes, (Py_ssize_t)i, prefix);
+    }
+    PyObject *datetime_module = PyImport_ImportModule("datetime");
+    if (datetime_module == NULL) {
+        return -1;
+    }
+    PyObject *datetime_type = PyObject_GetAttrString(datetime_module, "datetime");
+    Py_DECREF(datetime_module);
+    if (datetime_type == NULL) {
+        return -1;
+    }
+    state->fromisoformat = PyObject_GetAttrString(datetime_type, "fromisoformat");
+    Py_DECREF(datetime_type);
+    return state->fromisoformat == NULL ? -1 : 0;
+}
+
+PyDoc_STRVAR(tables_doc,
+"tables(/)\n--\n\n"
+"The tables the C code was written from, as Python structures, for the test that keeps them equal to the Python\n"
+"ones: field aliases {name: (attribute, kind)}, op spellings, internal databases, internal application prefixes,\n"
+"field operators {operator: class}, top-level operators, Extended JSON markers, number markers.");
+
+static PyObject *tables(PyObject *module, PyObject *unused)
+{
+    (void)unused;
+    State *state = module_state(module);
+    PyObject *aliases = PyDict_New();
+    PyObject *spellings = PyDict_New();
+    PyObject *databases = PyTuple_New((Py_ssize_t)COUNT_OF(INTERNAL_DATABASES));
+    PyObject *prefixes = Py_NewRef(state->app_prefixes);
+    PyObject *result = NULL;
+    if (aliases == NULL || spellings == NULL || databases == NULL || prefixes == NULL) {
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < ALIAS_COUNT; i++) {
+        PyObject *row = Py_BuildValue("(ss)", ALIASES[i].attribute, KIND_NAMES[ALIASES[i].kind]);
+        int failed = row == NULL || PyDict_SetItemString(aliases, ALIASES[i].name, row) < 0;
+        Py_XDECREF(row);
+        if (failed) {
+            goto done;
+        }
+    }
+    for (size_t i = 0; i < OP_SPELLING_COUNT; i++) {
+        PyObject *canonical = PyUnicode_FromString(OP_SPELLINGS[i][1]);
+        int failed = canonical == NULL || PyDict_SetItemString(spellings, OP_SPELLINGS[i][0], canonical) < 0;
+        Py_XDECREF(canonical);
+        if (failed) {
+            goto done;
+        }
+    }
+    for (size_t i = 0; i < COUNT_OF(INTERNAL_DATABASES); i++) {
+        PyObject *name = PyUnicode_FromString(INTERNAL_DATABASES[i]);
+        if (name == NULL) {
+            goto done;
+        }
+        PyTuple_SET_ITEM(databases, (Py_ssize_t)i, name);
+    }
+    /* copies of the module's dicts: a caller changing what it gets must not change what the C code looks up */
+    result = Py_BuildValue("{sOsOsOsOsNsNsOsO}", "aliases", aliases, "op_spellings", spellings,
+                           "internal_databases", databases, "internal_app_prefixes", prefixes,
+                           "field_operators", PyDict_Copy(state->field_operators), "top_level_operators",
+                           PyDict_Copy(state->top_level_operators), "extended_json_markers", state->extended_markers,
+                           "number_markers", state->number_markers);
+done:
+    Py_XDECREF(aliases);
+    Py_XDECREF(spellings);
+    Py_XDECREF(databases);
+    Py_XDECREF(prefixes);
+    return result;
+}
+
+/* ---- event fields: jsonlog.event_from_entry ------------------------------------------------------------------ */
+
+#define NAME(symbol) (state->names[N_##symbol])
+
+/* A dict's item, borrowed; NULL when absent (check PyErr_Occurred: a lookup can fail). */
+static PyObject *item(PyObject *dict, PyObject *key)
+{
+    return PyDict_GetItemWithError(dict, key);
+}
+
+/* What a C helper says besides a value: done, or hand the whole piece back to Python (FALLBACK), or a Python
+ * error is set (FAILED). */
+enum { DONE = 0, FALLBACK = 1, FAILED = -1 };
+
+/* fields.MAX_COUNTER is 2**64 - 1: counters above 2**63 - 1 are real, but rare enough to leave to Python. */
+static int is_counter(PyObject *value)
+{
+    if (!PyLong_CheckExact(value)) {
+        return 0;
+    }
+    int overflow;
+    long long number = PyLong_AsLongLongAndOverflow(value, &overflow);
+    return overflow == 0 && number >= 0;
+}
+
+/* timing._valid, for a plain number: 0 <= value <= MAX_COMPONENT (1e15); *out the value as a float. */
+static int component_value(PyObject *value, double *out)
+{
+    if (PyLong_CheckExact(value)) {
+        int overflow;
+        long long number = PyLong_AsLongLongAndOverflow(value, &overflow);
+        if (overflow != 0 || number < 0 || number > 1000000000000000LL) {
+            return 0;
+        }
+        *out = (double)number;
+        return 1;
+    }
+    if (PyFloat_CheckExact(value)) {
+        double number = PyFloat_AS_DOUBLE(value);
+        if (!(number >= 0.0 && number <= 1e15)) {
+            return 0;
+        }
+        *out = number;
+        return 1;
+    }
+    return 0;
+}
+
+static int put_float(PyObject *dict, PyObject *key, double value)
+{
+    PyObject *number = PyFloat_FromDouble(value);
+    if (number == NULL) {
+        return FAILED;
+    }
+    int failed = PyDict_SetItem(dict, key, number);
+    Py_DECREF(number);
+    return failed < 0 ? FAILED : DONE;
+}
+
+/* One component at dict[key] when key is there (present_only) or its value is not None; FALLBACK when it is not a
+ * plain number in range (Python names it as damaged, or reads Extended JSON). */
+static int timing_component(PyObject *timing, PyObject *dict, PyObject *key, PyObject *name, double factor,
+                            int present_only)
+{
+    PyObject *value = item(dict, key);
+    if (value == NULL) {
+        return PyErr_Occurred() ? FAILED : DONE;
+    }
+    if (value == Py_None && !present_only) {
+        return DONE;
+    }
+    double number;
+    if (!component_value(value, &number)) {
+        return FALLBACK;
+    }
+    return put_float(timing, name, number * factor);
+}
+
+/* timing.read_timing(attr) for the lines whose components are all plain numbers in range: *timing a new dict, or
+ * NULL when there are none; FALLBACK for anything damaged or in Extended JSON. */
+static int read_timing(State *state, PyObject *attr, PyObject **timing_out)
+{
+    static const int FLAT[][2] = {{N_WORKING_MILLIS, N_WORKING_MS}, {N_OPLOG_SLOT, N_OPLOG_SLOT_MS},
+                                  {N_WRITE_CONCERN, N_WRITE_CONCERN_MS}, {N_WRITE_CONFLICTS, N_WRITE_CONFLICTS_NAME},
+                                  {N_PLANNING, N_PLANNING_MS}, {N_CPU_NANOS, N_CPU_MS}};
+    static const double FLAT_FACTORS[] = {1.0, 1e-3, 1.0, 1.0, 1e-3, 1e-6};
+    static const int QUEUES[][3] = {{N_EXECUTION, N_QUEUED_MICROS, N_QUEUED_MS},
+                                    {N_INGRESS, N_QUEUED_MICROS, N_INGRESS_QUEUED_MS},
+                                    {N_EXECUTION, N_ADMISSIONS, N_ADMISSIONS}};
+    static const double QUEUE_FACTORS[] = {1e-3, 1e-3, 1.0};
+    static const int STORAGE[][2] = {{N_READING_MICROS, N_DISK_READ_MS}, {N_BYTES_READ, N_BYTES_READ_NAME}};
+    static const double STORAGE_FACTORS[] = {1e-3, 1.0};
+
+    *timing_out = NULL;
+    PyObject *queues = item(attr, NAME(QUEUES)), *storage = NULL, *locks = NULL, *flow = NULL;
+    if (queues == NULL && PyErr_Occurred()) {
+        return FAILED;
+    }
+    int any = queues != NULL;
+    if (!any) {
+        static const int KEYS[] = {N_WORKING_MILLIS, N_STORAGE, N_LOCKS, N_FLOW_CONTROL, N_OPLOG_SLOT,
+                                   N_WRITE_CONCERN, N_WRITE_CONFLICTS, N_PLANNING, N_CPU_NANOS};
+        for (size_t i = 0; i < COUNT_OF(KEYS) && !any; i++) {
+            int found = PyDict_Contains(attr, state->names[KEYS[i]]);
+            if (found < 0) {
+                return FAILED;
+            }
+            any = found;
+        }
+        if (!any) {
+            return DONE;
+        }
+    }
+    PyObject *timing = PyDict_New();
+    if (timing == NULL) {
+        return FAILED;
+    }
+    int status = DONE;
+    for (size_t i = 0; i < COUNT_OF(FLAT) && status == DONE; i++) {
+        status = timing_component(timing, attr, state->names[FLAT[i][0]], state->names[FLAT[i][1]], FLAT_FACTORS[i],
+                                  0);
+    }
+    if (status == DONE && queues != NULL && PyDict_CheckExact(queues)) {
+        for (size_t i = 0; i < COUNT_OF(QUEUES) && status == DONE; i++) {
+            PyObject *inner = item(queues, state->names[QUEUES[i][0]]);
+            if (inner == NULL) {
+                status = PyErr_Occurred() ? FAILED : DONE;
+            } else if (PyDict_CheckExact(inner)) {
+                status = timing_component(timing, inner, state->names[QUEUES[i][1]], state->names[QUEUES[i][2]],
+                                          QUEUE_FACTORS[i], 1);
+            }
+        }
+    }
+    if (status == DONE && (storage = item(attr, NAME(STORAGE))) != NULL && PyDict_CheckExact(storage)) {
+        PyObject *data = item(storage, NAME(DATA));
+        if (data != NULL && PyDict_CheckExact(data)) {
+            for (size_t i = 0; i < COUNT_OF(STORAGE) && status == DONE; i++) {
+                status = timing_component(timing, data, state->names[STORAGE[i][0]], state->names[STORAGE[i][1]],
+                                          STORAGE_FACTORS[i], 1);
+            }
+        }
+    }
+    if (status == DONE && PyErr_Occurred()) {
+        status = FAILED;
+    }
+    if (status == DONE && (locks = item(attr, NAME(LOCKS))) != NULL && PyDict_CheckExact(locks)) {
+        /* timing._lock_waits: every resource's waits, every mode, summed in the order Python sums them */
+        double total = 0.0;
+        int found = 0;
+        Py_ssize_t position = 0;
+        PyObject *resource, *counters;
+        while (status == DONE && PyDict_Next(locks, &position, &resource, &counters)) {
+            if (!PyDict_CheckExact(counters)) {
+                continue;
+            }
+            PyObject *by_mode = item(counters, NAME(ACQUIRING_MICROS));
+            if (by_mode == NULL) {
+                status = PyErr_Occurred() ? FAILED : DONE;
+                continue;
+            }
+            double number;
+            if (PyDict_CheckExact(by_mode)) {
+                Py_ssize_t mode_position = 0;
+                PyObject *mode, *value;
+                if (PyDict_GET_SIZE(by_mode) == 1) {
+                    PyDict_Next(by_mode, &mode_position, &mode, &value);
+                    mode_position = 0;
+                    if (!PyUnicode_Check(mode) || PyUnicode_GET_LENGTH(mode) == 0 ||
+                        PyUnicode_READ_CHAR(mode, 0) == '$') {
+                        status = FALLBACK; /* one Extended JSON number, or a key Python cannot test */
+                        continue;
+                    }
+                }
+                while (status == DONE && PyDict_Next(by_mode, &mode_position, &mode, &value)) {
+                    if (!component_value(value, &number)) {
+                        status = FALLBACK;
+                    } else {
+                        total += number;
+                        found = 1;
+                    }
+                }
+            } else if (!component_value(by_mode, &number)) {
+                status = FALLBACK;
+            } else {
+                total += number;
+                found = 1;
+            }
+        }
+        if (status == DONE && found) {
+            status = put_float(timing, NAME(LOCK_WAIT_MS), total * 1e-3);
+        }
+    }
+    if (status == DONE && PyErr_Occurred()) {
+        status = FAILED;
+    }
+    if (status == DONE && (flow = item(attr, NAME(FLOW_CONTROL))) != NULL && PyDict_CheckExact(flow)) {
+        status = timing_component(timing, flow, NAME(ACQUIRING_MICROS), NAME(FLOW_CONTROL_MS), 1e-3, 1);
+    }
+    if (status == DONE && PyErr_Occurred()) {
+        status = FAILED;
+    }
+    if (status != DONE || PyDict_GET_SIZE(timing) == 0) {
+        Py_DECREF(timing);
+        return status;
+    }
+    *timing_out = timing;
+    return DONE;
+}
+
+/* One attr value of an alias's kind, as read_entry_fields takes it without converting (anything else: FALLBACK). */
+static int accepted(int kind, PyObject *value)
+{
+    switch (kind) {
+    case KIND_INT:
+        return is_counter(value);
+    case KIND_FLOAT:
+        return PyLong_CheckExact(value) || PyFloat_CheckExact(value);
+    case KIND_BOOL:
+        return PyBool_Check(value);
+    default:
+        return PyUnicode_CheckExact(value);
+    }
+}
+
+/* fields.read_entry_fields(attr), for an attr whose aliased values are all of their kind and whose duration is
+ * real; FALLBACK otherwise (Python converts, or counts a problem). */
+static int read_entry_fields(State *state, PyObject *attr, PyObject *fields)
+{
+    if (PyDict_GET_SIZE(attr) > 64) { /* fields.LAYOUT_KEY_LIMIT: Python takes read_fields */
+        return FALLBACK;
+    }
+    Py_ssize_t position = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(attr, &position, &key, &value)) {
+        PyObject *index = item(state->aliases, key);
+        if (index == NULL) {
+            if (PyErr_Occurred()) {
+                return FAILED;
+            }
+            continue;
+        }
+        const Alias *alias = &ALIASES[PyLong_AsSsize_t(index)];
+        if (value == Py_None) {
+            if (alias->kind == KIND_FLOAT) {
+                return FALLBACK; /* "durationMillis": null is a problem */
+            }
+            continue;
+        }
+        if (!accepted(alias->kind, value)) {
+            return FALLBACK;
+        }
+        if (PyDict_SetItem(fields, PyTuple_GET_ITEM(state->alias_attributes, PyLong_AsSsize_t(index)), value) < 0) {
+            return FAILED;
+        }
+    }
+    PyObject *duration = item(fields, NAME(DURATION_MS));
+    if (duration == NULL) {
+        return PyErr_Occurred() ? FAILED : DONE;
+    }
+    if (PyFloat_CheckExact(duration)) {
+        double number = PyFloat_AS_DOUBLE(duration);
+        return number >= 0.0 && number <= 1e12 ? DONE : FALLBACK;
+    }
+    int overflow;
+    long long number = PyLong_AsLongLongAndOverflow(duration, &overflow);
+    return overflow == 0 && number >= 0 && number <= 1000000000000LL ? DONE : FALLBACK;
+}
+
+static int has_prefix(PyObject *text, PyObject *prefix)
+{
+    return (int)PyUnicode_Tailmatch(text, prefix, 0, PY_SSIZE_T_MAX, -1);
+}
+
+/* classify.internal_reason: a new reference to the reason, Py_None, or NULL with an error. */
+static PyObject *internal_reason(State *state, PyObject *ns, PyObject *connection, PyObject *app_name,
+                                 PyObject *from_user_connection)
+{
+    Py_ssize_t length = PyUnicode_GET_LENGTH(ns);
+    Py_ssize_t dot = PyUnicode_FindChar(ns, '.', 0, length, 1);
+    if (dot == -2) {
+        return NULL;
+    }
+    PyObject *database = PyUnicode_Substring(ns, 0, dot < 0 ? length : dot);
+    if (database == NULL) {
+        return NULL;
+    }
+    for (size_t i = 0; i < COUNT_OF(INTERNAL_DATABASES); i++) {
+        if (PyUnicode_CompareWithASCIIString(database, INTERNAL_DATABASES[i]) == 0) {
+            PyObject *reason = PyUnicode_FromFormat("internal database '%U'", database);
+            Py_DECREF(database);
+            return reason;
+        }
+    }
+    Py_DECREF(database);
+    if (dot >= 0) {
+        PyObject *collection = PyUnicode_Substring(ns, dot + 1, length);
+        if (collection == NULL) {
+            return NULL;
+        }
+        int is_system = (int)PyUnicode_Tailmatch(collection, NAME(SYSTEM_PREFIX), 0, PY_SSIZE_T_MAX, -1);
+        if (is_system == 0) {
+            is_system = PyUnicode_Contains(collection, NAME(SYSTEM_INFIX));
+        }
+        Py_DECREF(collection);
+        if (is_system < 0) {
+            return NULL;
+        }
+        if (is_system) {
+            return Py_NewRef(NAME(SYSTEM_COLLECTION));
+        }
+    }
+    if (from_user_connection == Py_False) {
+        return Py_NewRef(NAME(INTERNAL_CONNECTION));
+    }
+    if (connection != Py_None && PyUnicode_GET_LENGTH(connection) > 0) {
+        int user = has_prefix(connection, NAME(CONN));
+        if (user < 0) {
+            return NULL;
+        }
+        if (!user) {
+            return PyUnicode_FromFormat("internal thread '%U'", connection);
+        }
+    }
+    if (app_name != NULL && PyUnicode_GET_LENGTH(app_name) > 0) {
+        for (size_t i = 0; i < APP_PREFIX_COUNT; i++) {
+            int matched = has_prefix(app_name, PyTuple_GET_ITEM(state->app_prefixes, (Py_ssize_t)i));
+            if (matched < 0) {
+                return NULL;
+            }
+            if (matched) {
+                return PyUnicode_FromFormat("internal client '%U'", app_name);
+            }
+        }
+    }
+    Py_RETURN_NONE;
+}
+
+/* jsonlog.parse_timestamp, where checked_timestamp keeps the stamp as it is (an offset, a year strictly inside
+ * 1970-9999 but the last): *ts a new reference; FALLBACK for the rest. */
+static int parse_timestamp(State *state, PyObject *entry, PyObject **ts)
+{
+    *ts = NULL;
+    PyObject *stamp = item(entry, NAME(T));
+    PyObject *text = stamp != NULL && PyDict_CheckExact(stamp) ? item(stamp, NAME(DATE)) : NULL;
+    if (PyErr_Occurred()) {
+        return FAILED;
+    }
+    if (text == NULL || !PyUnicode_CheckExact(text)) {
+        *ts = Py_NewRef(Py_None);
+        return DONE;
+    }
+    PyObject *parsed = PyObject_CallOneArg(state->fromisoformat, text);
+    if (parsed == NULL) {
+        PyErr_Clear(); /* Python reads it as no timestamp (ValueError), or fails the same way itself */
+        return FALLBACK;
+    }
+    PyObject *tzinfo = PyObject_GetAttr(parsed, NAME(TZINFO));
+    PyObject *year = tzinfo != NULL ? PyObject_GetAttr(parsed, NAME(YEAR)) : NULL;
+    int status = FAILED;
+    if (year != NULL) {
+        long value = PyLong_AsLong(year);
+        if (value == -1 && PyErr_Occurred()) {
+            status = FAILED;
+        } else {
+            status = tzinfo != Py_None && value > 1970 && value < 9998 ? DONE : FALLBACK;
+        }
+    }
+    Py_XDECREF(tzinfo);
+    Py_XDECREF(year);
+    if (status == DONE) {
+        *ts = parsed;
+    } else {
+        Py_DECREF(parsed);
+    }
+    return status;
+}
+
+/* The first key of a non-empty dict, borrowed. */
+static PyObject *first_key(PyObject *dict)
+{
+    Py_ssize_t position = 0;
+    PyObject *key, *value;
+    return PyDict_Next(dict, &position, &key, &value) ? key : NULL;
+}
+
+/* The op of event_from_entry, borrowed: the first key of the command (or the entry's type), canonically spelled. */
+static PyObject *entry_op(State *state, PyObject *command, PyObject *entry_type)
+{
+    PyObject *name = NULL;
+    if (command != Py_None && PyDict_GET_SIZE(command) > 0) {
+        Py_ssize_t position = 0;
+        PyObject *value;
+        PyDict_Next(command, &position, &name, &value);
+        if (PyUnicode_GET_LENGTH(name) == 0) {
+            name = NULL;
+        }
+    }
+    if (name == NULL) {
+        name = entry_type != NULL && PyUnicode_CheckExact(entry_type) ? entry_type : NAME(EMPTY);
+    }
+    if (PyUnicode_GET_LENGTH(name) == 0) {
+        return NAME(UNKNOWN);
+    }
+    PyObject *canonical = item(state->op_spellings, name);
+    if (canonical == NULL && !PyErr_Occurred()) {
+        return name;
+    }
+    return canonical;
+}
+
+/* classify.resolve_namespace: a new reference. */
+static PyObject *resolve_namespace(State *state, PyObject *ns, PyObject *op, PyObject *command)
+{
+    int suffixed = (int)PyUnicode_Tailmatch(ns, NAME(CMD_SUFFIX), 0, PY_SSIZE_T_MAX, 1);
+    if (suffixed < 0) {
+        return NULL;
+    }
+    if (suffixed && command != Py_None) {
+        PyObject *target = item(command, op);
+        if (target == NULL && PyErr_Occurred()) {
+            return NULL;
+        }
+        if (target != NULL && PyUnicode_CheckExact(target) && PyUnicode_GET_LENGTH(target) > 0) {
+            PyObject *database = PyUnicode_Substring(ns, 0, PyUnicode_GET_LENGTH(ns) - 4);
+            if (database == NULL) {
+                return NULL;
+            }
+            PyObject *resolved = PyUnicode_Concat(database, target);
+            Py_DECREF(database);
+            return resolved;
+        }
+    }
+    return Py_NewRef(ns);
+}
+
+static int set_item(PyObject *fields, PyObject *key, PyObject *value)
+{
+    return PyDict_SetItem(fields, key, value) < 0 ? FAILED : DONE;
+}
+
+/* The body of event_fields once attr is known to be a dict: fills fields; FALLBACK or FAILED as above. */
+static int entry_fields(State *state, PyObject *entry, PyObject *attr, PyObject *fields)
+{
+    int status = read_entry_fields(state, attr, fields);
+    if (status != DONE) {
+        return status;
+    }
+    PyObject *command = item(attr, NAME(COMMAND));
+    PyObject *entry_type = command != NULL || !PyErr_Occurred() ? item(attr, NAME(TYPE)) : NULL;
+    PyObject *raw_ns = entry_type != NULL || !PyErr_Occurred() ? item(attr, NAME(NS)) : NULL;
+    if (PyErr_Occurred()) {
+        return FAILED;
+    }
+    if (command == NULL || !PyDict_CheckExact(command)) {
+        command = Py_None;
+    }
+    if (command != Py_None && PyDict_GET_SIZE(command) > 0 && !PyUnicode_CheckExact(first_key(command))) {
+        return FALLBACK; /* not from orjson: Python spells the op from whatever the key is */
+    }
+    int statement = 0;
+    PyObject *op;
+    if (entry_type != NULL && PyUnicode_Check(entry_type) &&
+        (PyUnicode_Compare(entry_type, NAME(UPDATE)) == 0 || PyUnicode_Compare(entry_type, NAME(REMOVE)) == 0)) {
+        statement = 1;
+        op = PyUnicode_Compare(entry_type, NAME(UPDATE)) == 0 ? NAME(UPDATE) : NAME(DELETE);
+    } else if ((op = entry_op(state, command, entry_type)) == NULL) {
+        return FAILED;
+    }
+    PyObject *ns = raw_ns != NULL && PyUnicode_CheckExact(raw_ns) ? raw_ns : NAME(EMPTY);
+    ns = statement ? Py_NewRef(ns) : resolve_namespace(state, ns, op, command);
+    if (ns == NULL) {
+        return FAILED;
+    }
+    PyObject *connection = item(entry, NAME(CTX)), *ts = NULL, *internal = NULL;
+    if (connection == NULL || !PyUnicode_CheckExact(connection)) {
+        connection = Py_None;
+    }
+    PyObject *originating = item(attr, NAME(ORIGINATING));
+    if (originating != NULL && PyDict_CheckExact(originating)) {
+        if ((status = set_item(fields, NAME(ORIGINATING_COMMAND), originating)) != DONE) {
+            goto done;
+        }
+    }
+    PyObject *truncated = item(entry, NAME(TRUNCATED));
+    if (truncated != NULL && PyDict_CheckExact(truncated)) {
+        int cut = PyDict_Contains(truncated, NAME(COMMAND));
+        if (cut == 0) {
+            cut = PyDict_Contains(truncated, NAME(ORIGINATING));
+        }
+        if (cut < 0 || (cut && (status = set_item(fields, NAME(TRUNCATED), Py_True)) != DONE)) {
+            status = FAILED;
+            goto done;
+        }
+    }
+    PyObject *ok = item(attr, NAME(OK));
+    if (ok != NULL) {
+        int failed_op = PyObject_RichCompareBool(ok, state->zero, Py_EQ);
+        int has_error = failed_op > 0 ? PyDict_Contains(fields, NAME(ERROR)) : 0;
+        if (failed_op < 0 || has_error < 0) {
+            status = FAILED;
+            goto done;
+        }
+        if (failed_op && !has_error && (status = set_item(fields, NAME(ERROR), NAME(FAILED))) != DONE) {
+            goto done;
+        }
+    }
+    if (PyErr_Occurred()) {
+        status = FAILED;
+        goto done;
+    }
+    PyObject *timing;
+    if ((status = read_timing(state, attr, &timing)) != DONE) {
+        goto done;
+    }
+    if (timing != NULL) {
+        status = set_item(fields, NAME(TIMING), timing);
+        Py_DECREF(timing);
+        if (status != DONE) {
+            goto done;
+        }
+    }
+    PyObject *from_user = item(attr, NAME(FROM_USER));
+    PyObject *app_name = from_user != NULL || !PyErr_Occurred() ? item(fields, NAME(APP_NAME)) : NULL;
+    if (PyErr_Occurred() || (internal = internal_reason(state, ns, connection, app_name, from_user)) == NULL) {
+        status = FAILED;
+        goto done;
+    }
+    if (internal != Py_None && (status = set_item(fields, NAME(INTERNAL), internal)) != DONE) {
+        goto done;
+    }
+    if ((status = parse_timestamp(state, entry, &ts)) != DONE) {
+        goto done;
+    }
+    if (set_item(fields, NAME(NS), ns) != DONE || set_item(fields, NAME(OP), op) != DONE ||
+        set_item(fields, NAME(TS), ts) != DONE || set_item(fields, NAME(COMMAND), command) != DONE ||
+        set_item(fields, NAME(CONNECTION), connection) != DONE ||
+        set_item(fields, NAME(STATEMENT), statement ? Py_True : Py_False) != DONE) {
+        status = FAILED;
+    }
+done:
+    Py_DECREF(ns);
+    Py_XDECREF(ts);
+    Py_XDECREF(internal);
+    return status;
+}
+
+PyDoc_STRVAR(event_fields_doc,
+"event_fields(entry, /)\n--\n\n"
+"The fields dict jsonlog.event_from_entry builds for one orjson-parsed slow-query entry (Event.from_fields takes\n"
+"it), or None where the Python path must build the event: no attr, a value of the wrong kind, a damaged duration\n"
+"or time component, Extended JSON numbers, a timestamp without an offset or near the ends of 1970-9999 ...");
+
+static PyObject *event_fields(PyObject *module, PyObject *entry)
+{
+    State *state = module_state(module);
+    if (!PyDict_CheckExact(entry)) {
+        Py_RETURN_NONE;
+    }
+    PyObject *attr = item(entry, NAME(ATTR));
+    if (attr == NULL || !PyDict_CheckExact(attr)) {
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        Py_RETURN_NONE;
+    }
+    PyObject *fields = PyDict_New();
+    if (fields == NULL) {
+        return NULL;
+    }
+    int status = entry_fields(state, entry, attr, fields);
+    if (status == DONE) {
+        return fields;
+    }
+    Py_DECREF(fields);
+    if (status == FAILED) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* ---- the query shape: shape._shape_command and shape._skip_of ------------------------------------------------ */
+/* Shape helpers return a new reference, or NULL: with a Python error set (a failure), or without one (FALLBACK: the
+ * Python path shapes the whole command). */
+
+#define SHAPE_FALLBACK NULL
+
+typedef struct {
+    State *state;
+    Py_ssize_t in_length; /* the longest $in list met */
+} Shaper;
+
+#define SNAME(symbol) (shaper->state->names[N_##symbol])
+
+enum { NUMBER_NONE, NUMBER_INT, NUMBER_BIG, NUMBER_FLOAT, NUMBER_UNSURE };
+typedef struct {
+    int kind;
+    long long integer; /* NUMBER_INT */
+    int sign;          /* NUMBER_BIG: past a long long, +1 or -1 */
+    double real;       /* NUMBER_FLOAT */
+} Number;
+
+/* shape._number: a plain int or float; UNSURE for an Extended JSON number (Python parses its text); NONE else. */
+static int number_of(Shaper *shaper, PyObject *value, Number *number)
+{
+    number->kind = NUMBER_NONE;
+    if (value == NULL) {
+        return DONE;
+    }
+    if (PyLong_CheckExact(value)) {
+        int overflow;
+        number->integer = PyLong_AsLongLongAndOverflow(value, &overflow);
+        if (number->integer == -1 && PyErr_Occurred()) {
+            return FAILED;
+        }
+        number->kind = overflow ? NUMBER_BIG : NUMBER_INT;
+        number->sign = overflow;
+    } else if (PyFloat_CheckExact(value)) {
+        number->kind = NUMBER_FLOAT;
+        number->real = PyFloat_AS_DOUBLE(value);
+    } else if (PyDict_CheckExact(value) && PyDict_GET_SIZE(value) == 1) {
+        int marked = PySet_Contains(shaper->state->number_markers, first_key(value));
+        if (marked < 0) {
+            return FAILED;
+        }
+        if (marked) {
+            number->kind = NUMBER_UNSURE;
+        }
+    }
+    return DONE;
+}
+
+static int number_is(const Number *number, long long value)
+{
+    return (number->kind == NUMBER_INT && number->integer == value) ||
+           (number->kind == NUMBER_FLOAT && number->real == (double)value);
+}
+
+static int number_is_negative(const Number *number)
+{
+    return (number->kind == NUMBER_INT && number->integer < 0) || (number->kind == NUMBER_BIG && number->sign < 0) ||
+           (number->kind == NUMBER_FLOAT && number->real < 0.0);
+}
+
+/* A borrowed item, NULL when absent or on error (check PyErr_Occurred). */
+#define GET(dict, symbol) item((dict), SNAME(symbol))
+
+static int starts_with_dollar(PyObject *text)
+{
+    return PyUnicode_GET_LENGTH(text) > 0 && PyUnicode_READ_CHAR(text, 0) == '$';
+}
+
+/* shape._direction */
+static PyObject *direction(Shaper *shaper, PyObject *value)
+{
+    if (PyBool_Check(value)) {
+        return PyLong_FromLong(1);
+    }
+    if (PyDict_CheckExact(value)) {
+        PyObject *meta = GET(value, META);
+        if (meta != NULL) {
+            return PyUnicode_CheckExact(meta) ? PyUnicode_FromFormat("$meta:%U", meta) : SHAPE_FALLBACK;
+        }
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+    }
+    Number number;
+    if (number_of(shaper, value, &number) != DONE || number.kind == NUMBER_UNSURE) {
+        return SHAPE_FALLBACK;
+    }
+    if (number.kind == NUMBER_NONE || (number.kind == NUMBER_FLOAT && number.real != number.real)) {
+        return Py_NewRef(SNAME(UNKNOWN_VALUE));
+    }
+    return PyLong_FromLong(number_is_negative(&number) ? -1 : 1);
+}
+
+/* shape.shape_sort */
+static PyObject *shape_sort(Shaper *shaper, PyObject *sort)
+{
+    if (sort == NULL || !PyDict_CheckExact(sort)) {
+        return PyTuple_New(0);
+    }
+    PyObject *result = PyTuple_New(PyDict_GET_SIZE(sort));
+    if (result == NULL) {
+        return NULL;
+    }
+    Py_ssize_t position = 0, index = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(sort, &position, &key, &value)) {
+        PyObject *shaped = direction(shaper, value);
+        PyObject *pair = shaped != NULL ? PyTuple_Pack(2, key, shaped) : NULL;
+        Py_XDECREF(shaped);
+        if (pair == NULL) {
+            Py_DECREF(result);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(result, index++, pair);
+    }
+    return result;
+}
+
+/* A list sorted, as a tuple (its items' first elements differ: they are a dict's keys). */
+static PyObject *sorted_tuple(PyObject *list)
+{
+    if (list == NULL) {
+        return NULL;
+    }
+    PyObject *result = PyList_Sort(list) < 0 ? NULL : PyList_AsTuple(list);
+    Py_DECREF(list);
+    return result;
+}
+
+/* shape.shape_projection */
+static PyObject *shape_projection(Shaper *shaper, PyObject *projection)
+{
+    if (projection == NULL || !PyDict_CheckExact(projection)) {
+        return PyTuple_New(0);
+    }
+    PyObject *shaped = PyList_New(0);
+    if (shaped == NULL) {
+        return NULL;
+    }
+    Py_ssize_t position = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(projection, &position, &key, &value)) {
+        PyObject *kind;
+        if (!PyUnicode_CheckExact(key)) {
+            Py_DECREF(shaped);
+            return SHAPE_FALLBACK;
+        }
+        if (value == Py_True || value == Py_False) {
+            kind = value == Py_True ? SNAME(ONE_TEXT) : SNAME(ZERO_TEXT);
+        } else {
+            Number number;
+            if (number_of(shaper, value, &number) != DONE || number.kind == NUMBER_UNSURE) {
+                Py_DECREF(shaped);
+                return SHAPE_FALLBACK;
+            }
+            kind = number.kind == NUMBER_NONE ? shaper->state->classes[C_EXPR]
+                   : number_is(&number, 0)    ? SNAME(ZERO_TEXT)
+                                              : SNAME(ONE_TEXT);
+        }
+        PyObject *pair = PyTuple_Pack(2, key, kind);
+        int failed = pair == NULL || PyList_Append(shaped, pair) < 0;
+        Py_XDECREF(pair);
+        if (failed) {
+            Py_DECREF(shaped);
+            return NULL;
+        }
+    }
+    return sorted_tuple(shaped);
+}
+
+/* shape._present: *present set; FALLBACK for an Extended JSON number. */
+static int present(Shaper *shaper, PyObject *command, PyObject *key, int *is_present)
+{
+    PyObject *value = item(command, key);
+    *is_present = 0;
+    if (value == NULL) {
+        return PyErr_Occurred() ? FAILED : DONE;
+    }
+    if (value == Py_None || value == Py_False) {
+        return DONE;
+    }
+    Number number;
+    if (number_of(shaper, value, &number) != DONE) {
+        return FAILED;
+    }
+    if (number.kind == NUMBER_UNSURE) {
+        return FALLBACK;
+    }
+    *is_present = number.kind == NUMBER_NONE || !number_is(&number, 0);
+    return DONE;
+}
+
+/* Append name to options when present(command, name). */
+static int option_if_present(Shaper *shaper, PyObject *options, PyObject *command, PyObject *name)
+{
+    int is_present;
+    int status = present(shaper, command, name, &is_present);
+    if (status == DONE && is_present && PyList_Append(options, name) < 0) {
+        return FAILED;
+    }
+    return status;
+}
+
+static PyObject *joined(const char *separator, PyObject *parts)
+{
+    PyObject *glue = PyUnicode_FromString(separator);
+    PyObject *result = glue != NULL ? PyUnicode_Join(glue, parts) : NULL;
+    Py_XDECREF(glue);
+    return result;
+}
+
+/* shape._hint, appended to options. */
+static int add_hint(Shaper *shaper, PyObject *options, PyObject *command)
+{
+    PyObject *hint = GET(command, HINT), *option = NULL;
+    if (hint == NULL) {
+        return PyErr_Occurred() ? FAILED : DONE;
+    }
+    if (PyDict_CheckExact(hint) && PyDict_GET_SIZE(hint) > 0) {
+        PyObject *parts = PyList_New(0);
+        if (parts == NULL) {
+            return FAILED;
+        }
+        Py_ssize_t position = 0;
+        PyObject *key, *value;
+        while (PyDict_Next(hint, &position, &key, &value)) {
+            PyObject *shaped = direction(shaper, value);
+            PyObject *part = shaped != NULL ? PyUnicode_FromFormat("%S:%S", key, shaped) : NULL;
+            Py_XDECREF(shaped);
+            if (part == NULL || PyList_Append(parts, part) < 0) {
+                Py_XDECREF(part);
+                Py_DECREF(parts);
+                return PyErr_Occurred() ? FAILED : FALLBACK;
+            }
+            Py_DECREF(part);
+        }
+        PyObject *text = joined(",", parts);
+        Py_DECREF(parts);
+        option = text != NULL ? PyUnicode_FromFormat("hint:%U", text) : NULL;
+        Py_XDECREF(text);
+    } else if (PyUnicode_CheckExact(hint) && PyUnicode_GET_LENGTH(hint) > 0) {
+        option = PyUnicode_FromFormat("hint:%U", hint);
+    } else {
+        return DONE;
+    }
+    if (option == NULL || PyList_Append(options, option) < 0) {
+        Py_XDECREF(option);
+        return FAILED;
+    }
+    Py_DECREF(option);
+    return DONE;
+}
+
+static int add_collation(Shaper *shaper, PyObject *options, PyObject *command)
+{
+    PyObject *collation = GET(command, COLLATION);
+    if (collation != NULL && PyDict_CheckExact(collation)) {
+        return PyList_Append(options, SNAME(COLLATION)) < 0 ? FAILED : DONE;
+    }
+    return PyErr_Occurred() ? FAILED : DONE;
+}
+
+/* shape._common_options, as a list */
+static int common_options(Shaper *shaper, PyObject *options, PyObject *command)
+{
+    int status = option_if_present(shaper, options, command, SNAME(LIMIT));
+    if (status == DONE) {
+        status = option_if_present(shaper, options, command, SNAME(SKIP));
+    }
+    if (status == DONE) {
+        status = add_hint(shaper, options, command); /* `"hint" in command`: add_hint skips an absent one */
+    }
+    return status == DONE ? add_collation(shaper, options, command) : status;
+}
+
+/* _Shaper._operators, without $regex and $elemMatch (FALLBACK). */
+static PyObject *field_operators(Shaper *shaper, PyObject *value)
+{
+    unsigned long mask = 0;
+    Py_ssize_t position = 0;
+    PyObject *operator, *operand;
+    while (PyDict_Next(value, &position, &operator, &operand)) {
+        if (!PyUnicode_CheckExact(operator)) {
+            return SHAPE_FALLBACK;
+        }
+        if (PyUnicode_Compare(operator, SNAME(REGEX_OP)) == 0 || PyUnicode_Compare(operator, SNAME(ELEM_MATCH_OP)) == 0) {
+            return SHAPE_FALLBACK;
+        }
+        if (PyUnicode_Compare(operator, SNAME(OPTIONS_OP)) == 0) {
+            continue;
+        }
+        if (PyUnicode_Compare(operator, SNAME(IN_OP)) == 0) {
+            mask |= 1UL << C_IN;
+            if (PyList_CheckExact(operand) && PyList_GET_SIZE(operand) > shaper->in_length) {
+                shaper->in_length = PyList_GET_SIZE(operand);
+            }
+            continue;
+        }
+        PyObject *class_name = item(shaper->state->field_operators, operator);
+        if (class_name != NULL) {
+            for (int i = 0; i < CLASS_COUNT; i++) {
+                if (shaper->state->classes[i] == class_name) {
+                    mask |= 1UL << i;
+                }
+            }
+        } else if (PyErr_Occurred()) {
+            return NULL;
+        } else {
+            mask |= 1UL << (starts_with_dollar(operator) ? C_OTHER : C_EQ);
+        }
+    }
+    int count = 0, only = 0;
+    for (int i = 0; i < CLASS_COUNT; i++) {
+        if (mask & (1UL << i)) {
+            count++;
+            only = i;
+        }
+    }
+    if (count == 1) {
+        return Py_NewRef(shaper->state->classes[only]);
+    }
+    PyObject *classes = PyTuple_New(count);
+    if (classes == NULL) {
+        return NULL;
+    }
+    for (int i = 0, index = 0; i < CLASS_COUNT; i++) {
+        if (mask & (1UL << i)) {
+            PyTuple_SET_ITEM(classes, index++, Py_NewRef(shaper->state->classes[i]));
+        }
+    }
+    return classes;
+}
+
+/* _Shaper._field */
+static PyObject *field_node(Shaper *shaper, PyObject *value)
+{
+    if (!PyDict_CheckExact(value) || PyDict_GET_SIZE(value) == 0) {
+        return Py_NewRef(shaper->state->classes[C_EQ]);
+    }
+    PyObject *first = first_key(value);
+    int extended = 0;
+    if (PyDict_GET_SIZE(value) <= 2) {
+        extended = PySet_Contains(shaper->state->extended_markers, first);
+        if (extended < 0) {
+            return NULL;
+        }
+    }
+    if (!extended) {
+        if (!PyUnicode_CheckExact(first)) {
+            return SHAPE_FALLBACK;
+        }
+        return starts_with_dollar(first) ? field_operators(shaper, value) : Py_NewRef(shaper->state->classes[C_EQ]);
+    }
+    int regex = PyDict_Contains(value, SNAME(REGULAR_EXPRESSION));
+    if (regex != 0) {
+        return regex < 0 ? NULL : SHAPE_FALLBACK;
+    }
+    return Py_NewRef(shaper->state->classes[C_EQ]);
+}
+
+/* _Shaper.filter for a document (NULL: absent), without logical operators (FALLBACK). */
+static PyObject *shape_filter(Shaper *shaper, PyObject *document)
+{
+    if (document == NULL || document == Py_None) {
+        return PyTuple_New(0);
+    }
+    if (!PyDict_CheckExact(document)) {
+        PyObject *unknown = PyTuple_Pack(2, SNAME(DOLLAR), SNAME(UNKNOWN_VALUE));
+        PyObject *result = unknown != NULL ? PyTuple_Pack(1, unknown) : NULL;
+        Py_XDECREF(unknown);
+        return result;
+    }
+    PyObject *nodes = PyList_New(0);
+    if (nodes == NULL) {
+        return NULL;
+    }
+    Py_ssize_t position = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(document, &position, &key, &value)) {
+        PyObject *node;
+        if (!PyUnicode_CheckExact(key)) {
+            Py_DECREF(nodes);
+            return SHAPE_FALLBACK;
+        }
+        if (!starts_with_dollar(key)) {
+            node = field_node(shaper, value);
+        } else if (PyUnicode_Compare(key, SNAME(COMMENT_OP)) == 0) {
+            continue;
+        } else if (PyUnicode_Compare(key, SNAME(AND_OP)) == 0 || PyUnicode_Compare(key, SNAME(OR_OP)) == 0 ||
+                   PyUnicode_Compare(key, SNAME(NOR_OP)) == 0) {
+            Py_DECREF(nodes);
+            return SHAPE_FALLBACK;
+        } else {
+            node = item(shaper->state->top_level_operators, key);
+            node = node != NULL ? Py_NewRef(node) : PyErr_Occurred() ? NULL : Py_NewRef(shaper->state->classes[C_OTHER]);
+        }
+        PyObject *pair = node != NULL ? PyTuple_Pack(2, key, node) : NULL;
+        Py_XDECREF(node);
+        if (pair == NULL || PyList_Append(nodes, pair) < 0) {
+            Py_XDECREF(pair);
+            Py_DECREF(nodes);
+            return NULL; /* an error, or node's FALLBACK */
+        }
+        Py_DECREF(pair);
+    }
+    return sorted_tuple(nodes);
+}
+
+/* (ns, op, filter, sort, projection, options, stages, unknown); steals filter, sort, projection, options, stages
+ * (NULL for an empty tuple, or options/stages as lists) and returns NULL if any is NULL where it must not be. */
+static PyObject *components(PyObject *ns, PyObject *op, PyObject *filter, PyObject *sort, PyObject *projection,
+                            PyObject *options, PyObject *stages, PyObject *unknown)
+{
+    PyObject *parts[5] = {filter, sort, projection, options, stages};
+    PyObject *result = NULL;
+    int ok = 1;
+    for (int i = 0; i < 5; i++) {
+        if (parts[i] == NULL) {
+            parts[i] = PyErr_Occurred() ? NULL : PyTuple_New(0);
+            ok = ok && i > 2 && parts[i] != NULL; /* filter, sort and projection are given, or failed */
+        } else if (PyList_CheckExact(parts[i])) {
+            PyObject *tuple = PyList_AsTuple(parts[i]);
+            Py_DECREF(parts[i]);
+            parts[i] = tuple;
+            ok = ok && tuple != NULL;
+        }
+    }
+    if (ok && (result = PyTuple_New(8)) != NULL) {
+        PyTuple_SET_ITEM(result, 0, Py_NewRef(ns));
+        PyTuple_SET_ITEM(result, 1, Py_NewRef(op));
+        for (int i = 0; i < 5; i++) {
+            PyTuple_SET_ITEM(result, i + 2, parts[i]);
+            parts[i] = NULL;
+        }
+        PyTuple_SET_ITEM(result, 7, Py_NewRef(unknown));
+    }
+    for (int i = 0; i < 5; i++) {
+        Py_XDECREF(parts[i]);
+    }
+    return result;
+}
+
+/* The shape's components for an unknown shape, or a command with no filter to shape. */
+static PyObject *bare_components(PyObject *ns, PyObject *op, PyObject *unknown)
+{
+    return components(ns, op, PyTuple_New(0), PyTuple_New(0), PyTuple_New(0), NULL, NULL, unknown);
+}
+
+/* shape._name, for the names Python writes bare (a "$" name, or [A-Za-z_][A-Za-z0-9_.-]* in ASCII); FALLBACK for
+ * the names json.dumps quotes. */
+static PyObject *bare_name(PyObject *key)
+{
+    if (!PyUnicode_CheckExact(key)) {
+        return SHAPE_FALLBACK;
+    }
+    if (starts_with_dollar(key)) {
+        return Py_NewRef(key);
+    }
+    if (!PyUnicode_IS_ASCII(key) || PyUnicode_GET_LENGTH(key) == 0) {
+        return SHAPE_FALLBACK;
+    }
+    const char *text = (const char *)PyUnicode_DATA(key);
+    Py_ssize_t length = PyUnicode_GET_LENGTH(key);
+    for (Py_ssize_t i = 0; i < length; i++) {
+        char c = text[i];
+        int letter = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+        if (!(letter || (i > 0 && ((c >= '0' && c <= '9') || c == '.' || c == '-')))) {
+            return SHAPE_FALLBACK;
+        }
+    }
+    return Py_NewRef(key);
+}
+
+/* "name: value" joined with ", " for a sequence of (key, value) pairs, each key through bare_name. */
+static PyObject *render_pairs(PyObject *pairs)
+{
+    PyObject *parts = PyList_New(0);
+    if (parts == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(pairs); i++) {
+        PyObject *pair = PyTuple_GET_ITEM(pairs, i);
+        PyObject *name = bare_name(PyTuple_GET_ITEM(pair, 0));
+        PyObject *part = name != NULL ? PyUnicode_FromFormat("%U: %S", name, PyTuple_GET_ITEM(pair, 1)) : NULL;
+        Py_XDECREF(name);
+        if (part == NULL || PyList_Append(parts, part) < 0) {
+            Py_XDECREF(part);
+            Py_DECREF(parts);
+            return NULL;
+        }
+        Py_DECREF(part);
+    }
+    PyObject *text = joined(", ", parts);
+    Py_DECREF(parts);
+    return text;
+}
+
+/* shape._field_path */
+static PyObject *field_path(Shaper *shaper, PyObject *value, int depth)
+{
+    if (value != NULL && PyUnicode_CheckExact(value) && starts_with_dollar(value)) {
+        return Py_NewRef(value);
+    }
+    if (value == NULL || !PyDict_CheckExact(value)) {
+        return Py_NewRef(SNAME(CONST));
+    }
+    if (depth > 64) {
+        return SHAPE_FALLBACK; /* Python: "nesting too deep" */
+    }
+    PyObject *pairs = PyTuple_New(PyDict_GET_SIZE(value));
+    if (pairs == NULL) {
+        return NULL;
+    }
+    Py_ssize_t position = 0, index = 0;
+    PyObject *key, *inner;
+    while (PyDict_Next(value, &position, &key, &inner)) {
+        PyObject *path = field_path(shaper, inner, depth + 1);
+        PyObject *pair = path != NULL ? PyTuple_Pack(2, key, path) : NULL;
+        Py_XDECREF(path);
+        if (pair == NULL) {
+            Py_DECREF(pairs);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(pairs, index++, pair);
+    }
+    PyObject *text = render_pairs(pairs);
+    Py_DECREF(pairs);
+    PyObject *result = text != NULL ? PyUnicode_FromFormat("{%U}", text) : NULL;
+    Py_XDECREF(text);
+    return result;
+}
+
+/* shape._accumulator */
+static PyObject *accumulator(Shaper *shaper, PyObject *value)
+{
+    if (!PyDict_CheckExact(value) || PyDict_GET_SIZE(value) == 0) {
+        return Py_NewRef(SNAME(UNKNOWN_VALUE));
+    }
+    Py_ssize_t position = 0;
+    PyObject *operator, *operand;
+    PyDict_Next(value, &position, &operator, &operand);
+    if (!PyUnicode_CheckExact(operator)) {
+        return SHAPE_FALLBACK;
+    }
+    if (PyUnicode_Compare(operator, SNAME(SUM)) == 0 && !PyBool_Check(operand)) {
+        Number number;
+        if (number_of(shaper, operand, &number) != DONE) {
+            return NULL;
+        }
+        if (number.kind == NUMBER_UNSURE) {
+            return SHAPE_FALLBACK;
+        }
+        if (number.kind != NUMBER_NONE) {
+            return Py_NewRef(SNAME(COUNT_ACCUMULATOR));
+        }
+    }
+    if (PyUnicode_CheckExact(operand) && starts_with_dollar(operand)) {
+        return PyUnicode_FromFormat("%U(%U)", operator, operand);
+    }
+    return Py_NewRef(operator);
+}
+
+static PyObject *group_summary(Shaper *shaper, PyObject *body)
+{
+    PyObject *accumulators = PySet_New(NULL);
+    if (accumulators == NULL) {
+        return NULL;
+    }
+    Py_ssize_t position = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(body, &position, &key, &value)) {
+        int is_id = PyObject_RichCompareBool(key, SNAME(ID), Py_EQ);
+        if (is_id) {
+            if (is_id < 0) {
+                Py_DECREF(accumulators);
+                return NULL;
+            }
+            continue;
+        }
+        PyObject *shaped = accumulator(shaper, value);
+        if (shaped == NULL || PySet_Add(accumulators, shaped) < 0) {
+            Py_XDECREF(shaped);
+            Py_DECREF(accumulators);
+            return NULL;
+        }
+        Py_DECREF(shaped);
+    }
+    PyObject *ordered = PySequence_List(accumulators);
+    Py_DECREF(accumulators);
+    if (ordered == NULL || PyList_Sort(ordered) < 0) {
+        Py_XDECREF(ordered);
+        return NULL;
+    }
+    PyObject *listed = joined(", ", ordered);
+    Py_DECREF(ordered);
+    PyObject *id = listed != NULL ? GET(body, ID) : NULL;
+    PyObject *path = listed != NULL && !PyErr_Occurred() ? field_path(shaper, id, 0) : NULL;
+    PyObject *result = path != NULL ? PyUnicode_FromFormat("$group(_id=%U; %U)", path, listed) : NULL;
+    Py_XDECREF(listed);
+    Py_XDECREF(path);
+    return result;
+}
+
+static PyObject *lookup_summary(Shaper *shaper, PyObject *body)
+{
+    PyObject *from = GET(body, FROM), *parts = NULL, *part = NULL;
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    if (from == NULL || from == Py_None) {
+        part = PyUnicode_FromString("from=None");
+    } else if (PyUnicode_CheckExact(from)) {
+        part = PyUnicode_FromFormat("from=%U", from);
+    } else {
+        return SHAPE_FALLBACK; /* Python writes str() of it */
+    }
+    if (part == NULL || (parts = PyList_New(0)) == NULL || PyList_Append(parts, part) < 0) {
+        goto failed;
+    }
+    Py_CLEAR(part);
+    static const int KEYS[] = {N_LOCAL_FIELD, N_FOREIGN_FIELD};
+    for (size_t i = 0; i < COUNT_OF(KEYS); i++) {
+        PyObject *key = shaper->state->names[KEYS[i]];
+        PyObject *value = item(body, key);
+        if (value != NULL && PyUnicode_CheckExact(value)) {
+            if ((part = PyUnicode_FromFormat("%U=%U", key, value)) == NULL || PyList_Append(parts, part) < 0) {
+                goto failed;
+            }
+            Py_CLEAR(part);
+        } else if (PyErr_Occurred()) {
+            goto failed;
+        }
+    }
+    int nested = PyDict_Contains(body, SNAME(PIPELINE));
+    if (nested < 0 || (nested && PyList_Append(parts, SNAME(PIPELINE)) < 0)) {
+        goto failed;
+    }
+    PyObject *text = joined(", ", parts);
+    Py_DECREF(parts);
+    PyObject *result = text != NULL ? PyUnicode_FromFormat("$lookup(%U)", text) : NULL;
+    Py_XDECREF(text);
+    return result;
+failed:
+    Py_XDECREF(part);
+    Py_XDECREF(parts);
+    return NULL;
+}
+
+/* shape._stage_summary (body NULL: None) */
+static PyObject *stage_summary(Shaper *shaper, PyObject *name, PyObject *body)
+{
+    int is_dict = body != NULL && PyDict_CheckExact(body);
+    if (is_dict && PyUnicode_Compare(name, SNAME(GROUP_STAGE)) == 0) {
+        return group_summary(shaper, body);
+    }
+    if (is_dict && PyUnicode_Compare(name, SNAME(LOOKUP_STAGE)) == 0) {
+        return lookup_summary(shaper, body);
+    }
+    if (PyUnicode_Compare(name, SNAME(UNWIND_STAGE)) == 0) {
+        PyObject *path = is_dict ? GET(body, PATH) : body;
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        if (path != NULL && PyUnicode_CheckExact(path)) {
+            return PyUnicode_FromFormat("$unwind(%U)", path);
+        }
+        return PyUnicode_FromString("$unwind(?)");
+    }
+    if (PyUnicode_Compare(name, SNAME(SORT_STAGE)) == 0) {
+        PyObject *sort = shape_sort(shaper, body);
+        PyObject *text = sort != NULL ? render_pairs(sort) : NULL;
+        Py_XDECREF(sort);
+        PyObject *result = text != NULL ? PyUnicode_FromFormat("$sort{%U}", text) : NULL;
+        Py_XDECREF(text);
+        return result;
+    }
+    return Py_NewRef(name); /* $match, and every other stage, by its name */
+}
+
+static int is_one_of(PyObject *name, PyObject *first, PyObject *second)
+{
+    return PyUnicode_Compare(name, first) == 0 || PyUnicode_Compare(name, second) == 0;
+}
+
+/* shape._shape_pipeline, with one leading $match at most (two are an $and: FALLBACK). */
+static PyObject *shape_pipeline(Shaper *shaper, PyObject *ns, PyObject *pipeline)
+{
+    if (pipeline == NULL || !PyList_CheckExact(pipeline)) {
+        return bare_components(ns, SNAME(AGGREGATE), SNAME(PIPELINE_NOT_LOGGED));
+    }
+    PyObject *match = NULL, *sort = NULL, *options = PyList_New(0), *stages = PyList_New(0);
+    int leading = 1, filtering = 1, matches = 0, limit = 0, skip = 0;
+    if (options == NULL || stages == NULL) {
+        goto failed;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(pipeline); i++) {
+        PyObject *stage = PyList_GET_ITEM(pipeline, i), *name = SNAME(UNKNOWN_VALUE), *body = NULL;
+        if (PyDict_CheckExact(stage) && PyDict_GET_SIZE(stage) > 0) {
+            Py_ssize_t position = 0;
+            PyDict_Next(stage, &position, &name, &body);
+            if (!PyUnicode_CheckExact(name) || PyUnicode_GET_LENGTH(name) == 0) {
+                goto fallback; /* Python names it "?" and looks "?" up in the stage */
+            }
+        }
+        leading = leading && (is_one_of(name, SNAME(MATCH_STAGE), SNAME(SORT_STAGE)) ||
+                              is_one_of(name, SNAME(LIMIT_STAGE), SNAME(SKIP_STAGE)));
+        if (leading && is_one_of(name, SNAME(LIMIT_STAGE), SNAME(SKIP_STAGE))) {
+            int is_limit = PyUnicode_Compare(name, SNAME(LIMIT_STAGE)) == 0;
+            if (!(is_limit ? limit : skip)) {
+                if (PyList_Append(options, is_limit ? SNAME(LIMIT) : SNAME(SKIP)) < 0) {
+                    goto failed;
+                }
+                *(is_limit ? &limit : &skip) = 1;
+            }
+            filtering = 0;
+        } else if (leading && filtering && PyUnicode_Compare(name, SNAME(MATCH_STAGE)) == 0) {
+            if (++matches > 1) {
+                goto fallback;
+            }
+            match = body;
+        } else if (leading && filtering && PyUnicode_Compare(name, SNAME(SORT_STAGE)) == 0 &&
+                   (sort == NULL || PyTuple_GET_SIZE(sort) == 0)) {
+            Py_XDECREF(sort);
+            if ((sort = shape_sort(shaper, body)) == NULL) {
+                goto failed;
+            }
+        }
+        PyObject *summary = stage_summary(shaper, name, body);
+        if (summary == NULL || PyList_Append(stages, summary) < 0) {
+            Py_XDECREF(summary);
+            goto failed;
+        }
+        Py_DECREF(summary);
+    }
+    PyObject *filter = shape_filter(shaper, match);
+    if (filter == NULL) {
+        goto failed;
+    }
+    if (sort == NULL && (sort = PyTuple_New(0)) == NULL) {
+        Py_DECREF(filter);
+        goto failed;
+    }
+    return components(ns, SNAME(AGGREGATE), filter, sort, PyTuple_New(0), options, stages, Py_None);
+fallback:
+failed:
+    Py_XDECREF(sort);
+    Py_XDECREF(options);
+    Py_XDECREF(stages);
+    return NULL;
+}
+
+/* shape._shape_write */
+static PyObject *shape_write(Shaper *shaper, PyObject *ns, PyObject *op, PyObject *command, int update)
+{
+    PyObject *statement = command;
+    int has_q = PyDict_Contains(command, SNAME(Q));
+    if (has_q < 0) {
+        return NULL;
+    }
+    if (!has_q) {
+        PyObject *listed = update ? GET(command, UPDATES) : GET(command, DELETES);
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        if (listed == NULL || !PyList_CheckExact(listed) || PyList_GET_SIZE(listed) != 1 ||
+            !PyDict_CheckExact(PyList_GET_ITEM(listed, 0))) {
+            return bare_components(ns, op, SNAME(STATEMENTS_NOT_LOGGED));
+        }
+        statement = PyList_GET_ITEM(listed, 0);
+    }
+    PyObject *options = PyList_New(0);
+    if (options == NULL) {
+        return NULL;
+    }
+    int status = DONE;
+    if (update) {
+        status = option_if_present(shaper, options, statement, SNAME(MULTI));
+        if (status == DONE) {
+            status = option_if_present(shaper, options, statement, SNAME(UPSERT));
+        }
+        PyObject *change = status == DONE ? GET(statement, U) : NULL;
+        if (change != NULL && PyList_CheckExact(change)) {
+            status = PyList_Append(options, SNAME(PIPELINE_UPDATE)) < 0 ? FAILED : DONE;
+        } else if (change != NULL && PyDict_CheckExact(change) && PyDict_GET_SIZE(change) > 0) {
+            PyObject *first = first_key(change);
+            if (!PyUnicode_CheckExact(first)) {
+                status = FALLBACK;
+            } else if (!starts_with_dollar(first)) {
+                status = PyList_Append(options, SNAME(REPLACEMENT)) < 0 ? FAILED : DONE;
+            }
+        } else if (status == DONE && PyErr_Occurred()) {
+            status = FAILED;
+        }
+    } else {
+        Number limit;
+        PyObject *value = GET(statement, LIMIT);
+        if (PyErr_Occurred() || number_of(shaper, value, &limit) != DONE) {
+            status = FAILED;
+        } else if (limit.kind == NUMBER_UNSURE) {
+            status = FALLBACK;
+        } else if (number_is(&limit, 1)) {
+            status = PyList_Append(options, SNAME(ONE)) < 0 ? FAILED : DONE;
+        }
+    }
+    if (status == DONE) {
+        status = add_hint(shaper, options, statement);
+    }
+    if (status == DONE) {
+        status = add_collation(shaper, options, statement);
+    }
+    PyObject *filter = NULL;
+    if (status == DONE) {
+        PyObject *q = GET(statement, Q);
+        filter = PyErr_Occurred() ? NULL : shape_filter(shaper, q == NULL ? Py_None : q);
+    }
+    if (filter == NULL) {
+        Py_DECREF(options);
+        return NULL;
+    }
+    return components(ns, op, filter, PyTuple_New(0), PyTuple_New(0), options, NULL, Py_None);
+}
+
+static int op_is(PyObject *op, const char *name)
+{
+    return PyUnicode_CompareWithASCIIString(op, name) == 0;
+}
+
+/* shape._shape_command */
+static PyObject *shape_components(Shaper *shaper, PyObject *ns, PyObject *op, PyObject *command)
+{
+    PyObject *options = NULL;
+    if (op_is(op, "find") || op_is(op, "count")) {
+        int find = op_is(op, "find");
+        PyObject *document = find ? GET(command, FILTER) : GET(command, QUERY);
+        if (PyErr_Occurred() || (options = PyList_New(0)) == NULL) {
+            return NULL;
+        }
+        if (common_options(shaper, options, command) != DONE) {
+            Py_DECREF(options);
+            return NULL;
+        }
+        PyObject *filter = shape_filter(shaper, document);
+        if (filter == NULL || !find) {
+            if (filter == NULL) {
+                Py_DECREF(options);
+                return NULL;
+            }
+            return components(ns, op, filter, PyTuple_New(0), PyTuple_New(0), options, NULL, Py_None);
+        }
+        PyObject *sort = GET(command, SORT);
+        sort = PyErr_Occurred() ? NULL : shape_sort(shaper, sort);
+        PyObject *projection = GET(command, PROJECTION);
+        projection = sort == NULL || PyErr_Occurred() ? NULL : shape_projection(shaper, projection);
+        if (projection == NULL) {
+            Py_DECREF(filter);
+            Py_XDECREF(sort);
+            Py_DECREF(options);
+            return NULL;
+        }
+        return components(ns, op, filter, sort, projection, options, NULL, Py_None);
+    }
+    if (op_is(op, "distinct")) {
+        PyObject *key = GET(command, KEY), *option;
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        option = key != NULL && PyUnicode_CheckExact(key) ? PyUnicode_FromFormat("key:%U", key)
+                                                          : PyUnicode_FromString("key:?");
+        if (option == NULL || (options = PyList_New(0)) == NULL || PyList_Append(options, option) < 0) {
+            Py_XDECREF(option);
+            Py_XDECREF(options);
+            return NULL;
+        }
+        Py_DECREF(option);
+        PyObject *filter = NULL;
+        if (add_hint(shaper, options, command) == DONE) {
+            PyObject *query = GET(command, QUERY);
+            filter = PyErr_Occurred() ? NULL : shape_filter(shaper, query);
+        }
+        if (filter == NULL) {
+            Py_DECREF(options);
+            return NULL;
+        }
+        return components(ns, op, filter, PyTuple_New(0), PyTuple_New(0), options, NULL, Py_None);
+    }
+    if (op_is(op, "aggregate")) {
+        PyObject *pipeline = GET(command, PIPELINE);
+        return PyErr_Occurred() ? NULL : shape_pipeline(shaper, ns, pipeline);
+    }
+    if (op_is(op, "findAndModify")) {
+        PyObject *remove = GET(command, REMOVE);
+        int removing = remove == NULL ? 0 : PyObject_IsTrue(remove);
+        if (PyErr_Occurred() || removing < 0 || (options = PyList_New(0)) == NULL ||
+            PyList_Append(options, removing ? SNAME(REMOVE) : SNAME(UPDATE)) < 0) {
+            Py_XDECREF(options);
+            return NULL;
+        }
+        int status = option_if_present(shaper, options, command, SNAME(UPSERT));
+        if (status == DONE) {
+            status = option_if_present(shaper, options, command, SNAME(NEW));
+        }
+        if (status == DONE) {
+            status = add_hint(shaper, options, command);
+        }
+        PyObject *filter = NULL, *sort = NULL, *projection = NULL;
+        if (status == DONE) {
+            PyObject *query = GET(command, QUERY);
+            filter = PyErr_Occurred() ? NULL : shape_filter(shaper, query);
+        }
+        if (filter != NULL) {
+            PyObject *sorting = GET(command, SORT);
+            sort = PyErr_Occurred() ? NULL : shape_sort(shaper, sorting);
+        }
+        if (sort != NULL) {
+            PyObject *fields = GET(command, FIELDS);
+            projection = PyErr_Occurred() ? NULL : shape_projection(shaper, fields);
+        }
+        if (projection == NULL) {
+            Py_XDECREF(filter);
+            Py_XDECREF(sort);
+            Py_DECREF(options);
+            return NULL;
+        }
+        return components(ns, op, filter, sort, projection, options, NULL, Py_None);
+    }
+    if (op_is(op, "update") || op_is(op, "delete")) {
+        return shape_write(shaper, ns, op, command, op_is(op, "update"));
+    }
+    if (op_is(op, "unknown")) {
+        PyObject *document = GET(command, FILTER);
+        PyObject *filter = PyErr_Occurred() ? NULL : shape_filter(shaper, document);
+        return filter == NULL ? NULL
+                              : components(ns, op, filter, PyTuple_New(0), PyTuple_New(0), NULL, NULL, Py_None);
+    }
+    return bare_components(ns, op, Py_None);
+}
+
+/* shape._skip_of: *skip; FALLBACK for an Extended JSON number. */
+static int skip_of(Shaper *shaper, PyObject *op, PyObject *command, long long *skip)
+{
+    PyObject *value = NULL;
+    *skip = 0;
+    if (op_is(op, "find") || op_is(op, "count")) {
+        value = GET(command, SKIP);
+    } else if (op_is(op, "aggregate")) {
+        PyObject *pipeline = GET(command, PIPELINE);
+        if (pipeline != NULL && PyList_CheckExact(pipeline)) {
+            for (Py_ssize_t i = 0; i < PyList_GET_SIZE(pipeline) && value == NULL; i++) {
+                PyObject *stage = PyList_GET_ITEM(pipeline, i);
+                if (PyDict_CheckExact(stage)) {
+                    value = GET(stage, SKIP_STAGE);
+                    if (value == NULL && PyErr_Occurred()) {
+                        return FAILED;
+                    }
+                }
+            }
+        }
+    }
+    if (PyErr_Occurred()) {
+        return FAILED;
+    }
+    if (value == NULL || value == Py_None) {
+        return DONE;
+    }
+    Number number;
+    if (number_of(shaper, value, &number) != DONE) {
+        return FAILED;
+    }
+    if (number.kind == NUMBER_UNSURE) {
+        return FALLBACK;
+    }
+    if (number.kind == NUMBER_INT && number.integer > 0 && number.integer < 1000000000000000000LL) {
+        *skip = number.integer;
+    } else if (number.kind == NUMBER_FLOAT && number.real > 0.0 && number.real < 1e18) {
+        *skip = (long long)number.real;
+    }
+    return DONE;
+}
+
+PyDoc_STRVAR(shape_command_doc,
+"shape_command(ns, op, command, /)\n--\n\n"
+"What shape._shape_command and shape._skip_of work out for one command dict (op canonical, a getMore's already\n"
+"resolved to its originating command): (components, in_length, skip), components as shape.finish takes them.\n"
+"None where the Python path must shape it: $regex, $elemMatch, $and/$or/$nor, Extended JSON numbers, names\n"
+"json.dumps would quote, several leading $match stages ...");
+
+static PyObject *shape_command(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "shape_command() takes exactly 3 arguments");
+        return NULL;
+    }
+    PyObject *ns = args[0], *op = args[1], *command = args[2];
+    if (!PyUnicode_CheckExact(op) || !PyDict_CheckExact(command)) {
+        Py_RETURN_NONE;
+    }
+    Shaper shaper = {module_state(module), 0};
+    PyObject *shaped = shape_components(&shaper, ns, op, command);
+    if (shaped == NULL) {
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        Py_RETURN_NONE;
+    }
+    long long skip;
+    int status = skip_of(&shaper, op, command, &skip);
+    if (status != DONE) {
+        Py_DECREF(shaped);
+        if (status == FAILED) {
+            return NULL;
+        }
+        Py_RETURN_NONE;
+    }
+    return Py_BuildValue("(NnL)", shaped, shaper.in_length, skip);
+}
+
+/* ---- a shape's time breakdown: timing.TimeBreakdown.add ------------------------------------------------------- */
+
+/* round(value) as Python rounds a float (half to even) into *out; 0 when it is not finite or past a long long.
+ * Without libm: the whole part and the fraction of a double are exact (setup.py links no maths library). */
+static int rounded(double value, long long *out)
+{
+    if (!(value > -9e18 && value < 9e18)) {
+        return 0;
+    }
+    long long whole = (long long)value; /* toward zero */
+    double fraction = value - (double)whole;
+    if (fraction > 0.5 || (fraction == 0.5 && (whole & 1))) {
+        whole += 1;
+    } else if (fraction < -0.5 || (fraction == -0.5 && (whole & 1))) {
+        whole -= 1;
+    }
+    *out = whole;
+    return 1;
+}
+
+/* Add addend to the int at list[index] (Python's numbers[index] += addend). */
+static int list_add(PyObject *list, Py_ssize_t index, PyObject *addend)
+{
+    PyObject *sum = PyNumber_Add(PyList_GET_ITEM(list, index), addend);
+    return sum == NULL ? -1 : PyList_SetItem(list, index, sum); /* steals sum, releases the old item */
+}
+
+static int attribute_add(PyObject *object, PyObject *name, PyObject *addend)
+{
+    PyObject *value = PyObject_GetAttr(object, name);
+    PyObject *sum = value != NULL ? PyNumber_Add(value, addend) : NULL;
+    int failed = sum == NULL || PyObject_SetAttr(object, name, sum) < 0;
+    Py_XDECREF(value);
+    Py_XDECREF(sum);
+    return failed ? -1 : 0;
+}
+
+/* DurationHistogram.add(bucket) for a whole number of milliseconds under EXACT_LIMIT. */
+static int histogram_add(State *state, PyObject *histogram, PyObject *bucket)
+{
+    PyObject *counts = PyObject_GetAttr(histogram, NAME(COUNTS));
+    if (counts == NULL) {
+        return -1;
+    }
+    int failed = -1;
+    PyObject *one = PyLong_FromLong(1), *count = NULL, *maximum = NULL;
+    if (one == NULL || !PyDict_CheckExact(counts)) {
+        if (one != NULL) {
+            PyErr_SetString(PyExc_TypeError, "DurationHistogram.counts is not a dict");
+        }
+        goto done;
+    }
+    PyObject *held = PyDict_GetItemWithError(counts, bucket);
+    if (held == NULL && PyErr_Occurred()) {
+        goto done;
+    }
+    count = held != NULL ? PyNumber_Add(held, one) : Py_NewRef(one);
+    if (count == NULL || PyDict_SetItem(counts, bucket, count) < 0 || attribute_add(histogram, NAME(N_VALUES), one) < 0 ||
+        attribute_add(histogram, NAME(TOTAL), bucket) < 0 || (maximum = PyObject_GetAttr(histogram, NAME(MAXIMUM))) == NULL) {
+        goto done;
+    }
+    int larger = PyObject_RichCompareBool(bucket, maximum, Py_GT);
+    if (larger < 0 || (larger && PyObject_SetAttr(histogram, NAME(MAXIMUM), bucket) < 0)) {
+        goto done;
+    }
+    failed = 0;
+done:
+    Py_DECREF(counts);
+    Py_XDECREF(one);
+    Py_XDECREF(count);
+    Py_XDECREF(maximum);
+    return failed;
+}
+
+typedef struct {
+    PyObject *name;
+    long long whole;      /* the component in whole units (µs for a time), rounded */
+    long long bucket;     /* its whole milliseconds, rounded (sketched components) */
+    int sketched;
+} Component;
+
+/* Whether add_timing can take this execution, and each component's numbers; changes nothing. */
+static int timing_plan(PyObject *timing, PyObject *whole, PyObject *sketched, long long exact_limit, Component *plan,
+                       Py_ssize_t *count)
+{
+    Py_ssize_t position = 0, index = 0;
+    PyObject *name, *value;
+    while (PyDict_Next(timing, &position, &name, &value)) {
+        if (index >= 16 || !PyUnicode_CheckExact(name) || !PyFloat_CheckExact(value)) {
+            return FALLBACK;
+        }
+        PyObject *factor = PyDict_GetItemWithError(whole, name);
+        if (factor == NULL) {
+            return PyErr_Occurred() ? FAILED : FALLBACK;
+        }
+        long multiplier = PyLong_AsLong(factor);
+        if (multiplier == -1 && PyErr_Occurred()) {
+            return FAILED;
+        }
+        double number = PyFloat_AS_DOUBLE(value);
+        Component *component = &plan[index++];
+        component->name = name;
+        if (!rounded(number * (double)multiplier, &component->whole)) {
+            return FALLBACK;
+        }
+        component->sketched = PySet_Contains(sketched, name);
+        if (component->sketched < 0) {
+            return FAILED;
+        }
+        if (component->sketched &&
+            (!rounded(number, &component->bucket) || component->bucket < 0 || component->bucket >= exact_limit)) {
+            return FALLBACK; /* DurationHistogram.add's logarithmic buckets: Python */
+        }
+    }
+    *count = index;
+    return DONE;
+}
+
+static int add_component(State *state, PyObject *components, PyObject *histograms, PyObject *histogram_type,
+                         const Component *component, PyObject *duration)
+{
+    PyObject *numbers = PyDict_GetItemWithError(components, component->name);
+    if (numbers == NULL) {
+        if (PyErr_Occurred() || (numbers = Py_BuildValue("[iii]", 0, 0, 0)) == NULL) {
+            return -1;
+        }
+        int failed = PyDict_SetItem(components, component->name, numbers);
+        Py_DECREF(numbers); /* the dict holds it */
+        if (failed < 0) {
+            return -1;
+        }
+    }
+    if (!PyList_CheckExact(numbers) || PyList_GET_SIZE(numbers) != 3) {
+        PyErr_SetString(PyExc_TypeError, "TimeBreakdown.components holds a value that is not [sum, executions, us]");
+        return -1;
+    }
+    PyObject *whole = PyLong_FromLongLong(component->whole), *one = PyLong_FromLong(1);
+    int failed = whole == NULL || one == NULL || list_add(numbers, 0, whole) < 0 || list_add(numbers, 1, one) < 0 ||
+                 list_add(numbers, 2, duration) < 0;
+    Py_XDECREF(whole);
+    Py_XDECREF(one);
+    if (failed || !component->sketched) {
+        return failed ? -1 : 0;
+    }
+    PyObject *histogram = PyDict_GetItemWithError(histograms, component->name);
+    if (histogram == NULL) {
+        if (PyErr_Occurred() || (histogram = PyObject_CallNoArgs(histogram_type)) == NULL) {
+            return -1;
+        }
+        failed = PyDict_SetItem(histograms, component->name, histogram) < 0;
+        Py_DECREF(histogram);
+        if (failed) {
+            return -1;
+        }
+    }
+    PyObject *bucket = PyLong_FromLongLong(component->bucket);
+    failed = bucket == NULL || histogram_add(state, histogram, bucket) < 0;
+    Py_XDECREF(bucket);
+    return failed ? -1 : 0;
+}
+
+PyDoc_STRVAR(add_timing_doc,
+"add_timing(breakdown, timing, duration_ms, whole, sketched, histogram_type, exact_limit, /)\n--\n\n"
+"timing.TimeBreakdown.add(timing, duration_ms) on breakdown, for the usual execution: every component a finite\n"
+"float of a name in whole, each sketched one under exact_limit milliseconds once rounded. True when added; False,\n"
+"with nothing changed, where Python must add it.");
+
+static PyObject *add_timing(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    State *state = module_state(module);
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "add_timing() takes exactly 7 arguments");
+        return NULL;
+    }
+    PyObject *breakdown = args[0], *timing = args[1], *duration_ms = args[2], *whole = args[3];
+    PyObject *sketched = args[4], *histogram_type = args[5];
+    long long exact_limit = PyLong_AsLongLong(args[6]), duration_us;
+    if (exact_limit == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (!PyDict_CheckExact(timing) || !PyDict_CheckExact(whole) || !PyAnySet_Check(sketched)) {
+        Py_RETURN_FALSE;
+    }
+    if (PyLong_CheckExact(duration_ms)) {
+        int overflow;
+        long long milliseconds = PyLong_AsLongLongAndOverflow(duration_ms, &overflow);
+        if (overflow || milliseconds > 9000000000000000LL || milliseconds < -9000000000000000LL) {
+            Py_RETURN_FALSE;
+        }
+        duration_us = milliseconds * 1000;
+    } else if (!PyFloat_CheckExact(duration_ms) || !rounded(PyFloat_AS_DOUBLE(duration_ms) * 1000.0, &duration_us)) {
+        Py_RETURN_FALSE;
+    }
+    Component plan[16];
+    Py_ssize_t count = 0;
+    int status = timing_plan(timing, whole, sketched, exact_limit, plan, &count);
+    if (status != DONE) {
+        if (status == FAILED) {
+            return NULL;
+        }
+        Py_RETURN_FALSE;
+    }
+    PyObject *components = PyObject_GetAttr(breakdown, NAME(COMPONENTS));
+    PyObject *histograms = components != NULL ? PyObject_GetAttr(breakdown, NAME(HISTOGRAMS)) : NULL;
+    PyObject *duration = histograms != NULL ? PyLong_FromLongLong(duration_us) : NULL;
+    PyObject *one = duration != NULL ? PyLong_FromLong(1) : NULL, *result = NULL;
+    if (one == NULL) {
+        goto done;
+    }
+    if (!PyDict_CheckExact(components) || !PyDict_CheckExact(histograms)) {
+        result = Py_NewRef(Py_False);
+        goto done;
+    }
+    if (attribute_add(breakdown, NAME(EXECUTIONS), one) < 0 || attribute_add(breakdown, NAME(DURATION_US), duration) < 0) {
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        if (add_component(state, components, histograms, histogram_type, &plan[i], duration) < 0) {
+            goto done;
+        }
+    }
+    result = Py_NewRef(Py_True);
+done:
+    Py_XDECREF(components);
+    Py_XDECREF(histograms);
+    Py_XDECREF(duration);
+    Py_XDECREF(one);
+    return result;
+}
+
+
+static const uint32_t CRC32_TABLE[256] = {
+    0x00000000U, 0x77073096U, 0xee0e612cU, 0x990951baU, 0x076dc419U, 0x706af48fU,
+    0xe963a535U, 0x9e6495a3U, 0x0edb8832U, 0x79dcb8a4U, 0xe0d5e91eU, 0x97d2d988U,
+    0x09b64c2bU, 0x7eb17cbdU, 0xe7b82d07U, 0x90bf1d91U, 0x1db71064U, 0x6ab020f2U,
+    0xf3b97148U, 0x84be41deU, 0x1adad47dU, 0x6ddde4ebU, 0xf4d4b551U, 0x83d385c7U,
+    0x136c9856U, 0x646ba8c0U, 0xfd62f97aU, 0x8a65c9ecU, 0x14015c4fU, 0x63066cd9U,
+    0xfa0f3d63U, 0x8d080df5U, 0x3b6e20c8U, 0x4c69105eU, 0xd56041e4U, 0xa2677172U,
+    0x3c03e4d1U, 0x4b04d447U, 0xd20d85fdU, 0xa50ab56bU, 0x35b5a8faU, 0x42b2986cU,
+    0xdbbbc9d6U, 0xacbcf940U, 0x32d86ce3U, 0x45df5c75U, 0xdcd60dcfU, 0xabd13d59U,
+    0x26d930acU, 0x51de003aU, 0xc8d75180U, 0xbfd06116U, 0x21b4f4b5U, 0x56b3c423U,
+    0xcfba9599U, 0xb8bda50fU, 0x2802b89eU, 0x5f058808U, 0xc60cd9b2U, 0xb10be924U,
+    0x2f6f7c87U, 0x58684c11U, 0xc1611dabU, 0xb6662d3dU, 0x76dc4190U, 0x01db7106U,
+    0x98d220bcU, 0xefd5102aU, 0x71b18589U, 0x06b6b51fU, 0x9fbfe4a5U, 0xe8b8d433U,
+    0x7807c9a2U, 0x0f00f934U, 0x9609a88eU, 0xe10e9818U, 0x7f6a0dbbU, 0x086d3d2dU,
+    0x91646c97U, 0xe6635c01U, 0x6b6b51f4U, 0x1c6c6162U, 0x856530d8U, 0xf262004eU,
+    0x6c0695edU, 0x1b01a57bU, 0x8208f4c1U, 0xf50fc457U, 0x65b0d9c6U, 0x12b7e950U,
+    0x8bbeb8eaU, 0xfcb9887cU, 0x62dd1ddfU, 0x15da2d49U, 0x8cd37cf3U, 0xfbd44c65U,
+    0x4db26158U, 0x3ab551ceU, 0xa3bc0074U, 0xd4bb30e2U, 0x4adfa541U, 0x3dd895d7U,
+    0xa4d1c46dU, 0xd3d6f4fbU, 0x4369e96aU, 0x346ed9fcU, 0xad678846U, 0xda60b8d0U,
+    0x44042d73U, 0x33031de5U, 0xaa0a4c5fU, 0xdd0d7cc9U, 0x5005713cU, 0x270241aaU,
+    0xbe0b1010U, 0xc90c2086U, 0x5768b525U, 0x206f85b3U, 0xb966d409U, 0xce61e49fU,
+    0x5edef90eU, 0x29d9c998U, 0xb0d09822U, 0xc7d7a8b4U, 0x59b33d17U, 0x2eb40d81U,
+    0xb7bd5c3bU, 0xc0ba6cadU, 0xedb88320U, 0x9abfb3b6U, 0x03b6e20cU, 0x74b1d29aU,
+    0xead54739U, 0x9dd277afU, 0x04db2615U, 0x73dc1683U, 0xe3630b12U, 0x94643b84U,
+    0x0d6d6a3eU, 0x7a6a5aa8U, 0xe40ecf0bU, 0x9309ff9dU, 0x0a00ae27U, 0x7d079eb1U,
+    0xf00f9344U, 0x8708a3d2U, 0x1e01f268U, 0x6906c2feU, 0xf762575dU, 0x806567cbU,
+    0x196c3671U, 0x6e6b06e7U, 0xfed41b76U, 0x89d32be0U, 0x10da7a5aU, 0x67dd4accU,
+    0xf9b9df6fU, 0x8ebeeff9U, 0x17b7be43U, 0x60b08ed5U, 0xd6d6a3e8U, 0xa1d1937eU,
+    0x38d8c2c4U, 0x4fdff252U, 0xd1bb67f1U, 0xa6bc5767U, 0x3fb506ddU, 0x48b2364bU,
+    0xd80d2bdaU, 0xaf0a1b4cU, 0x36034af6U, 0x41047a60U, 0xdf60efc3U, 0xa867df55U,
+    0x316e8eefU, 0x4669be79U, 0xcb61b38cU, 0xbc66831aU, 0x256fd2a0U, 0x5268e236U,
+    0xcc0c7795U, 0xbb0b4703U, 0x220216b9U, 0x5505262fU, 0xc5ba3bbeU, 0xb2bd0b28U,
+    0x2bb45a92U, 0x5cb36a04U, 0xc2d7ffa7U, 0xb5d0cf31U, 0x2cd99e8bU, 0x5bdeae1dU,
+    0x9b64c2b0U, 0xec63f226U, 0x756aa39cU, 0x026d930aU, 0x9c0906a9U, 0xeb0e363fU,
+    0x72076785U, 0x05005713U, 0x95bf4a82U, 0xe2b87a14U, 0x7bb12baeU, 0x0cb61b38U,
+    0x92d28e9bU, 0xe5d5be0dU, 0x7cdcefb7U, 0x0bdbdf21U, 0x86d3d2d4U, 0xf1d4e242U,
+    0x68ddb3f8U, 0x1fda836eU, 0x81be16cdU, 0xf6b9265bU, 0x6fb077e1U, 0x18b74777U,
+    0x88085ae6U, 0xff0f6a70U, 0x66063bcaU, 0x11010b5cU, 0x8f659effU, 0xf862ae69U,
+    0x616bffd3U, 0x166ccf45U, 0xa00ae278U, 0xd70dd2eeU, 0x4e048354U, 0x3903b3c2U,
+    0xa7672661U, 0xd06016f7U, 0x4969474dU, 0x3e6e77dbU, 0xaed16a4aU, 0xd9d65adcU,
+    0x40df0b66U, 0x37d83bf0U, 0xa9bcae53U, 0xdebb9ec5U, 0x47b2cf7fU, 0x30b5ffe9U,
+    0xbdbdf21cU, 0xcabac28aU, 0x53b39330U, 0x24b4a3a6U, 0xbad03605U, 0xcdd70693U,
+    0x54de5729U, 0x23d967bfU, 0xb3667a2eU, 0xc4614ab8U, 0x5d681b02U, 0x2a6f2b94U,
+    0xb40bbe37U, 0xc30c8ea1U, 0x5a05df1bU, 0x2d02ef8dU,
+};
+
+/* ---- a shape's literal values: literals.LiteralStats.observe ------------------------------------------------- */
+
+/* zlib.crc32 (CRC-32, polynomial 0xEDB88320) */
+static uint32_t crc32_of(const char *data, Py_ssize_t length)
+{
+    uint32_t crc = 0xFFFFFFFFU;
+    for (Py_ssize_t i = 0; i < length; i++) {
+        crc = CRC32_TABLE[(crc ^ (unsigned char)data[i]) & 0xFFU] ^ (crc >> 8);
+    }
+    return crc ^ 0xFFFFFFFFU;
+}
+
+#define LITERALS_MAX 64
+
+typedef struct {
+    PyObject *name;    /* borrowed: a key of the filter */
+    Py_ssize_t length; /* a string's length in code points; -1 for any other value */
+    uint32_t crc;      /* an equality value's checksum: of its UTF-8 (a string), of its repr (anything else) */
+    int equality;
+} Literal;
+
+typedef struct {
+    Literal items[LITERALS_MAX];
+    int count;
+} Literals;
+
+static int checksum_of_text(PyObject *text, uint32_t *crc)
+{
+    Py_ssize_t size;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &size);
+    if (utf8 == NULL) {
+        PyErr_Clear(); /* a lone surrogate: Python's encode() fails the same way on its path */
+        return FALLBACK;
+    }
+    *crc = crc32_of(utf8, size);
+    return DONE;
+}
+
+/* One value as FieldLiterals.add gets it after literals._scalar: a string, a number, a bool, None or an Extended
+ * JSON wrapper's (name, repr); FALLBACK for the documents and arrays Python turns into JSON text. */
+static int measure(PyObject *widths, PyObject *name, PyObject *value, int equality, Literals *out)
+{
+    if (out->count >= LITERALS_MAX) {
+        return FALLBACK;
+    }
+    Literal *literal = &out->items[out->count];
+    literal->name = name;
+    literal->equality = equality;
+    literal->crc = 0;
+    literal->length = -1;
+    if (PyUnicode_CheckExact(value)) {
+        literal->length = PyUnicode_GET_LENGTH(value);
+        int status = equality ? checksum_of_text(value, &literal->crc) : DONE;
+        out->count += status == DONE;
+        return status;
+    }
+    PyObject *scalar;
+    if (PyLong_CheckExact(value) || PyFloat_CheckExact(value) || PyBool_Check(value) || value == Py_None) {
+        scalar = Py_NewRef(value);
+    } else if (PyDict_CheckExact(value) && PyDict_GET_SIZE(value) > 0) {
+        Py_ssize_t position = 0;
+        PyObject *wrapper, *inner;
+        PyDict_Next(value, &position, &wrapper, &inner);
+        int known = PyDict_Contains(widths, wrapper);
+        if (known <= 0) {
+            return known < 0 ? FAILED : FALLBACK;
+        }
+        PyObject *text = PyObject_Repr(inner);
+        PyObject *cut = text != NULL ? PyUnicode_Substring(text, 0, 64) : NULL;
+        scalar = cut != NULL ? PyTuple_Pack(2, wrapper, cut) : NULL;
+        Py_XDECREF(text);
+        Py_XDECREF(cut);
+        if (scalar == NULL) {
+            PyErr_Clear(); /* a repr that fails (nesting too deep) fails on Python's path too */
+            return FALLBACK;
+        }
+    } else {
+        return FALLBACK;
+    }
+    int status = DONE;
+    if (equality) {
+        PyObject *text = PyObject_Repr(scalar);
+        if (text == NULL) {
+            PyErr_Clear();
+            status = FALLBACK;
+        } else {
+            status = checksum_of_text(text, &literal->crc);
+            Py_DECREF(text);
+        }
+    }
+    Py_DECREF(scalar);
+    out->count += status == DONE;
+    return status;
+}
+
+static int is_text(PyObject *object, const char *text)
+{
+    return PyUnicode_CheckExact(object) && PyUnicode_CompareWithASCIIString(object, text) == 0;
+}
+
+/* LiteralStats._field */
+static int field_literals(PyObject *widths, Py_ssize_t in_values, PyObject *name, PyObject *value, Literals *out)
+{
+    if (PyUnicode_CheckExact(value) || PyLong_CheckExact(value) || PyFloat_CheckExact(value) || PyBool_Check(value)) {
+        return measure(widths, name, value, 1, out);
+    }
+    if (PyDict_CheckExact(value) && PyDict_GET_SIZE(value) > 0) {
+        PyObject *first = first_key(value);
+        if (!PyUnicode_CheckExact(first)) {
+            return FALLBACK;
+        }
+        int wrapper = PyDict_Contains(widths, first);
+        if (wrapper < 0) {
+            return FAILED;
+        }
+        if (starts_with_dollar(first) && !wrapper) {
+            Py_ssize_t position = 0;
+            PyObject *operator, *operand;
+            int status = DONE;
+            while (status == DONE && PyDict_Next(value, &position, &operator, &operand)) {
+                if (is_text(operator, "$in") && PyList_CheckExact(operand)) {
+                    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(operand) && i < in_values && status == DONE; i++) {
+                        status = measure(widths, name, PyList_GET_ITEM(operand, i), 1, out);
+                    }
+                } else if (is_text(operator, "$eq") || is_text(operator, "$in")) {
+                    status = measure(widths, name, operand, 1, out);
+                } else if (is_text(operator, "$gt") || is_text(operator, "$gte") || is_text(operator, "$lt") ||
+                           is_text(operator, "$lte")) {
+                    status = measure(widths, name, operand, 0, out);
+                }
+            }
+            return status;
+        }
+    }
+    return measure(widths, name, value, 1, out);
+}
+
+/* LiteralStats._walk */
+static int walk_literals(State *state, PyObject *widths, Py_ssize_t in_values, PyObject *document, int depth,
+                         Literals *out)
+{
+    Py_ssize_t position = 0;
+    PyObject *key, *value;
+    int status = DONE;
+    while (status == DONE && PyDict_Next(document, &position, &key, &value)) {
+        if (!PyUnicode_CheckExact(key)) {
+            return FALLBACK;
+        }
+        if (PyUnicode_Compare(key, NAME(AND_OP)) == 0 && PyList_CheckExact(value) && depth < 3) {
+            for (Py_ssize_t i = 0; i < PyList_GET_SIZE(value) && status == DONE; i++) {
+                PyObject *branch = PyList_GET_ITEM(value, i);
+                if (PyDict_CheckExact(branch)) {
+                    status = walk_literals(state, widths, in_values, branch, depth + 1, out);
+                }
+            }
+        } else if (!starts_with_dollar(key)) {
+            status = field_literals(widths, in_values, key, value, out);
+        }
+    }
+    return status;
+}
+
+/* literals.filter_document, borrowed (NULL: none) */
+static PyObject *filter_document(State *state, PyObject *op, PyObject *command)
+{
+    if (op_is(op, "find")) {
+        return item(command, NAME(FILTER));
+    }
+    if (op_is(op, "count") || op_is(op, "distinct") || op_is(op, "findAndModify")) {
+        return item(command, NAME(QUERY));
+    }
+    if (op_is(op, "update") || op_is(op, "delete")) {
+        PyObject *q = item(command, NAME(Q));
+        if (q != NULL || PyErr_Occurred()) {
+            return q;
+        }
+        PyObject *listed = item(command, op_is(op, "update") ? NAME(UPDATES) : NAME(DELETES));
+        if (listed != NULL && PyList_CheckExact(listed) && PyList_GET_SIZE(listed) == 1 &&
+            PyDict_CheckExact(PyList_GET_ITEM(listed, 0))) {
+            return item(PyList_GET_ITEM(listed, 0), NAME(Q));
+        }
+        return NULL;
+    }
+    if (op_is(op, "aggregate")) {
+        PyObject *pipeline = item(command, NAME(PIPELINE));
+        if (pipeline != NULL && PyList_CheckExact(pipeline) && PyList_GET_SIZE(pipeline) > 0 &&
+            PyDict_CheckExact(PyList_GET_ITEM(pipeline, 0))) {
+            return item(PyList_GET_ITEM(pipeline, 0), NAME(MATCH_STAGE));
+        }
+    }
+    return NULL;
+}
+
+static int set_number(PyObject *object, PyObject *name, long long value)
+{
+    PyObject *number = PyLong_FromLongLong(value);
+    int failed = number == NULL || PyObject_SetAttr(object, name, number) < 0;
+    Py_XDECREF(number);
+    return failed ? -1 : 0;
+}
+
+/* An int attribute, or -1 with an error (they are counts: never negative). */
+static long long get_number(PyObject *object, PyObject *name)
+{
+    PyObject *number = PyObject_GetAttr(object, name);
+    if (number == NULL) {
+        return -1;
+    }
+    long long value = PyLong_AsLongLong(number);
+    Py_DECREF(number);
+    return value;
+}
+
+static int add_number(PyObject *object, PyObject *name, long long addend)
+{
+    long long value = get_number(object, name);
+    return value == -1 && PyErr_Occurred() ? -1 : set_number(object, name, value + addend);
+}
+
+/* FieldLiterals.add(value, equality), from what measure() found. */
+static int field_add(State *state, PyObject *found, const Literal *literal, long long distinct_cap)
+{
+    if (add_number(found, NAME(VALUES), 1) < 0) {
+        return -1;
+    }
+    if (literal->length >= 0) {
+        long long longest = get_number(found, NAME(LONGEST));
+        if ((longest == -1 && PyErr_Occurred()) || add_number(found, NAME(STRINGS), 1) < 0 ||
+            add_number(found, NAME(STRING_BYTES), literal->length) < 0 ||
+            (literal->length > longest && set_number(found, NAME(LONGEST), literal->length) < 0)) {
+            return -1;
+        }
+    }
+    if (!literal->equality) {
+        return 0;
+    }
+    if (add_number(found, NAME(EQUALITIES), 1) < 0) {
+        return -1;
+    }
+    PyObject *many = PyObject_GetAttr(found, NAME(MANY));
+    int is_many = many != NULL ? PyObject_IsTrue(many) : -1;
+    Py_XDECREF(many);
+    if (is_many != 0) {
+        return is_many < 0 ? -1 : 0;
+    }
+    PyObject *distinct = PyObject_GetAttr(found, NAME(DISTINCT));
+    PyObject *checksum = distinct != NULL ? PyLong_FromUnsignedLong(literal->crc) : NULL;
+    int failed = checksum == NULL || !PySet_Check(distinct) || PySet_Add(distinct, checksum) < 0;
+    Py_ssize_t size = failed ? 0 : PySet_GET_SIZE(distinct);
+    Py_XDECREF(distinct);
+    Py_XDECREF(checksum);
+    if (failed) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError, "FieldLiterals.distinct is not a set");
+        }
+        return -1;
+    }
+    long long counted = get_number(found, NAME(DISTINCT_COUNT));
+    if (counted == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (size <= counted) {
+        return 0;
+    }
+    if (size <= distinct_cap) { /* FieldLiterals._counted */
+        return set_number(found, NAME(DISTINCT_COUNT), size);
+    }
+    PyObject *empty = PySet_New(NULL);
+    failed = empty == NULL || PyObject_SetAttr(found, NAME(MANY), Py_True) < 0 ||
+             PyObject_SetAttr(found, NAME(DISTINCT), empty) < 0 || set_number(found, NAME(DISTINCT_COUNT), 0) < 0;
+    Py_XDECREF(empty);
+    return failed ? -1 : 0;
+}
+
+PyDoc_STRVAR(observe_literals_doc,
+"observe_literals(stats, op, command, field_type, widths, in_values, distinct_cap, /)\n--\n\n"
+"literals.LiteralStats.observe(op, command) on stats, for filters of strings, numbers, bools, None and Extended\n"
+"JSON wrappers. True when observed; False, with nothing changed, where Python must observe it (a document or\n"
+"array as a value, which Python measures by its JSON text).");
+
+static PyObject *observe_literals(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    State *state = module_state(module);
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "observe_literals() takes exactly 7 arguments");
+        return NULL;
+    }
+    PyObject *stats = args[0], *op = args[1], *command = args[2], *field_type = args[3], *widths = args[4];
+    Py_ssize_t in_values = PyLong_AsSsize_t(args[5]);
+    long long distinct_cap = PyLong_AsLongLong(args[6]);
+    if ((in_values == -1 || distinct_cap == -1) && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (!PyUnicode_CheckExact(op) || !PyDict_CheckExact(widths)) {
+        Py_RETURN_FALSE;
+    }
+    Literals *found = PyMem_Malloc(sizeof(Literals));
+    if (found == NULL) {
+        return PyErr_NoMemory();
+    }
+    found->count = 0;
+    int status = DONE;
+    PyObject *document = PyDict_CheckExact(command) ? filter_document(state, op, command) : NULL;
+    if (document == NULL && PyErr_Occurred()) {
+        status = FAILED;
+    } else if (document != NULL && PyDict_CheckExact(document)) {
+        status = walk_literals(state, widths, in_values, document, 0, found);
+    }
+    PyObject *result = NULL, *fields = NULL;
+    if (status != DONE) {
+        result = status == FAILED ? NULL : Py_NewRef(Py_False);
+        goto done;
+    }
+    if ((fields = PyObject_GetAttr(stats, NAME(FIELDS))) == NULL) {
+        goto done;
+    }
+    if (!PyDict_CheckExact(fields)) {
+        result = Py_NewRef(Py_False);
+        goto done;
+    }
+    if (add_number(stats, NAME(EXECUTIONS), 1) < 0) {
+        goto done;
+    }
+    for (int i = 0; i < found->count; i++) {
+        const Literal *literal = &found->items[i];
+        PyObject *field = PyDict_GetItemWithError(fields, literal->name);
+        if (field == NULL) {
+            if (PyErr_Occurred() || (field = PyObject_CallNoArgs(field_type)) == NULL) {
+                goto done;
+            }
+            int failed = PyDict_SetItem(fields, literal->name, field) < 0;
+            Py_DECREF(field); /* the dict holds it */
+            if (failed) {
+                goto done;
+            }
+        }
+        if (field_add(state, field, literal, distinct_cap) < 0) {
+            goto done;
+        }
+    }
+    result = Py_NewRef(Py_True);
+done:
+    Py_XDECREF(fields);
+    PyMem_Free(found);
+    return result;
+}
+
 static PyMethodDef speedups_methods[] = {
     {"scan_json_block", (PyCFunction)(void (*)(void))scan_json_block, METH_FASTCALL, scan_json_block_doc},
     {"scan_text_block", (PyCFunction)(void (*)(void))scan_text_block, METH_FASTCALL, scan_text_block_doc},
+    {"event_fields", event_fields, METH_O, event_fields_doc},
+    {"shape_command", (PyCFunction)(void (*)(void))shape_command, METH_FASTCALL, shape_command_doc},
+    {"add_timing", (PyCFunction)(void (*)(void))add_timing, METH_FASTCALL, add_timing_doc},
+    {"observe_literals", (PyCFunction)(void (*)(void))observe_literals, METH_FASTCALL, observe_literals_doc},
+    {"tables", tables, METH_NOARGS, tables_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static PyModuleDef_Slot speedups_slots[] = {
+    {Py_mod_exec, speedups_exec},
 #if PY_VERSION_HEX >= 0x030C0000
     {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},
 #endif
@@ -458,9 +3054,12 @@ static struct PyModuleDef speedups_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "idxadvisor._speedups",
     .m_doc = "Compiled pieces of idxadvisor's parsing hot path; the Python code in idxadvisor.parse is the reference.",
-    .m_size = 0,
+    .m_size = sizeof(State),
     .m_methods = speedups_methods,
     .m_slots = speedups_slots,
+    .m_traverse = state_traverse,
+    .m_clear = state_clear,
+    .m_free = state_free,
 };
 
 PyMODINIT_FUNC PyInit__speedups(void)

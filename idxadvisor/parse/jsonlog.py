@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from idxadvisor.models.events import Event
+from idxadvisor.parse.accel import speedups
 from idxadvisor.parse.classify import canonical_op, command_name, internal_reason, resolve_namespace
 from idxadvisor.parse.fields import checked_timestamp, read_entry_fields
 from idxadvisor.parse.timing import read_timing
@@ -56,7 +57,19 @@ def parse_timestamp(entry: dict[str, Any]) -> datetime | None:
 
 
 def event_from_entry(entry: dict[str, Any]) -> Event:
-    """The event for one parsed slow-query entry. Raises NotAnEntry if it lacks the ``attr`` a slow query has."""
+    """The event for one parsed slow-query entry. Raises NotAnEntry if it lacks the ``attr`` a slow query has.
+
+    With the C extension, its ``event_fields`` builds the same fields for the lines it fully understands (nearly
+    all a server writes) and returns None for the rest, which ``python_event_from_entry`` reads."""
+    if _event_fields is not None:
+        fields = _event_fields(entry)
+        if fields is not None:
+            return Event.from_fields(fields)
+    return python_event_from_entry(entry)
+
+
+def python_event_from_entry(entry: dict[str, Any]) -> Event:
+    """``event_from_entry`` in Python: the reference the compiled ``event_fields`` is tested against."""
     attr = entry.get("attr")
     if type(attr) is not dict:
         raise NotAnEntry("slow-query entry without attr")
@@ -96,6 +109,10 @@ def event_from_entry(entry: dict[str, Any]) -> Event:
     fields.update(ns=ns, op=op, ts=parse_timestamp(entry), command=command, connection=connection,
                   statement=statement)
     return Event.from_fields(fields)
+
+
+# getattr: an in-place build older than this module lacks event_fields (the events are then built in Python)
+_event_fields = getattr(speedups, "event_fields", None)
 
 
 def server_version(entry: dict[str, Any]) -> str | None:

@@ -27,11 +27,14 @@ from zlib import crc32
 import orjson
 
 from idxadvisor.models.events import Event
+from idxadvisor.parse.accel import speedups
 from idxadvisor.shapes.shape import QueryShape, ShapeObservation, point_lookup_field, shape_of_shared
-from idxadvisor.shapes.literals import LiteralStats, first_reply_cap
-from idxadvisor.shapes.sketch import DurationHistogram, coarse_bin, coarse_percentile
+from idxadvisor.shapes.literals import _WIDTHS as WRAPPER_WIDTHS
+from idxadvisor.shapes.literals import DISTINCT_CAP, IN_VALUES, FieldLiterals, LiteralStats, first_reply_cap
+from idxadvisor.shapes.sketch import EXACT_LIMIT, DurationHistogram, coarse_bin, coarse_percentile
 from idxadvisor.shapes.traffic import is_bulk_tool
-from idxadvisor.shapes.timing import TimeBreakdown
+from idxadvisor.shapes.timing import _WHOLE as WHOLE_UNITS
+from idxadvisor.shapes.timing import SKETCHED, TimeBreakdown
 
 #: Connections and server hashes kept per shape: a bottom-k sample (see CappedSet), whose cap bounds a shape's memory
 #: on logs of weeks, where clients reconnect under new connection names all the time.
@@ -676,8 +679,10 @@ class ShapeStats:
                 cost.nreturned += returned
         if event.op == "getMore":
             self.getmores += 1
-        else:
-            self.literals.observe(self.shape.op, event.command)
+        elif _observe_literals is None or not _observe_literals(self.literals, self.shape.op, event.command,
+                                                                 FieldLiterals, WRAPPER_WIDTHS, IN_VALUES,
+                                                                 DISTINCT_CAP):
+            self.literals.observe(self.shape.op, event.command)  # the reference (C declines documents as values)
         if get("has_sort_stage"):
             self.blocking_sorts += 1
         if get("used_disk") or get("spills"):
@@ -714,7 +719,9 @@ class ShapeStats:
             breakdown = self.timing
             if breakdown is None:
                 breakdown = self.timing = TimeBreakdown()
-            breakdown.add(timing, duration)
+            if _add_timing is None or not _add_timing(breakdown, timing, duration, WHOLE_UNITS, SKETCHED,
+                                                      DurationHistogram, EXACT_LIMIT):
+                breakdown.add(timing, duration)  # the reference; the C extension declines what it does not take on
         app = get("app_name")
         if app:
             apps = self.apps
@@ -897,6 +904,9 @@ class ShapeStats:
         return examined / self.nreturned
 
 
+# getattr: an in-place build older than this module lacks add_timing (TimeBreakdown.add then runs in Python)
+_add_timing = getattr(speedups, "add_timing", None)
+_observe_literals = getattr(speedups, "observe_literals", None)
 _STATS_ARGUMENTS = attrgetter(*(item.name for item in fields(ShapeStats)))
 _LATEST_POSITION = [item.name for item in fields(ShapeStats)].index("_latest")
 _SUMMED = attrgetter(*_SUMMED_COUNTERS)

@@ -30,6 +30,7 @@ from typing import Any, Union
 
 from idxadvisor.models.events import UNKNOWN, Event
 from idxadvisor.models.values import as_float, is_extended_json_value
+from idxadvisor.parse.accel import speedups
 from idxadvisor.parse.classify import canonical_op, command_name
 
 # Operator classes (DESIGN.md step 3).
@@ -416,14 +417,24 @@ def shape_of(event: Event) -> tuple[QueryShape, ShapeObservation]:
         if origin is None:
             return finish((ns, op, (), (), (), (), (), "originating command not logged")), _NO_OBSERVATION
         op, command = canonical_op(command_name(origin) or ""), origin
-    shaper = _Shaper()
-    try:
-        components = _shape_command(shaper, ns, op, command if type(command) is dict else {})
-    except _TooDeep:
-        return finish((ns, op, (), (), (), (), (), TOO_DEEP)), _NO_OBSERVATION
-    skip = _skip_of(op, command) if type(command) is dict else 0
-    observation = ShapeObservation(shaper.in_length, skip) if shaper.in_length or skip else _NO_OBSERVATION
+    compiled = _shape_command_compiled(ns, op, command) if _shape_command_compiled is not None and \
+        type(command) is dict else None
+    if compiled is not None:  # the C extension shaped it (it returns None for what it leaves to Python)
+        components, in_length, skip = compiled
+    else:
+        shaper = _Shaper()
+        try:
+            components = _shape_command(shaper, ns, op, command if type(command) is dict else {})
+        except _TooDeep:
+            return finish((ns, op, (), (), (), (), (), TOO_DEEP)), _NO_OBSERVATION
+        in_length = shaper.in_length
+        skip = _skip_of(op, command) if type(command) is dict else 0
+    observation = ShapeObservation(in_length, skip) if in_length or skip else _NO_OBSERVATION
     return finish(components), observation
+
+
+# getattr: an in-place build older than this module lacks shape_command (shapes are then made in Python)
+_shape_command_compiled = getattr(speedups, "shape_command", None)
 
 
 def shape_of_shared(event: Event) -> tuple[QueryShape, ShapeObservation]:

@@ -282,13 +282,22 @@ def test_each_scan_runs_for_its_own_mode_only(mode: str, other_scan: str, monkey
 @pytest.mark.corpus
 def test_the_corpus_report_is_the_same_on_both_paths(corpus_dir: Path, capsys: pytest.CaptureFixture[str],
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    """The whole pipeline (statistics, shapes, findings, suggestions) over every corpus input, in one process."""
+    """The whole pipeline (statistics, shapes, findings, suggestions) over every corpus input, in one process, with
+    every compiled piece (block scans, event fields, shapes, time breakdowns, literal values) and with none."""
     from idxadvisor.cli import run
+    from idxadvisor.parse import jsonlog
+    from idxadvisor.shapes import digest, shape
 
     reports = []
     for compiled in (True, False):
         monkeypatch.setattr(block, "_scan_json_block", _speedups.scan_json_block if compiled else None)
         monkeypatch.setattr(block, "_scan_text_block", _speedups.scan_text_block if compiled else None)
+        for module, name, function in ((jsonlog, "_event_fields", "event_fields"),
+                                       (shape, "_shape_command_compiled", "shape_command"),
+                                       (digest, "_add_timing", "add_timing"),
+                                       (digest, "_observe_literals", "observe_literals")):
+            monkeypatch.setattr(module, name, getattr(_speedups, function, None) if compiled else None)
+        shape._FINISHED.clear()
         run(["analyze", str(corpus_dir), "--format", "json", "--jobs", "1", "--fail-on", "never", "--top", "1000"])
         reports.append(json.loads(capsys.readouterr().out))
     assert reports[0] == reports[1]
