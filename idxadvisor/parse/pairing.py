@@ -49,6 +49,9 @@ COARSE_ROUNDING_MS = 1000.0  # timestamps in whole seconds (2.2 and 2.4 ctime lo
 #: How long an unclaimed statement may wait for its wrapper: a wrapper logs when its whole command ends, so a long
 #: multi-statement command logs it minutes after its first statement.
 STATEMENT_HORIZON_MS = 15 * 60 * 1000.0
+#: Time going back by more than this within a block is a restart of the log (``StatementPairing._restart``), not
+#: the reordering of lines within a millisecond or a second that merged and re-sorted logs show.
+RESTART_MS = 2 * COARSE_ROUNDING_MS
 MAX_MARKS_PER_KEY = 1024  # statements of one key waiting for a wrapper: past this, the oldest are counted as they are
 _STATEMENT_LISTS = {"update": "updates", "delete": "deletes"}
 
@@ -234,6 +237,8 @@ class StatementPairing:
                 if self.now_ms is None or now > self.now_ms:
                     self.now_ms = now
                     self._expire(now)
+                elif now < self.now_ms - RESTART_MS:
+                    self._restart(now)
         if not write:
             return True
         if event.statement:
@@ -243,6 +248,24 @@ class StatementPairing:
             self._wrapper(wrapper_mark(event, now))
             return False
         return True
+
+    def _restart(self, now: float) -> None:
+        """Time went back past any reordering: the log starts again (files concatenated, a day repeated). What waited
+        is settled as the end of the block before would settle it: the wrappers in the order of their ends, then
+        the statements none took (but those near the block's start, which a wrapper of the block before may own)."""
+        self._expire(float("inf"))
+        for key, marks in self.unclaimed.items():
+            kept = []
+            for mark in marks:
+                if mark.claimed:
+                    continue
+                if self._early(mark) or any(wrapper.covers(mark) for wrapper in self.held.get(key, ())):
+                    kept.append(mark)
+                else:
+                    mark.claimed = True
+                    self.release(mark.event)
+            self.unclaimed[key] = kept
+        self.now_ms = now
 
     def _statement(self, mark: StatementMark) -> None:
         marks = self.unclaimed.setdefault(mark.key, [])
@@ -366,13 +389,22 @@ class BoundaryState:
     waiting: list[WrapperMark] = field(default_factory=list)
     statements: list[StatementMark] = field(default_factory=list)
     absorbed: int = 0
+    closing_ms: float | None = None  # where the block before left pairing's clock (``StatementPairing.now_ms``)
 
     def resolve(self, held: Iterable[Event], early: list[StatementMark], tail: list[StatementMark],
-                last_ms: float | None) -> list[Event]:
+                last_ms: float | None, opening_ms: float | None = None,
+                closing_ms: float | None = None) -> list[Event]:
         """Settle one block against the blocks before it: the operations this settles (statements timed by their
         command, statements no command can own any more, wrappers with no statement). Wrappers whose window has
-        passed are settled in the order of their ends, as inside a block."""
+        passed are settled in the order of their ends, as inside a block. A block that opens (``opening_ms``, its
+        first operation's time) more than ``RESTART_MS`` before the block before closed (``closing_ms``, the time
+        pairing had reached at its end) starts the log again (a day repeated): what waited is settled first, as a
+        block settles it when the restart is inside it (``StatementPairing._restart``)."""
         operations: list[Event] = []
+        if opening_ms is not None and self.closing_ms is not None and opening_ms < self.closing_ms - RESTART_MS:
+            operations += self.close()
+        if closing_ms is not None:
+            self.closing_ms = closing_ms
         self.statements += [mark for mark in itertools.chain(early, tail) if not mark.claimed]
         self.waiting += [wrapper_mark(event) for event in held]
         self.waiting.sort(key=_end_order)

@@ -234,7 +234,7 @@ class InputState:
         absorbed_before = self.boundary.absorbed
         last_ms = stats.last_ts.timestamp() * 1000 if stats.last_ts is not None else None
         for wrapper in self.boundary.resolve(stats.held_wrappers, stats.early_statements, stats.tail_statements,
-                                             last_ms):
+                                             last_ms, stats.opening_ms, stats.closing_ms):
             sink.add(wrapper)
             stats.operations += 1
         summary.paired += stats.absorbed + self.boundary.absorbed - absorbed_before
