@@ -94,7 +94,8 @@ def own_cpu(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / _TICK
 
 
-def measure(command: list[str], interval: float = 0.02) -> Measured:
+def measure(command: list[str], interval: float = 0.02, timeout: float | None = None) -> Measured:
+    """Run a command to its end (killed past ``timeout`` seconds, exit code -9), sampling its tree's memory."""
     started = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     peak_pss = peak_rss = 0
@@ -107,6 +108,12 @@ def measure(command: list[str], interval: float = 0.02) -> Measured:
         peak_pss = max(peak_pss, sum(pss for pss, _ in sizes))
         peak_rss = max(peak_rss, sum(rss for _, rss in sizes))
         main_cpu = own_cpu(process.pid) or main_cpu
+        if timeout is not None and time.perf_counter() - started > timeout:
+            for member in reversed(tree(process.pid)):
+                try:
+                    os.kill(member, 9)
+                except OSError:
+                    pass
         time.sleep(interval)
     seconds = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)
