@@ -221,6 +221,9 @@ class StatementPairing:
     now_ms: float | None = None
     _deadlines: list[tuple[float, int, WrapperMark]] = field(default_factory=list)
     _order: Any = field(default_factory=itertools.count)
+    restarted: bool = False  # time went back within the block (``_restart``): nothing after reaches the block before
+    _held_before: dict[Key, list[WrapperMark]] = field(default_factory=dict)  # held wrappers set aside at a restart
+    _tail_before: list[StatementMark] = field(default_factory=list)  # statements they may own, set aside with them
 
     def admit(self, event: Event) -> bool:
         """True if the event is an operation to count now; False if pairing holds it (it is released later).
@@ -251,20 +254,25 @@ class StatementPairing:
 
     def _restart(self, now: float) -> None:
         """Time went back past any reordering: the log starts again (files concatenated, a day repeated). What waited
-        is settled as the end of the block before would settle it: the wrappers in the order of their ends, then
-        the statements none took (but those near the block's start, which a wrapper of the block before may own)."""
+        is settled as the end of a block settles it: the wrappers in the order of their ends, then the statements
+        none took, but for what the block before may still own (the statements near the block's start, the
+        wrappers reaching before it, and the statements those cover), which is set aside and handed on at the end of
+        the block. What follows is paired as if the block started there, never with what came before."""
         self._expire(float("inf"))
         for key, marks in self.unclaimed.items():
-            kept = []
             for mark in marks:
-                if mark.claimed:
-                    continue
-                if self._early(mark) or any(wrapper.covers(mark) for wrapper in self.held.get(key, ())):
-                    kept.append(mark)
+                if mark.claimed or self._early(mark):
+                    continue  # an early one is handed on from ``early_statements``
+                if any(wrapper.covers(mark) for wrapper in self.held.get(key, ())):
+                    self._tail_before.append(mark)
                 else:
                     mark.claimed = True
                     self.release(mark.event)
-            self.unclaimed[key] = kept
+        self.unclaimed = {}
+        for key, wrappers in self.held.items():
+            self._held_before.setdefault(key, []).extend(wrappers)
+        self.held = {}
+        self.restarted = True
         self.now_ms = now
 
     def _statement(self, mark: StatementMark) -> None:
@@ -281,6 +289,8 @@ class StatementPairing:
 
     def _early(self, mark: StatementMark) -> bool:
         """Near the block's start: a wrapper held for the block before may own it (it is handed on, not counted)."""
+        if self.restarted:
+            return False
         first = self.first_ms
         return first is not None and mark.ts_ms is not None and mark.ts_ms <= first + 2 * COARSE_ROUNDING_MS
 
@@ -350,6 +360,8 @@ class StatementPairing:
         self.unclaimed[mark.key] = kept
 
     def _reaches_before_block(self, mark: WrapperMark) -> bool:
+        if self.restarted:
+            return False
         first = self.first_ms
         return mark.start_ms is None or first is None or mark.start_ms - mark.rounding_ms <= first
 
@@ -358,6 +370,8 @@ class StatementPairing:
         or past its end with no statement yet), and its unclaimed statements near its start and the rest (both
         handed on: a wrapper of another block may own them)."""
         held_marks = self.held
+        for key, wrappers in self._held_before.items():
+            held_marks.setdefault(key, [])[:0] = wrappers
         held = [mark.event for marks in held_marks.values() for mark in marks]
         held += [mark.event for marks in self.pending.values() for mark in marks]  # a statement may come next
         self.pending.clear()
@@ -376,8 +390,9 @@ class StatementPairing:
                     self.release(mark.event)
                 else:
                     tail.append(mark)
+        tail[:0] = [mark for mark in self._tail_before if not mark.claimed]
         self.unclaimed.clear()
-        self.held = {}
+        self.held, self._held_before, self._tail_before = {}, {}, []
         return held, early, tail
 
 
