@@ -128,7 +128,7 @@ def analyze_command(path: Path, jobs: int | None) -> list[str]:
     return command + (["--jobs", str(jobs)] if jobs else [])
 
 
-def generate_shapes_log(path: Path, shapes: int, executions: int = 3) -> None:
+def generate_shapes_log(path: Path, shapes: int, executions: int = 2) -> None:
     """A 6.0+ JSON log of ``shapes`` distinct find shapes on 100 collections, ``executions`` of each spread over a
     day, each shape filtering on its own set of field names (what makes a shape distinct)."""
     start = 1_764_000_000_000  # epoch ms
