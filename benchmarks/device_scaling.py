@@ -108,6 +108,7 @@ def main() -> None:
         emit(row(f"--jobs {jobs}", runs[jobs], one_job, bare))
     if arguments.dask_workers:
         emit(dask_row(path, scratch, arguments.dask_workers, arguments.repeat, one_job, bare, expected))
+        emit("(Dask rows: CPU and peak PSS are the client's alone; the workers belong to the cluster's processes)")
     arguments.out.mkdir(parents=True, exist_ok=True)
     (arguments.out / "scaling.txt").write_text("\n".join(lines) + "\n")
 

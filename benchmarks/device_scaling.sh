@@ -3,7 +3,7 @@
 # cluster, on an 800 MB JSON log built from the seed. Run from the repository root with .whl/ (benchmarks/
 # device_wheels.sh) and bench-seed/ (corpus_logs.py --write-seed) carried along; writes $OUT/scaling.txt.
 #
-#   OUT=/tmp/out bash benchmarks/device_scaling.sh                    # the 16-core run (under 7 minutes)
+#   bash benchmarks/device_scaling.sh        # the 16-core run, under 7 minutes: carry .whl and bench-seed, $OUT set
 #   SIZE_MB=40 JOBS=1,2 DASK_WORKERS=2 REPEAT=1 bash benchmarks/device_scaling.sh   # a small try on 2 cores
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,9 +32,10 @@ export PYTHONDONTWRITEBYTECODE=
 stage "extension"
 suffix=$("$PYTHON" -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
 include=$("$PYTHON" -c "import sysconfig; print(sysconfig.get_paths()['include'])")
-gcc -O3 -DNDEBUG -fPIC -shared -I"$include" idxadvisor/_speedups.c -o "idxadvisor/_speedups$suffix"
-"$PYTHON" -c "from idxadvisor.parse import accel; print(accel.described())"
-"$PYTHON" -m compileall -q idxadvisor >/dev/null
+gcc -O3 -DNDEBUG -fPIC -shared -I"$include" idxadvisor/_speedups.c -o "idxadvisor/_speedups$suffix" \
+    || echo "the extension did not build: the runs below are the Python path's"
+"$PYTHON" -c "from idxadvisor.parse import accel; print('reading core:', accel.described())" | tee "$OUT/core.txt"
+"$PYTHON" -m compileall -q idxadvisor >/dev/null || true
 
 stage "log"
 if [ ! -s "$LOG" ]; then
