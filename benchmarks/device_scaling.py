@@ -73,8 +73,9 @@ def main() -> None:
     arguments = parser.parse_args()
     path = arguments.log
     megabytes = path.stat().st_size / 2**20
-    lines = [f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; "
-             f"{path.name}: {megabytes:.0f} MB; medians of {arguments.repeat} (alternated)",
+    heading = (f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; "
+               f"{path.name}: {megabytes:.0f} MB; medians of {arguments.repeat} (alternated)")
+    lines = [heading,
              "| run | wall | vs --jobs 1 | vs bare loop | CPU, tree | CPU, main | peak PSS | runs |",
              "|---|--:|--:|--:|--:|--:|--:|---|"]
 

@@ -73,7 +73,7 @@ TREE_FROM_WORKERS = 4
 #: their size, at the rate one core parses their format), up to the cores. A worker pool costs about a tenth of a second
 #: (starting it, shipping digests back, merging them): below a few tenths of a second of work each, it does not pay.
 MIN_SECONDS_PER_WORKER = 0.4
-#: Megabytes a second one core parses, by the format the first bytes of the first input show (text logs need regular
+#: Bytes a second one core parses, by the format the first bytes of the first input show (text logs need regular
 #: expressions and shell-syntax documents; JSON lines decode in C).
 PARSE_RATE = {JSON_LOG: 90e6, TEXT_LOG: 40e6}
 _COMPRESSION_RATIO_GUESS = 8
@@ -137,7 +137,7 @@ def _run_task(task: _Task, options: BlockOptions, sink_factory: Callable[[], Sin
         return stats, (pickle.dumps(sink, protocol=pickle.HIGHEST_PROTOCOL) if ship else sink)
 
 
-class _Operations(list):  # type: ignore[type-arg]
+class _Operations(list[Event]):
     """What pairing settles at a task's first edge (``InputState.fold``): operations kept for that task's sink."""
 
     def add(self, event: Event) -> None:

@@ -1,15 +1,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-
-from idxadvisor.ingest.sources import OpenedInput
-from idxadvisor.models.events import JSON_LOG
-from idxadvisor.parse.block import BlockOptions
 from typing import Any
 
 import pytest
 
-from idxadvisor.models.events import TEXT_LOG
+from idxadvisor.ingest.sources import OpenedInput
+from idxadvisor.models.events import JSON_LOG, TEXT_LOG
+from idxadvisor.parse.block import BlockOptions
 from idxadvisor.parse.run import TASKS_PER_WORKER, TREE_FROM_WORKERS, RunOptions, Runner
 from idxadvisor.shapes.digest import Digest
 
