@@ -90,7 +90,8 @@ def main() -> None:
     with open(path, "rb") as handle:  # the page cache, for every run alike
         while handle.read(1 << 24):
             pass
-    bare_runs = [measure([sys.executable, "-c", BARE_LOOP, str(path)], interval=SAMPLE_EVERY, timeout=RUN_TIMEOUT) for _ in range(arguments.repeat)]
+    bare_runs = [measure([sys.executable, "-c", BARE_LOOP, str(path)], interval=SAMPLE_EVERY, timeout=RUN_TIMEOUT)
+                 for _ in range(arguments.repeat)]
     bare = statistics.median(run.seconds for run in bare_runs)
     values = [int(value) for value in arguments.jobs.split(",")]
     runs: dict[int, list[Measured]] = {jobs: [] for jobs in values}
@@ -98,7 +99,8 @@ def main() -> None:
     for _ in range(arguments.repeat):
         for jobs in values:
             report = scratch / f"jobs-{jobs}.json"
-            runs[jobs].append(measure(analyze(path, report, "--jobs", str(jobs)), interval=SAMPLE_EVERY, timeout=RUN_TIMEOUT))
+            runs[jobs].append(measure(analyze(path, report, "--jobs", str(jobs)), interval=SAMPLE_EVERY,
+                                      timeout=RUN_TIMEOUT))
             found = fingerprint(report)
             expected = expected or found
             if found != expected:
@@ -136,7 +138,8 @@ def dask_rows(path: Path, scratch: Path, workers: int, repeat: int, one_job: flo
             for attempt in range(repeat):
                 report = scratch / f"dask-{block}-{attempt}.json"
                 runs.append(measure(analyze(path, report, "--dask-scheduler", cluster.scheduler_address,
-                                            "--dask-block-size", str(block)), interval=SAMPLE_EVERY, timeout=RUN_TIMEOUT))
+                                            "--dask-block-size", str(block)), interval=SAMPLE_EVERY,
+                                    timeout=RUN_TIMEOUT))
                 if expected is not None and fingerprint(report) != expected:
                     rows.append(f"| Dask, {workers} workers, {block >> 20} MiB blocks | MISMATCH: "
                                 f"{fingerprint(report)} against {expected} |")
