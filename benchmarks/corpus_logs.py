@@ -2,6 +2,12 @@
 
     python benchmarks/corpus_logs.py json OUT.log [--size-mb 160]
     python benchmarks/corpus_logs.py text OUT.log [--size-mb 17]
+    python benchmarks/corpus_logs.py json bench-seed/json-day.log.gz --write-seed   # one copy, gzipped: the seed
+    python benchmarks/corpus_logs.py json OUT.log --size-mb 800 --seed bench-seed/json-day.log.gz  # without corpus
+
+The seed is one copy of the sources, already moved to a common start (a few MB gzipped): it travels where the corpus
+does not (a benchmark machine without it, ``benchmarks/device_scaling.sh``), and a log built from it is the log built
+from the corpus, copy for copy.
 
 A generated log repeats one small workload; a real one has many distinct shapes, long and truncated commands, WRITE
 statements beside their COMMAND entries, getMores, internal traffic and the ordinary messages in between. These logs
@@ -96,10 +102,25 @@ def copies(kind: str, files: list[list[bytes]], size_bytes: int) -> Iterator[byt
         copy += 1
 
 
-def write(kind: str, path: Path, size_mb: float) -> None:
+def seed_files(path: Path) -> list[list[bytes]]:
+    """The lines of a seed written by ``write_seed``, as the one file a copy is made of."""
+    return [[line for line in gzip.decompress(path.read_bytes()).split(b"\n") if line.strip()]]
+
+
+def write_seed(kind: str, path: Path) -> None:
+    """One copy of the sources (each moved to the common start, connection numbers unchanged), gzipped."""
+    files = source_files(kind)
+    one_copy = sum(len(line) + 1 for lines in files for line in lines)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wb", compresslevel=9) as handle:
+        handle.write(b"\n".join(copies(kind, files, one_copy)) + b"\n")
+
+
+def write(kind: str, path: Path, size_mb: float, seed: Path | None = None) -> None:
+    files = seed_files(seed) if seed is not None else source_files(kind)
     with open(path, "wb") as handle:
         buffer: list[bytes] = []
-        for line in copies(kind, source_files(kind), int(size_mb * 1024 * 1024)):
+        for line in copies(kind, files, int(size_mb * 1024 * 1024)):
             buffer.append(line)
             if len(buffer) >= 10_000:
                 handle.write(b"\n".join(buffer) + b"\n")
@@ -113,8 +134,13 @@ def main() -> None:
     parser.add_argument("kind", choices=["json", "text"])
     parser.add_argument("output", type=Path)
     parser.add_argument("--size-mb", type=float, default=160)
+    parser.add_argument("--seed", type=Path, help="build from this seed (--write-seed) instead of the corpus")
+    parser.add_argument("--write-seed", action="store_true", help="write one copy of the sources, gzipped, to OUTPUT")
     arguments = parser.parse_args()
-    write(arguments.kind, arguments.output, arguments.size_mb)
+    if arguments.write_seed:
+        write_seed(arguments.kind, arguments.output)
+    else:
+        write(arguments.kind, arguments.output, arguments.size_mb, arguments.seed)
 
 
 if __name__ == "__main__":

@@ -88,6 +88,7 @@ class PlannedInput:
     format: str = ""
     head_sha256: str | None = None
     ranges: list[ByteRange] = field(default_factory=list)
+    tasks: list[list[ByteRange]] = field(default_factory=list)  # the ranges as the client groups them into tasks
     whole: bool = False
     workload: bool = False
     error: str | None = None

@@ -84,6 +84,10 @@ class BlockStats:
     early_statements: list[StatementMark] = field(default_factory=list)  # unclaimed, near the block's start
     tail_statements: list[StatementMark] = field(default_factory=list)  # unclaimed, near the block's end
     absorbed: int = 0
+    # pairing's first and latest times in the block, epoch ms: a block opening before the one before closed is a
+    # restart of the log (``BoundaryState.resolve``)
+    opening_ms: float | None = None
+    closing_ms: float | None = None
     index_sightings: list[IndexSighting] = field(default_factory=list)  # index builds, creations and drops
 
 
@@ -144,6 +148,7 @@ class BlockParser:
         stats = self.stats
         stats.held_wrappers, stats.early_statements, stats.tail_statements = self.pairing.finish()
         stats.absorbed = self.pairing.absorbed
+        stats.opening_ms, stats.closing_ms = self.pairing.first_ms, self.pairing.now_ms
         return stats
 
     # -- JSON log fast path -------------------------------------------------------------------------------------

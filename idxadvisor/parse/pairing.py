@@ -49,6 +49,9 @@ COARSE_ROUNDING_MS = 1000.0  # timestamps in whole seconds (2.2 and 2.4 ctime lo
 #: How long an unclaimed statement may wait for its wrapper: a wrapper logs when its whole command ends, so a long
 #: multi-statement command logs it minutes after its first statement.
 STATEMENT_HORIZON_MS = 15 * 60 * 1000.0
+#: Time going back by more than this within a block is a restart of the log (``StatementPairing._restart``), not
+#: the reordering of lines within a millisecond or a second that merged and re-sorted logs show.
+RESTART_MS = 2 * COARSE_ROUNDING_MS
 MAX_MARKS_PER_KEY = 1024  # statements of one key waiting for a wrapper: past this, the oldest are counted as they are
 _STATEMENT_LISTS = {"update": "updates", "delete": "deletes"}
 
@@ -218,6 +221,9 @@ class StatementPairing:
     now_ms: float | None = None
     _deadlines: list[tuple[float, int, WrapperMark]] = field(default_factory=list)
     _order: Any = field(default_factory=itertools.count)
+    restarted: bool = False  # time went back within the block (``_restart``): nothing after reaches the block before
+    _held_before: dict[Key, list[WrapperMark]] = field(default_factory=dict)  # held wrappers set aside at a restart
+    _tail_before: list[StatementMark] = field(default_factory=list)  # statements they may own, set aside with them
 
     def admit(self, event: Event) -> bool:
         """True if the event is an operation to count now; False if pairing holds it (it is released later).
@@ -234,6 +240,8 @@ class StatementPairing:
                 if self.now_ms is None or now > self.now_ms:
                     self.now_ms = now
                     self._expire(now)
+                elif now < self.now_ms - RESTART_MS:
+                    self._restart(now)
         if not write:
             return True
         if event.statement:
@@ -243,6 +251,29 @@ class StatementPairing:
             self._wrapper(wrapper_mark(event, now))
             return False
         return True
+
+    def _restart(self, now: float) -> None:
+        """Time went back past any reordering: the log starts again (files concatenated, a day repeated). What waited
+        is settled as the end of a block settles it: the wrappers in the order of their ends, then the statements
+        none took, but for what the block before may still own (the statements near the block's start, the
+        wrappers reaching before it, and the statements those cover), which is set aside and handed on at the end of
+        the block. What follows is paired as if the block started there, never with what came before."""
+        self._expire(float("inf"))
+        for key, marks in self.unclaimed.items():
+            for mark in marks:
+                if mark.claimed or self._early(mark):
+                    continue  # an early one is handed on from ``early_statements``
+                if any(wrapper.covers(mark) for wrapper in self.held.get(key, ())):
+                    self._tail_before.append(mark)
+                else:
+                    mark.claimed = True
+                    self.release(mark.event)
+        self.unclaimed = {}
+        for key, wrappers in self.held.items():
+            self._held_before.setdefault(key, []).extend(wrappers)
+        self.held = {}
+        self.restarted = True
+        self.now_ms = now
 
     def _statement(self, mark: StatementMark) -> None:
         marks = self.unclaimed.setdefault(mark.key, [])
@@ -258,6 +289,8 @@ class StatementPairing:
 
     def _early(self, mark: StatementMark) -> bool:
         """Near the block's start: a wrapper held for the block before may own it (it is handed on, not counted)."""
+        if self.restarted:
+            return False
         first = self.first_ms
         return first is not None and mark.ts_ms is not None and mark.ts_ms <= first + 2 * COARSE_ROUNDING_MS
 
@@ -327,6 +360,8 @@ class StatementPairing:
         self.unclaimed[mark.key] = kept
 
     def _reaches_before_block(self, mark: WrapperMark) -> bool:
+        if self.restarted:
+            return False
         first = self.first_ms
         return mark.start_ms is None or first is None or mark.start_ms - mark.rounding_ms <= first
 
@@ -335,6 +370,8 @@ class StatementPairing:
         or past its end with no statement yet), and its unclaimed statements near its start and the rest (both
         handed on: a wrapper of another block may own them)."""
         held_marks = self.held
+        for key, wrappers in self._held_before.items():
+            held_marks.setdefault(key, [])[:0] = wrappers
         held = [mark.event for marks in held_marks.values() for mark in marks]
         held += [mark.event for marks in self.pending.values() for mark in marks]  # a statement may come next
         self.pending.clear()
@@ -353,8 +390,9 @@ class StatementPairing:
                     self.release(mark.event)
                 else:
                     tail.append(mark)
+        tail[:0] = [mark for mark in self._tail_before if not mark.claimed]
         self.unclaimed.clear()
-        self.held = {}
+        self.held, self._held_before, self._tail_before = {}, {}, []
         return held, early, tail
 
 
@@ -366,13 +404,22 @@ class BoundaryState:
     waiting: list[WrapperMark] = field(default_factory=list)
     statements: list[StatementMark] = field(default_factory=list)
     absorbed: int = 0
+    closing_ms: float | None = None  # where the block before left pairing's clock (``StatementPairing.now_ms``)
 
     def resolve(self, held: Iterable[Event], early: list[StatementMark], tail: list[StatementMark],
-                last_ms: float | None) -> list[Event]:
+                last_ms: float | None, opening_ms: float | None = None,
+                closing_ms: float | None = None) -> list[Event]:
         """Settle one block against the blocks before it: the operations this settles (statements timed by their
         command, statements no command can own any more, wrappers with no statement). Wrappers whose window has
-        passed are settled in the order of their ends, as inside a block."""
+        passed are settled in the order of their ends, as inside a block. A block that opens (``opening_ms``, its
+        first operation's time) more than ``RESTART_MS`` before the block before closed (``closing_ms``, the time
+        pairing had reached at its end) starts the log again (a day repeated): what waited is settled first, as a
+        block settles it when the restart is inside it (``StatementPairing._restart``)."""
         operations: list[Event] = []
+        if opening_ms is not None and self.closing_ms is not None and opening_ms < self.closing_ms - RESTART_MS:
+            operations += self.close()
+        if closing_ms is not None:
+            self.closing_ms = closing_ms
         self.statements += [mark for mark in itertools.chain(early, tail) if not mark.claimed]
         self.waiting += [wrapper_mark(event) for event in held]
         self.waiting.sort(key=_end_order)

@@ -2,15 +2,19 @@
 
 Each input is cut into newline-aligned blocks: byte ranges of a plain file (each worker reads its own, a block at a
 time, and parses a run of consecutive blocks as one task), or blocks read from a stream (gzip, tar member, stdin) and
-handed to a worker, a task each. A worker parses a task into a fresh sink and sends back the sink and the task's
-counts, never the events, so memory does not grow with the input. Results are merged in input order, which statement
-pairing needs at task boundaries. Small inputs, and every input with one job, are parsed in this process.
+handed to a worker, a task each. A worker parses a task into a fresh sink and sends back the task's counts and the
+sink pickled, never the events, so memory does not grow with the input. The counts are folded in input order, which
+statement pairing needs at task boundaries; the sinks need no order but their neighbours': with a few workers this
+process merges them as they come, with many (``TREE_FROM_WORKERS``) the workers merge neighbouring sinks in a tree and
+this process unpickles only the last one or two of each input. Small inputs, and every input with one job, are parsed
+in this process.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import pickle
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -29,6 +33,7 @@ from idxadvisor.ingest.sources import (
     iter_blocks,
     open_source,
     open_stream,
+    read_decompressed,
     read_range,
     split_file,
 )
@@ -59,6 +64,18 @@ UNRECOGNISED_LIMIT = 64 * 1024 * 1024
 ENTRYLESS_STREAM_LIMIT = 64 * 1024 * 1024
 HOSTILE_RATIO = 200
 TASKS_PER_WORKER = 2
+#: From this many workers on, the digests of neighbouring tasks are merged by the workers, in a tree, rather than here:
+#: unpickling and merging a thousand shapes takes this process about 0.03 s a task, 32 tasks of 16 workers a second
+#: that nothing overlaps. With fewer workers the merges here overlap the parsing, and a tree's levels only add a
+#: round trip at the end.
+TREE_FROM_WORKERS = 4
+#: ``--jobs`` left to its default: a worker more for each this many seconds of parsing the inputs hold (estimated from
+#: their size, at the rate one core parses their format), up to the cores. A worker pool costs about a tenth of a second
+#: (starting it, shipping digests back, merging them): below a few tenths of a second of work each, it does not pay.
+MIN_SECONDS_PER_WORKER = 0.4
+#: Bytes a second one core parses, by the format the first bytes of the first input show (text logs need regular
+#: expressions and shell-syntax documents; JSON lines decode in C).
+PARSE_RATE = {JSON_LOG: 90e6, TEXT_LOG: 40e6}
 _COMPRESSION_RATIO_GUESS = 8
 _READ_SIZE = 1 << 20
 
@@ -74,7 +91,7 @@ SinkT = TypeVar("SinkT", bound=Sink)
 @dataclass(frozen=True)
 class RunOptions:
     block: BlockOptions
-    jobs: int = field(default_factory=lambda: os.cpu_count() or 1)
+    jobs: int | None = None  # worker processes; None: as many as the inputs' size makes worth it (``default_jobs``)
     block_size: int = 8 * 1024 * 1024
     inline_threshold: int = 16 * 1024 * 1024  # below this much input, parsing in this process is faster
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES  # a longer line is skipped and counted as a problem
@@ -103,7 +120,10 @@ def overlong_line(length: int) -> BlockStats:
     return BlockStats(lines=1, problems=1, problem_examples=[Problem(reason, 1)])
 
 
-def _run_task(task: _Task, options: BlockOptions, sink_factory: Callable[[], Sink]) -> tuple[BlockStats, Sink]:
+def _run_task(task: _Task, options: BlockOptions, sink_factory: Callable[[], Sink],
+              ship: bool = False) -> tuple[BlockStats, Sink | bytes]:
+    """Parse one task into a fresh sink; ``ship``: in a worker, the sink comes back pickled here, so that the process
+    that receives it can pass it on to a merge (``_merge_shipped``) without unpickling it."""
     sink = sink_factory()
     parser = BlockParser(task.mode, options, sink)
     with collector_paused():  # every parsed line leaves objects behind, none in a cycle: the collector cost 45%
@@ -114,7 +134,52 @@ def _run_task(task: _Task, options: BlockOptions, sink_factory: Callable[[], Sin
             for start, end in task.parts:  # one block in memory at a time
                 parser.feed(read_range(task.path, start, end))
         stats = parser.finish()
-    return stats, sink
+        return stats, (pickle.dumps(sink, protocol=pickle.HIGHEST_PROTOCOL) if ship else sink)
+
+
+class _Operations(list[Event]):
+    """What pairing settles at a task's first edge (``InputState.fold``): operations kept for that task's sink."""
+
+    def add(self, event: Event) -> None:
+        self.append(event)
+
+
+def _unpacked(payload: Sink | bytes, operations: list[Event]) -> Sink:
+    """A task's sink (unpickled when it was shipped), with the operations its first edge settled added to it."""
+    sink: Sink = pickle.loads(payload) if isinstance(payload, bytes) else payload
+    for event in operations:
+        sink.add(event)
+    return sink
+
+
+def _merge_shipped(parts: list[tuple[bytes, list[Event]]]) -> bytes:
+    """Neighbouring tasks' sinks of one input, merged in a worker and shipped on (a level of the merge tree)."""
+    with collector_paused():
+        merged = _unpacked(*parts[0])
+        for payload, operations in parts[1:]:
+            merged.merge(_unpacked(payload, operations))
+        return pickle.dumps(merged, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+@dataclass
+class _Part:
+    """The sink of consecutive tasks of one input, not yet merged into the input's: a sink, a shipped (pickled) one,
+    or a merge task's future of one (``merging``). ``level``: the merges below it (neighbours of one level merge)."""
+
+    level: int
+    payload: Sink | bytes | None
+    operations: list[Event] = field(default_factory=list)  # settled at its first edge, added before it merges
+    merging: _Result | None = None
+
+    def ready(self) -> bool:
+        done = getattr(self.merging, "done", None)
+        return self.merging is None or done is None or bool(done())
+
+    def value(self) -> Sink | bytes:
+        if self.merging is not None:
+            self.payload, self.merging = self.merging.result(), None
+        assert self.payload is not None
+        return self.payload
 
 
 class _Result(Protocol):
@@ -158,6 +223,8 @@ class InputState:
     boundary: BoundaryState = field(default_factory=BoundaryState)
     since_entry: int = 0  # bytes merged since the last task that held a slow-operation entry
     run_start: tuple[int, int] = (0, 0)  # (bytes, compressed bytes) read up to the end of that task
+    merged: Sink | None = None  # the sink of the tasks merged so far in this process
+    parts: list[_Part] = field(default_factory=list)  # with a merge tree: the tasks' sinks still to merge, in order
 
     def fold(self, stats: BlockStats, sink: Sink, max_problem_examples: int) -> None:
         """Count the next block of the input: its pairing settled against the blocks before it (the wrappers that
@@ -167,7 +234,7 @@ class InputState:
         absorbed_before = self.boundary.absorbed
         last_ms = stats.last_ts.timestamp() * 1000 if stats.last_ts is not None else None
         for wrapper in self.boundary.resolve(stats.held_wrappers, stats.early_statements, stats.tail_statements,
-                                             last_ms):
+                                             last_ms, stats.opening_ms, stats.closing_ms):
             sink.add(wrapper)
             stats.operations += 1
         summary.paired += stats.absorbed + self.boundary.absorbed - absorbed_before
@@ -220,10 +287,18 @@ class Runner:
         # it was submitted (bytes, compressed bytes)
         self._pending: deque[tuple[InputState, _Result | None, int, tuple[int, int]]] = deque()
         self._workers = 1  # processes parsing tasks: 1 when they run in this process
+        self._jobs = options.jobs or 1
+        self._executor_in_use: TaskExecutor = _InlineExecutor()
+
+    @property
+    def _tree(self) -> bool:
+        """Whether workers merge the tasks' sinks (``TREE_FROM_WORKERS``)."""
+        return self._workers >= TREE_FROM_WORKERS
 
     def run(self, sources: list[Source]) -> tuple[list[InputSummary], Sink]:
-        executor = self._executor(sources)
-        self._workers = 1 if isinstance(executor, _InlineExecutor) else self.options.jobs
+        self._jobs = self.options.jobs or default_jobs(sources)
+        executor = self._executor_in_use = self._executor(sources)
+        self._workers = 1 if isinstance(executor, _InlineExecutor) else self._jobs
         try:
             with collector_paused():  # merging digests builds long-lived objects: see _run_task
                 for source in sources:
@@ -244,14 +319,14 @@ class Runner:
         return self.summaries, self.sink
 
     def _executor(self, sources: list[Source]) -> TaskExecutor:
-        if self.options.jobs <= 1 or estimated_bytes(sources) <= self.options.inline_threshold:
+        if self._jobs <= 1 or estimated_bytes(sources) <= self.options.inline_threshold:
             return _InlineExecutor()
         import multiprocessing  # only here: a small input never starts a pool, so it does not wait for the import
         from concurrent.futures import ProcessPoolExecutor
 
         methods = multiprocessing.get_all_start_methods()
         context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-        return ProcessPoolExecutor(max_workers=self.options.jobs, mp_context=context)
+        return ProcessPoolExecutor(max_workers=self._jobs, mp_context=context)
 
     def _read_source(self, source: Source, executor: TaskExecutor) -> None:
         if source.error is not None:
@@ -338,13 +413,14 @@ class Runner:
         return min(max(-(-size // (TASKS_PER_WORKER * self._workers)), block_size), MAX_TASK_SIZE)
 
     def _submit(self, executor: TaskExecutor, state: InputState, task: _Task, compressed: int = 0) -> None:
-        while len(self._pending) >= max(2, 2 * self.options.jobs):
+        while len(self._pending) >= max(2, 2 * self._jobs):
             self._merge_oldest()
         state.summary.bytes += task.size
         if task.overlong is not None:
             future: _Result = _Completed((overlong_line(task.overlong), self.sink_factory()))
         else:
-            future = executor.submit(_run_task, task, self.options.block, self.sink_factory)
+            shipped = not isinstance(executor, _InlineExecutor)
+            future = executor.submit(_run_task, task, self.options.block, self.sink_factory, shipped)
         self._pending.append((state, future, task.size, (state.summary.bytes, compressed)))
 
     def _merge_oldest(self) -> None:
@@ -352,21 +428,55 @@ class Runner:
         if future is None:
             self._close(state)
             return
-        stats, sink = future.result()
+        stats, payload = future.result()
         if stats.entries:
             state.since_entry, state.run_start = 0, read
         else:
             state.since_entry += size
-        self._merge(state, stats, sink)
+        self._merge(state, stats, payload)
         if self.progress is not None:
             self.progress(size)
 
     def _close(self, state: InputState) -> None:
-        state.close(self.sink)
+        """The input's last task is in: its sinks merged (the tree's last levels on the workers), pairing settled at
+        its end, the whole sealed, then added to the run's sink."""
+        parts = state.parts
+        while len(parts) > 2:  # the workers merge neighbours, level by level, until two are left for this process
+            parts = [self._merge_on_worker(parts[start:start + 2]) if start + 1 < len(parts) else parts[start]
+                     for start in range(0, len(parts), 2)]
+        for part in parts:
+            self._merge_here(state, _unpacked(part.value(), part.operations))
+        state.parts = []
+        merged = state.merged if state.merged is not None else self.sink_factory()
+        state.merged = None
+        state.close(merged)
+        self.sink.merge(merged)
 
-    def _merge(self, state: InputState, stats: BlockStats, sink: Sink) -> None:
-        state.fold(stats, sink, self.options.block.max_problem_examples)
-        self.sink.merge(sink)
+    def _merge(self, state: InputState, stats: BlockStats, payload: Sink | bytes) -> None:
+        """Fold a task's counts in input order; its sink is merged here, or kept for the workers' merge tree."""
+        operations = _Operations()
+        state.fold(stats, operations, self.options.block.max_problem_examples)
+        if not self._tree:
+            self._merge_here(state, _unpacked(payload, operations))
+            return
+        parts = state.parts
+        parts.append(_Part(0, payload, operations))
+        while len(parts) >= 2 and parts[-1].level == parts[-2].level and parts[-1].ready() and parts[-2].ready():
+            pair = [parts.pop(-2), parts.pop()]
+            parts.append(self._merge_on_worker(pair))
+
+    @staticmethod
+    def _merge_here(state: InputState, sink: Sink) -> None:
+        if state.merged is None:
+            state.merged = sink
+        else:
+            state.merged.merge(sink)
+
+    def _merge_on_worker(self, group: list[_Part]) -> _Part:
+        """Neighbouring parts of one input merged by a worker: a part one level up."""
+        shipped = [(part.value(), part.operations) for part in group]
+        future = self._executor_in_use.submit(_merge_shipped, shipped)
+        return _Part(max(part.level for part in group) + 1, None, merging=future)
 
     def _read_whole_document(self, opened: OpenedInput, state: InputState) -> None:
         try:
@@ -449,6 +559,29 @@ def _not_a_log_so_far(summary: InputSummary) -> bool:
     return summary.bytes > UNRECOGNISED_LIMIT and not summary.entries and not summary.versions
 
 
+def default_jobs(sources: list[Source], cores: int | None = None) -> int:
+    """The workers ``--jobs`` stands for when not given: one for each ``MIN_SECONDS_PER_WORKER`` of parsing the inputs
+    hold (their size at the parsing rate of the first input's format), at least one, at most the cores; the cores
+    for stdin and pipes, whose size is not known."""
+    cores = cores or os.cpu_count() or 1
+    total = estimated_bytes(sources)
+    if total == float("inf"):
+        return cores
+    rate = PARSE_RATE.get(_first_format(sources), PARSE_RATE[JSON_LOG])
+    return max(1, min(cores, round(total / (rate * MIN_SECONDS_PER_WORKER))))
+
+
+def _first_format(sources: list[Source]) -> str | None:
+    """The format the first bytes of the first readable input show (decompressed), None when none can be read."""
+    for source in sources:
+        if source.error is None and source.path is not None:
+            try:
+                return detect_format(read_decompressed(source.path, HEAD_SIZE))
+            except (*READ_ERRORS, ValueError):
+                continue
+    return None
+
+
 def estimated_bytes(sources: list[Source]) -> float:
     total = 0.0
     for source in sources:
@@ -472,4 +605,4 @@ def _reason(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-__all__ = ["InputState", "RunOptions", "Runner", "Sink", "estimated_bytes", "overlong_line"]
+__all__ = ["InputState", "RunOptions", "Runner", "Sink", "default_jobs", "estimated_bytes", "overlong_line"]

@@ -14,9 +14,11 @@ waiting for their neighbours.
 
 from __future__ import annotations
 
+import copyreg
 import fnmatch
 import pickle
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from operator import attrgetter
@@ -61,19 +63,31 @@ class DigestOptions:
 _Packed = TypeVar("_Packed")
 
 
-def _pickled_as_arguments(cls: type[_Packed]) -> type[_Packed]:
-    """Pickle a slots dataclass as the tuple of its constructor's arguments. A worker ships thousands of them back
-    with its digest, and the ``__getstate__`` that ``slots=True`` writes looks the fields up again for every object
-    (the time buckets alone were a quarter of the time a digest took to pickle)."""
+def _argument_reducer(cls: type[_Packed]) -> Callable[[_Packed], tuple[type[_Packed], tuple[Any, ...]]]:
+    """A reducer that pickles a slots dataclass as the tuple of its constructor's arguments. A worker ships thousands
+    of them back with its digest, and the ``__getstate__``/``__setstate__`` that ``slots=True`` writes look the fields
+    up again for every object (the time buckets alone were a quarter of the time a digest took to pickle; unpickling
+    a digest's histograms, time breakdowns and literal statistics that way was a third of the time to read it back)."""
     names = [item.name for item in fields(cls)]  # type: ignore[arg-type]
     getter = attrgetter(*names)
     arguments = getter if len(names) > 1 else lambda value: (getter(value),)  # one name: attrgetter gives no tuple
 
-    def __reduce__(self: _Packed) -> tuple[type[_Packed], tuple[Any, ...]]:
+    def reduce(self: _Packed) -> tuple[type[_Packed], tuple[Any, ...]]:
         return cls, arguments(self)
 
-    cls.__reduce__ = __reduce__  # type: ignore[method-assign, assignment]
+    return reduce
+
+
+def _pickled_as_arguments(cls: type[_Packed]) -> type[_Packed]:
+    """Pickle a slots dataclass of this module as the tuple of its constructor's arguments (``_argument_reducer``)."""
+    cls.__reduce__ = _argument_reducer(cls)  # type: ignore[method-assign, assignment]
     return cls
+
+
+# The slots dataclasses of other modules that a ShapeStats holds travel the same way; registered here, where digests
+# are shipped, so that those modules stay free of pickling concerns.
+for _held in (DurationHistogram, TimeBreakdown, LiteralStats, FieldLiterals, QueryShape):
+    copyreg.pickle(_held, _argument_reducer(_held))
 
 
 @_pickled_as_arguments

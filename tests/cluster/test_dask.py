@@ -19,11 +19,11 @@ DEMO_LOG = FIXTURES_DIR / "demo" / "shop.log"
 BLOCK = "65536"  # the demo log in 26 blocks, so that pairing and intervals cross many block boundaries
 
 
-def pairing_log() -> str:
+def pairing_log(step_ms: int = 7) -> str:
     """Update statements and their command entries a few bytes apart: many pairs straddle a 4 KiB block boundary."""
     lines = []
     for number in range(400):
-        second, millis = divmod(number * 7, 1000)
+        second, millis = divmod(number * step_ms, 1000)
         ts = f"2026-11-02T10:{second // 60:02d}:{second % 60:02d}.{millis:03d}+00:00"
         later = f"2026-11-02T10:{second // 60:02d}:{second % 60:02d}.{millis + 2:03d}+00:00"
         connection = f"conn{number % 5}"
@@ -170,3 +170,28 @@ def test_a_directory_on_a_cluster_leaves_out_its_files_that_are_not_logs_as_a_lo
     # named on the command line, a file that is not a log is an input error, on a cluster as here
     assert run(["analyze", str(folder / "README"), "--dask-scheduler", dask_scheduler]) == 2
     assert capsys.readouterr().err.startswith(f"idxadvisor: error: {folder / 'README'}: not a MongoDB log")
+
+
+def test_a_naive_concatenation_on_the_cluster_gives_the_local_report(capsys: pytest.CaptureFixture[str],
+                                                                     dask_scheduler: str, tmp_path: Path) -> None:
+    """One day's log three times over (time goes back four minutes at each copy), cut into tasks of several blocks
+    each: the workers read their own ranges, the client settles pairing at the tasks' edges, as one local process
+    does."""
+    path = tmp_path / "naive.log"
+    path.write_text(pairing_log(step_ms=600) * 3, encoding="utf-8")
+    local = analyze(capsys, str(path))
+    on_cluster = analyze(capsys, str(path), "--dask-scheduler", dask_scheduler, "--dask-block-size", "4096")
+    assert (local[1]["inputs"][0]["operations"], local[1]["inputs"][0]["paired"]) == (1_200, 1_200)
+    assert on_cluster[1] == local[1]
+
+
+def test_a_task_is_a_run_of_consecutive_ranges_and_an_overlong_line_is_one_of_its_own() -> None:
+    from idxadvisor.cluster import _tasks
+    from idxadvisor.ingest.sources import ByteRange
+
+    ranges = [ByteRange(0, 40), ByteRange(40, 90), ByteRange(90, 120), ByteRange(120, 500, overlong=True),
+              ByteRange(500, 530), ByteRange(530, 600), ByteRange(600, 610)]
+    tasks = _tasks(ranges, task_size=60)
+    assert [[(part.start, part.end) for part in task] for task in tasks] == [
+        [(0, 40), (40, 90)], [(90, 120)], [(120, 500)], [(500, 530), (530, 600)], [(600, 610)]]
+    assert [part for task in tasks for part in task] == ranges
