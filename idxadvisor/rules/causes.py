@@ -6,6 +6,7 @@ says what the log could not show.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, ClassVar
@@ -106,6 +107,7 @@ class BusyIndex:
 
     def __init__(self, shapes: Iterable[ShapeStats]) -> None:
         self._by_width: dict[int, dict[int, list[tuple[ShapeStats, TimeBucket]]]] = {}
+        self._busiest: dict[tuple[frozenset[int], int], list[tuple[ShapeStats, int, float]]] = {}
         for stats in shapes:
             starts = self._by_width.setdefault(stats.timeline.width_minutes, {})
             for start, bucket in stats.timeline.buckets.items():
@@ -125,6 +127,18 @@ class BusyIndex:
                         entry[1] += bucket.count
                         entry[2] += bucket.total_ms
         return [(stats, count, total) for stats, count, total in found.values()]
+
+    def busiest(self, minutes: set[int], limit: int) -> list[tuple[ShapeStats, int, float]]:
+        """The ``limit + 1`` shapes of ``busy_in`` with the most ms in those minutes (most first, then by fingerprint),
+        executions logged: enough for a caller to leave out its own shape, or those under a floor of ms, and keep
+        ``limit``. Worked out once per set of minutes (the victims of one saturated stretch share theirs)."""
+        key = (frozenset(minutes), limit)
+        found = self._busiest.get(key)
+        if found is None:
+            found = self._busiest[key] = heapq.nsmallest(
+                limit + 1, (item for item in self.busy_in(minutes) if item[1]),
+                key=lambda item: (-item[2], item[0].shape.fingerprint))
+        return found
 
 
 def minutes_of(stats: ShapeStats) -> set[int]:

@@ -42,3 +42,15 @@ def test_the_index_counts_what_a_scan_of_every_timeline_counts(shapes: list, min
         count, total = _scanned(stats, minutes)
         got = found.get(id(stats), (0, 0.0))
         assert got[0] == count and abs(got[1] - total) <= 1e-6 * max(1.0, total)
+
+
+@settings(max_examples=150, deadline=None)
+@given(timelines, st.sets(st.integers(0, 40), max_size=10), st.integers(1, 4))
+def test_the_busiest_are_the_first_of_every_busy_shape_by_time_then_fingerprint(shapes: list, minutes: set[int],
+                                                                               limit: int) -> None:
+    every = [_stats(number, executions, width) for number, (executions, width) in enumerate(shapes)]
+    index = BusyIndex(every)
+    expected = sorted((item for item in index.busy_in(minutes) if item[1]),
+                      key=lambda item: (-item[2], item[0].shape.fingerprint))[:limit + 1]
+    assert index.busiest(minutes, limit) == expected
+    assert index.busiest(set(minutes), limit) is index.busiest(minutes, limit)  # worked out once per set of minutes
