@@ -2,6 +2,7 @@
 
     python benchmarks/corpus_logs.py json OUT.log [--size-mb 160]
     python benchmarks/corpus_logs.py text OUT.log [--size-mb 17]
+    python benchmarks/corpus_logs.py text OUT.log --size-mb 200 --naive   # the real log concatenated as it is
 
 A generated log repeats one small workload; a real one has many distinct shapes, long and truncated commands, WRITE
 statements beside their COMMAND entries, getMores, internal traffic and the ordinary messages in between. These logs
@@ -13,6 +14,9 @@ another.
 * ``json``: the four Atlas 8.0.12 logs (``mongo-log-parser/``: about 1,900 slow queries, many shapes, truncated
   commands) and the 8.2.5 logs with WRITE and COMMAND entries side by side (``GOindiaRIDE/``).
 * ``text``: the 4.0.3 log of ``keyhole/`` (2,028 slow operations, commands in shell syntax).
+
+``--naive`` concatenates the same files unchanged instead, as ``cat`` would: every copy holds the same hours and
+connections, the case where parallel workers' statistics overlap the most (bench_all.py times it too).
 """
 
 from __future__ import annotations
@@ -96,10 +100,27 @@ def copies(kind: str, files: list[list[bytes]], size_bytes: int) -> Iterator[byt
         copy += 1
 
 
-def write(kind: str, path: Path, size_mb: float) -> None:
+def naive_copies(files: list[list[bytes]], size_bytes: int) -> Iterator[bytes]:
+    """The files' lines again and again, unchanged: what ``cat log log log > big.log`` makes (the same hours and
+    connections in every copy, so a worker's statistics overlap every other's)."""
+    written = 0
+    while True:
+        for file_lines in files:
+            for line in file_lines:
+                written += len(line) + 1
+                yield line
+                if written >= size_bytes:
+                    return
+
+
+def write(kind: str, path: Path, size_mb: float, naive: bool = False) -> None:
+    """``size_mb`` of the corpus's ``kind`` logs in ``path``: moved in time and connections copy after copy, or with
+    ``naive``, concatenated as they are."""
+    size_bytes = int(size_mb * 1024 * 1024)
+    lines = naive_copies(source_files(kind), size_bytes) if naive else copies(kind, source_files(kind), size_bytes)
     with open(path, "wb") as handle:
         buffer: list[bytes] = []
-        for line in copies(kind, source_files(kind), int(size_mb * 1024 * 1024)):
+        for line in lines:
             buffer.append(line)
             if len(buffer) >= 10_000:
                 handle.write(b"\n".join(buffer) + b"\n")
@@ -113,8 +134,10 @@ def main() -> None:
     parser.add_argument("kind", choices=["json", "text"])
     parser.add_argument("output", type=Path)
     parser.add_argument("--size-mb", type=float, default=160)
+    parser.add_argument("--naive", action="store_true", help="concatenate the real logs unchanged (no shift in time "
+                        "or connections), as 'cat' would")
     arguments = parser.parse_args()
-    write(arguments.kind, arguments.output, arguments.size_mb)
+    write(arguments.kind, arguments.output, arguments.size_mb, arguments.naive)
 
 
 if __name__ == "__main__":
