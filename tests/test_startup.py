@@ -39,6 +39,43 @@ def test_a_log_analysis_loads_no_optional_engine() -> None:
     assert not unused & modules, unused & modules
 
 
+#: What no analysis of a log needs, whatever its format: the optional engines (server client, estimator, Dask,
+#: charts, YAML rule files), the other commands' libraries, the report formats not asked for, and pydantic's plugin
+#: discovery (``importlib.metadata``: entry points, email, zipfile).
+NOT_FOR_A_LOG = {"pymongo", "bson", "mongomock", "yaml", "dask", "distributed", "fsspec", "vl_convert", "rich",
+                 "importlib.metadata", "email", "zipfile", "idxadvisor.server", "idxadvisor.replay",
+                 "idxadvisor.whatif", "idxadvisor.gate", "idxadvisor.compare", "idxadvisor.cluster", "idxadvisor.watch",
+                 "idxadvisor.report.html", "idxadvisor.report.markdown", "idxadvisor.report.sarif"}
+
+
+def test_the_console_scripts_analysis_of_a_log_loads_only_what_it_uses() -> None:
+    log = FIXTURES_DIR / "demo" / "shop.log"
+    completed = _main_with("import atexit, json\natexit.register(lambda: print(json.dumps(sorted(sys.modules)), "
+                           "file=sys.stderr))", "analyze", str(log), "--format", "json", "--jobs", "1")
+    modules = set(json.loads(completed.stderr.strip().splitlines()[-1]))
+    assert "idxadvisor.api" in modules and json.loads(completed.stdout)["findings"]  # it did run, and report
+    assert not NOT_FOR_A_LOG & modules, NOT_FOR_A_LOG & modules
+
+
+def test_version_alone_is_answered_before_the_command_line_is_loaded() -> None:
+    from idxadvisor import __version__
+
+    for option in ("--version", "-V"):
+        completed = subprocess.run([sys.executable, "-X", "importtime", "-m", "idxadvisor", option],
+                                   capture_output=True, text=True, timeout=60, check=False)
+        assert completed.returncode == 0 and completed.stdout == f"idxadvisor {__version__}\n"
+        imported = {line.rsplit("|", 1)[-1].strip() for line in completed.stderr.splitlines()}
+        assert "idxadvisor" in imported and not {"typer", "idxadvisor.cli", "pydantic"} & imported
+
+
+def test_pydantic_looks_for_plugins_only_when_the_user_allows_some() -> None:
+    probe = ("import atexit\natexit.register(lambda: print('metadata' if 'importlib.metadata' in sys.modules "
+             "else 'none', file=sys.stderr))")
+    assert _main_with(probe, "rules").stderr.strip().endswith("none")
+    allowed = _main_with("import os\nos.environ['PYDANTIC_DISABLE_PLUGINS'] = 'logfire'\n" + probe, "rules")
+    assert allowed.returncode == 0 and allowed.stderr.strip().endswith("metadata")
+
+
 def _main_with(prelude: str, *arguments: str) -> subprocess.CompletedProcess[str]:
     """``idxadvisor ARGUMENTS`` through the console script's ``main``, after ``prelude`` ran in the same process."""
     script = (f"import sys\n{prelude}\nsys.argv = ['idxadvisor', *sys.argv[1:]]\n"
