@@ -9,10 +9,10 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from idxadvisor.rules.base import QUERY_OPS, Quiet, Rule, RuleContext, ShapeAnalysis, Verdict
-from idxadvisor.shapes.digest import ShapeStats, TimeBucket
+from idxadvisor.shapes.digest import ShapeStats
 from idxadvisor.shapes.timing import LABELS, TimeBreakdown
 from idxadvisor.units import human_ms
 
@@ -106,27 +106,33 @@ class BusyIndex:
     going through every shape for every finding (TM003 and TM008 ask once per finding, over thousands of shapes)."""
 
     def __init__(self, shapes: Iterable[ShapeStats]) -> None:
-        self._by_width: dict[int, dict[int, list[tuple[ShapeStats, TimeBucket]]]] = {}
+        self._shapes: list[ShapeStats] = []
+        # per bucket width, per bucket start: (shape number, executions, total ms) of each shape's bucket there
+        self._by_width: dict[int, dict[int, list[tuple[int, int, float]]]] = {}
         self._busiest: dict[tuple[frozenset[int], int], list[tuple[ShapeStats, int, float]]] = {}
         for stats in shapes:
+            number = len(self._shapes)
+            self._shapes.append(stats)
             starts = self._by_width.setdefault(stats.timeline.width_minutes, {})
             for start, bucket in stats.timeline.buckets.items():
-                starts.setdefault(start, []).append((stats, bucket))
+                starts.setdefault(start, []).append((number, bucket.count, bucket.total_ms))
 
     def busy_in(self, minutes: set[int]) -> list[tuple[ShapeStats, int, float]]:
         """Each shape that ran in the given epoch minutes, with its executions and total ms in the buckets that hold
         them (a bucket's start is its first minute rounded down to its width, as ``Timeline`` aligns it)."""
-        found: dict[int, list[Any]] = {}
+        counts: dict[int, int] = {}
+        totals: dict[int, float] = {}
         for width, starts in self._by_width.items():
             for start in sorted({minute - minute % width for minute in minutes}):
-                for stats, bucket in starts.get(start, ()):
-                    entry = found.get(id(stats))
-                    if entry is None:
-                        found[id(stats)] = [stats, bucket.count, bucket.total_ms]
+                for number, count, total in starts.get(start, ()):
+                    if number in counts:
+                        counts[number] += count
+                        totals[number] += total
                     else:
-                        entry[1] += bucket.count
-                        entry[2] += bucket.total_ms
-        return [(stats, count, total) for stats, count, total in found.values()]
+                        counts[number] = count
+                        totals[number] = total
+        shapes = self._shapes
+        return [(shapes[number], count, totals[number]) for number, count in counts.items()]
 
     def busiest(self, minutes: set[int], limit: int) -> list[tuple[ShapeStats, int, float]]:
         """The ``limit + 1`` shapes of ``busy_in`` with the most ms in those minutes (most first, then by fingerprint),
