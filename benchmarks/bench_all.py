@@ -30,7 +30,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import pty
 import shutil
+import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -41,7 +44,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import corpus_logs  # noqa: E402
 from bench_ingest import JSON_BASELINE, TEXT_BASELINE, measure  # noqa: E402
-from bench_peers import median  # noqa: E402
 from bench_startup import DEMO_LOG, wall_ms  # noqa: E402
 from precompile import compile_package  # noqa: E402
 
@@ -61,6 +63,33 @@ ROWS = (
 )
 FULL = {"json": 160, "text-small": 17, "text": 200}
 QUICK = {"json": 2, "text-small": 1, "text": 2}
+
+
+class TooLong(Exception):
+    """A command ran past ``--timeout``: it and its workers were stopped."""
+
+
+def wall(command: list[str], timeout: float, on_terminal: bool = False) -> float:
+    """Seconds the command takes, its output thrown away (stdin a pseudo-terminal when asked); past ``timeout`` its
+    whole process group (the worker pool too) is stopped and ``TooLong`` raised."""
+    primary, secondary = pty.openpty() if on_terminal else (None, None)
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdin=secondary if on_terminal else subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        _, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        raise TooLong from None
+    finally:
+        if primary is not None:
+            os.close(primary)
+            os.close(secondary)  # type: ignore[arg-type]
+    elapsed = time.perf_counter() - started
+    if process.returncode not in (0, 1):
+        sys.stderr.write(stderr.decode("utf-8", "replace")[-2000:])
+    return elapsed
 
 
 @dataclass
@@ -93,6 +122,7 @@ def at_least(value: float, limit: float) -> str:
 class Bench:
     def __init__(self, arguments: argparse.Namespace) -> None:
         self.runs = arguments.runs
+        self.timeout = arguments.timeout
         self.data = arguments.data
         self.mdbkit = arguments.mdbkit or None
         self.mloginfo = arguments.mloginfo or None
@@ -100,10 +130,25 @@ class Bench:
         self.quick = arguments.quick
         self.results: dict[str, Result] = {}
 
-    def time(self, label: str, command: list[str], on_terminal: bool = False) -> float:
-        seconds = median(command, self.runs, on_terminal)
+    def time(self, label: str, command: list[str], on_terminal: bool = False) -> float | None:
+        """The median of ``--runs`` runs; None (said) when one ran past ``--timeout``."""
+        try:
+            seconds = statistics.median(wall(command, self.timeout, on_terminal) for _ in range(self.runs))
+        except TooLong:
+            print(f"  {label:52} over {self.timeout:g} s: stopped", flush=True)
+            return None
         print(f"  {label:52} {seconds:8.2f} s", flush=True)
         return seconds
+
+    def ratio(self, row: str, numerator: float | None, denominator: float | None, limit: float, at_least_limit: bool,
+              unit: str = "") -> None:
+        """A row of two times of this run, or why it has none."""
+        if numerator is None or denominator is None:
+            self.results[row] = Result(f"not measured: a run took over {self.timeout:g} s", "-")
+            return
+        value = numerator / denominator
+        met = at_least(value, limit) if at_least_limit else at_most(value, limit)
+        self.results[row] = Result(f"{value:.2f}{unit} ({numerator:.2f} s / {denominator:.2f} s)", met)
 
     def json_rows(self) -> None:
         size = self.sizes["json"]
@@ -113,22 +158,24 @@ class Bench:
         ours = self.time("idxadvisor analyze (all cores)", analyze(path))
         one = self.time("idxadvisor analyze --jobs 1", analyze(path, 1))
         two = self.time("idxadvisor analyze --jobs 2", analyze(path, 2))
-        self.results[ROWS[0][0]] = Result(f"{ours / baseline:.2f}x ({ours:.2f} s / {baseline:.2f} s)",
-                                          at_most(ours / baseline, 1.5))
+        self.ratio(ROWS[0][0], ours, baseline, 1.5, False, "x")
         if self.mdbkit:
             peer = self.time("mdbkit queries --json", [self.mdbkit, "queries", "--json", str(path)])
-            self.results[ROWS[1][0]] = Result(f"{peer / ours:.2f}x ({peer:.2f} s / {ours:.2f} s)",
-                                              at_least(peer / ours, 3))
+            self.ratio(ROWS[1][0], peer, ours, 3, True, "x")
         else:
             self.results[ROWS[1][0]] = Result("not run: mdbkit not found (--mdbkit PATH)", "-")
-        self.results[ROWS[3][0]] = Result(f"{two / one:.2f} ({two:.2f} s / {one:.2f} s)", at_most(two / one, 0.58))
-        _, _, pss, _ = measure(analyze(path, 2))
-        self.results[ROWS[8][0]] = Result(f"{pss / 2**20:.0f} MB", "yes" if pss < 250 * 2**20 else "no")
+        self.ratio(ROWS[3][0], two, one, 0.58, False)
+        self.peak(ROWS[8][0], analyze(path, 2))
         naive = ensure(self.data, "json", size, naive=True)
         print(f"JSON log, the corpus's logs concatenated as they are, {naive.stat().st_size / 2**20:.0f} MB")
         one = self.time("idxadvisor analyze --jobs 1", analyze(naive, 1))
         two = self.time("idxadvisor analyze --jobs 2", analyze(naive, 2))
-        self.results[ROWS[4][0]] = Result(f"{two / one:.2f} ({two:.2f} s / {one:.2f} s)", at_most(two / one, 0.58))
+        self.ratio(ROWS[4][0], two, one, 0.58, False)
+
+    def peak(self, row: str, command: list[str]) -> None:
+        """The peak PSS of the command's process tree, from one more run."""
+        _, _, pss, _ = measure(command)
+        self.results[row] = Result(f"{pss / 2**20:.0f} MB", "yes" if pss < 250 * 2**20 else "no")
 
     def text_rows(self) -> None:
         path = ensure(self.data, "text", self.sizes["text-small"])
@@ -137,8 +184,7 @@ class Bench:
         ours = self.time("idxadvisor analyze (all cores)", analyze(path))
         if self.mloginfo:
             peer = self.time("mloginfo --queries", [self.mloginfo, "--queries", str(path)], on_terminal=True)
-            self.results[ROWS[2][0]] = Result(f"{peer / ours:.1f}x ({peer:.2f} s / {ours:.2f} s)",
-                                              at_least(peer / ours, 10))
+            self.ratio(ROWS[2][0], peer, ours, 10, True, "x")
         else:
             self.results[ROWS[2][0]] = Result("not run: mloginfo not found (--mloginfo PATH)", "-")
         for naive, row in ((False, ROWS[5][0]), (True, ROWS[6][0])):
@@ -147,10 +193,9 @@ class Bench:
             print(f"text log, {how}, {path.stat().st_size / 2**20:.0f} MB ({path.name})")
             one = self.time("idxadvisor analyze --jobs 1", analyze(path, 1))
             two = self.time("idxadvisor analyze --jobs 2", analyze(path, 2))
-            self.results[row] = Result(f"{two / one:.2f} ({two:.2f} s / {one:.2f} s)", at_most(two / one, 0.58))
+            self.ratio(row, two, one, 0.58, False)
             if not naive:
-                _, _, pss, _ = measure(analyze(path, 2))
-                self.results[ROWS[9][0]] = Result(f"{pss / 2**20:.0f} MB", "yes" if pss < 250 * 2**20 else "no")
+                self.peak(ROWS[9][0], analyze(path, 2))
 
     def start_up_row(self) -> None:
         small = self.data / "start-up-200-lines.log"
@@ -190,6 +235,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=None, help="runs per median (default 3; 1 with --quick)")
     parser.add_argument("--quick", action="store_true", help="small logs, one run each: checks that every row runs")
     parser.add_argument("--data", type=Path, default=ROOT / "bench-data", help="where the built logs are cached")
+    parser.add_argument("--timeout", type=float, default=300, help="seconds a run may take before it is stopped "
+                        "and its row says so (default 300)")
     parser.add_argument("--mdbkit", default=shutil.which("mdbkit"))
     parser.add_argument("--mloginfo", default=shutil.which("mloginfo"))
     arguments = parser.parse_args()
