@@ -45,7 +45,8 @@ def test_a_log_analysis_loads_no_optional_engine() -> None:
 NOT_FOR_A_LOG = {"pymongo", "bson", "mongomock", "yaml", "dask", "distributed", "fsspec", "vl_convert", "rich",
                  "importlib.metadata", "email", "zipfile", "idxadvisor.server", "idxadvisor.replay",
                  "idxadvisor.whatif", "idxadvisor.gate", "idxadvisor.compare", "idxadvisor.cluster", "idxadvisor.watch",
-                 "idxadvisor.report.html", "idxadvisor.report.markdown", "idxadvisor.report.sarif"}
+                 "idxadvisor.report.html", "idxadvisor.report.markdown", "idxadvisor.report.sarif",
+                 "idxadvisor.ingest.datasets", "idxadvisor.ingest.samples"}
 
 
 def test_the_console_scripts_analysis_of_a_log_loads_only_what_it_uses() -> None:
