@@ -67,6 +67,14 @@ def test_version_alone_is_answered_before_the_command_line_is_loaded() -> None:
         assert completed.returncode == 0 and completed.stdout == f"idxadvisor {__version__}\n"
         imported = {line.rsplit("|", 1)[-1].strip() for line in completed.stderr.splitlines()}
         assert "idxadvisor" in imported and not {"typer", "idxadvisor.cli", "pydantic"} & imported
+    reader, writer = os.pipe()
+    os.close(reader)  # the reader went away (``idxadvisor --version | true``): the status other tools end with
+    try:
+        gone = subprocess.run([sys.executable, "-m", "idxadvisor", "--version"], stdout=writer, stderr=subprocess.PIPE,
+                              text=True, timeout=60, check=False)
+    finally:
+        os.close(writer)
+    assert gone.returncode == 141 and gone.stderr == ""
 
 
 def test_pydantic_looks_for_plugins_only_when_the_user_allows_some() -> None:
