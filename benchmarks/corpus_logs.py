@@ -4,6 +4,7 @@
     python benchmarks/corpus_logs.py text OUT.log [--size-mb 17]
     python benchmarks/corpus_logs.py json bench-seed/json-day.log.gz --write-seed   # one copy, gzipped: the seed
     python benchmarks/corpus_logs.py json OUT.log --size-mb 800 --seed bench-seed/json-day.log.gz  # without corpus
+    python benchmarks/corpus_logs.py text OUT.log --size-mb 200 --naive   # the real log concatenated as it is
 
 The seed is one copy of the sources, already moved to a common start (a few MB gzipped): it travels where the corpus
 does not (a benchmark machine without it, ``benchmarks/device_scaling.sh``), and a log built from it is the log built
@@ -19,6 +20,9 @@ another.
 * ``json``: the four Atlas 8.0.12 logs (``mongo-log-parser/``: about 1,900 slow queries, many shapes, truncated
   commands) and the 8.2.5 logs with WRITE and COMMAND entries side by side (``GOindiaRIDE/``).
 * ``text``: the 4.0.3 log of ``keyhole/`` (2,028 slow operations, commands in shell syntax).
+
+``--naive`` concatenates the same files unchanged instead, as ``cat`` would: every copy holds the same hours and
+connections, the case where parallel workers' statistics overlap the most (bench_all.py times it too).
 """
 
 from __future__ import annotations
@@ -116,11 +120,28 @@ def write_seed(kind: str, path: Path) -> None:
         handle.write(b"\n".join(copies(kind, files, one_copy)) + b"\n")
 
 
-def write(kind: str, path: Path, size_mb: float, seed: Path | None = None) -> None:
+def naive_copies(files: list[list[bytes]], size_bytes: int) -> Iterator[bytes]:
+    """The files' lines again and again, unchanged: what ``cat log log log > big.log`` makes (the same hours and
+    connections in every copy, so a worker's statistics overlap every other's)."""
+    written = 0
+    while True:
+        for file_lines in files:
+            for line in file_lines:
+                written += len(line) + 1
+                yield line
+                if written >= size_bytes:
+                    return
+
+
+def write(kind: str, path: Path, size_mb: float, seed: Path | None = None, naive: bool = False) -> None:
+    """``size_mb`` of the corpus's ``kind`` logs (or of a seed's) in ``path``: moved in time and connections copy
+    after copy, or with ``naive``, concatenated as they are."""
+    size_bytes = int(size_mb * 1024 * 1024)
     files = seed_files(seed) if seed is not None else source_files(kind)
+    lines = naive_copies(files, size_bytes) if naive else copies(kind, files, size_bytes)
     with open(path, "wb") as handle:
         buffer: list[bytes] = []
-        for line in copies(kind, files, int(size_mb * 1024 * 1024)):
+        for line in lines:
             buffer.append(line)
             if len(buffer) >= 10_000:
                 handle.write(b"\n".join(buffer) + b"\n")
@@ -136,11 +157,13 @@ def main() -> None:
     parser.add_argument("--size-mb", type=float, default=160)
     parser.add_argument("--seed", type=Path, help="build from this seed (--write-seed) instead of the corpus")
     parser.add_argument("--write-seed", action="store_true", help="write one copy of the sources, gzipped, to OUTPUT")
+    parser.add_argument("--naive", action="store_true", help="concatenate the real logs unchanged (no shift in time "
+                        "or connections), as 'cat' would")
     arguments = parser.parse_args()
     if arguments.write_seed:
         write_seed(arguments.kind, arguments.output)
     else:
-        write(arguments.kind, arguments.output, arguments.size_mb, arguments.seed)
+        write(arguments.kind, arguments.output, arguments.size_mb, arguments.seed, arguments.naive)
 
 
 if __name__ == "__main__":

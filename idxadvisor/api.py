@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Protocol
 
 from idxadvisor.config import Settings
 from idxadvisor.errors import InputError, UsageError
-from idxadvisor.ingest.datasets import collection_stats, resolve_data_arguments, write_counts
 from idxadvisor.indexes.catalog import IndexCatalog, load_index_arguments, shard_key_patterns
 from idxadvisor.indexes.inventory import build_inventory
 from idxadvisor.ingest.sources import Source, expand_sources, sort_out_non_logs
@@ -264,6 +263,7 @@ def load_samples(settings: Settings, namespaces: set[str]) -> tuple[dict[str, Sa
     """The --data samples, by namespace, and how each was read."""
     if not settings.data:
         return {}, []
+    from idxadvisor.ingest.datasets import collection_stats, resolve_data_arguments, write_counts
     from idxadvisor.ingest.samples import load_sample  # bson: only with --data
 
     samples, reports = {}, []

@@ -39,6 +39,63 @@ def test_a_log_analysis_loads_no_optional_engine() -> None:
     assert not unused & modules, unused & modules
 
 
+#: What no analysis of a log needs, whatever its format: the optional engines (server client, estimator, Dask,
+#: charts, YAML rule files), the other commands' libraries, the report formats not asked for, and pydantic's plugin
+#: discovery (``importlib.metadata``: entry points, email, zipfile).
+NOT_FOR_A_LOG = {"pymongo", "bson", "mongomock", "yaml", "dask", "distributed", "fsspec", "vl_convert", "rich",
+                 "importlib.metadata", "email", "zipfile", "idxadvisor.server", "idxadvisor.replay",
+                 "idxadvisor.whatif", "idxadvisor.gate", "idxadvisor.compare", "idxadvisor.cluster", "idxadvisor.watch",
+                 "idxadvisor.report.html", "idxadvisor.report.markdown", "idxadvisor.report.sarif",
+                 "idxadvisor.ingest.datasets", "idxadvisor.ingest.samples"}
+
+
+def test_the_console_scripts_analysis_of_a_log_loads_only_what_it_uses() -> None:
+    log = FIXTURES_DIR / "demo" / "shop.log"
+    completed = _main_with("import atexit, json\natexit.register(lambda: print(json.dumps(sorted(sys.modules)), "
+                           "file=sys.stderr))", "analyze", str(log), "--format", "json", "--jobs", "1")
+    modules = set(json.loads(completed.stderr.strip().splitlines()[-1]))
+    assert "idxadvisor.api" in modules and json.loads(completed.stdout)["findings"]  # it did run, and report
+    assert not NOT_FOR_A_LOG & modules, NOT_FOR_A_LOG & modules
+
+
+def test_version_alone_is_answered_before_the_command_line_is_loaded() -> None:
+    from idxadvisor import __version__
+
+    for option in ("--version", "-V"):
+        completed = subprocess.run([sys.executable, "-X", "importtime", "-m", "idxadvisor", option],
+                                   capture_output=True, text=True, timeout=60, check=False)
+        assert completed.returncode == 0 and completed.stdout == f"idxadvisor {__version__}\n"
+        imported = {line.rsplit("|", 1)[-1].strip() for line in completed.stderr.splitlines()}
+        assert "idxadvisor" in imported and not {"typer", "idxadvisor.cli", "pydantic"} & imported
+    reader, writer = os.pipe()
+    os.close(reader)  # the reader went away (``idxadvisor --version | true``): the status other tools end with
+    try:
+        gone = subprocess.run([sys.executable, "-m", "idxadvisor", "--version"], stdout=writer, stderr=subprocess.PIPE,
+                              text=True, timeout=60, check=False)
+    finally:
+        os.close(writer)
+    assert gone.returncode == 141 and gone.stderr == ""
+
+
+def test_pydantic_looks_for_plugins_only_when_the_user_allows_some() -> None:
+    probe = ("import atexit\natexit.register(lambda: print('metadata' if 'importlib.metadata' in sys.modules "
+             "else 'none', file=sys.stderr))")
+    assert _main_with(probe, "rules").stderr.strip().endswith("none")
+    allowed = _main_with("import os\nos.environ['PYDANTIC_DISABLE_PLUGINS'] = 'logfire'\n" + probe, "rules")
+    assert allowed.returncode == 0 and allowed.stderr.strip().endswith("metadata")
+
+
+def test_a_name_the_plugin_loader_stand_in_lacks_brings_in_the_real_loader() -> None:
+    script = ("import os, sys\nos.environ['PYDANTIC_DISABLE_PLUGINS'] = '__all__'\n"
+              "from idxadvisor.runtime import skip_pydantic_plugin_discovery\nskip_pydantic_plugin_discovery()\n"
+              "from pydantic.plugin._loader import get_plugins\nassert get_plugins() == ()\n"
+              "assert '__file__' not in vars(sys.modules['pydantic.plugin._loader'])\n"
+              "from pydantic.plugin._loader import _plugins  # a name only the real module has\n"
+              "print('__file__' in vars(sys.modules['pydantic.plugin._loader']))")
+    completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert completed.returncode == 0 and completed.stdout.strip() == "True", completed.stderr
+
+
 def _main_with(prelude: str, *arguments: str) -> subprocess.CompletedProcess[str]:
     """``idxadvisor ARGUMENTS`` through the console script's ``main``, after ``prelude`` ran in the same process."""
     script = (f"import sys\n{prelude}\nsys.argv = ['idxadvisor', *sys.argv[1:]]\n"

@@ -6,12 +6,13 @@ says what the log could not show.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from idxadvisor.rules.base import QUERY_OPS, Quiet, Rule, RuleContext, ShapeAnalysis, Verdict
-from idxadvisor.shapes.digest import ShapeStats, TimeBucket
+from idxadvisor.shapes.digest import ShapeStats
 from idxadvisor.shapes.timing import LABELS, TimeBreakdown
 from idxadvisor.units import human_ms
 
@@ -105,26 +106,104 @@ class BusyIndex:
     going through every shape for every finding (TM003 and TM008 ask once per finding, over thousands of shapes)."""
 
     def __init__(self, shapes: Iterable[ShapeStats]) -> None:
-        self._by_width: dict[int, dict[int, list[tuple[ShapeStats, TimeBucket]]]] = {}
+        self._shapes: list[ShapeStats] = []
+        # per bucket width, per bucket start: (shape number, executions, total ms) of each shape's bucket there
+        self._by_width: dict[int, dict[int, list[tuple[int, int, float]]]] = {}
+        self._busiest: dict[tuple[frozenset[int], int], list[tuple[ShapeStats, int, float]]] = {}
+        self._rows: dict[tuple[int, int], list[tuple[float, int]]] = {}  # per start, its shapes by ms: ``_ranked``
         for stats in shapes:
+            number = len(self._shapes)
+            self._shapes.append(stats)
             starts = self._by_width.setdefault(stats.timeline.width_minutes, {})
             for start, bucket in stats.timeline.buckets.items():
-                starts.setdefault(start, []).append((stats, bucket))
+                starts.setdefault(start, []).append((number, bucket.count, bucket.total_ms))
 
     def busy_in(self, minutes: set[int]) -> list[tuple[ShapeStats, int, float]]:
         """Each shape that ran in the given epoch minutes, with its executions and total ms in the buckets that hold
         them (a bucket's start is its first minute rounded down to its width, as ``Timeline`` aligns it)."""
-        found: dict[int, list[Any]] = {}
+        counts: dict[int, int] = {}
+        totals: dict[int, float] = {}
         for width, starts in self._by_width.items():
             for start in sorted({minute - minute % width for minute in minutes}):
-                for stats, bucket in starts.get(start, ()):
-                    entry = found.get(id(stats))
-                    if entry is None:
-                        found[id(stats)] = [stats, bucket.count, bucket.total_ms]
+                for number, count, total in starts.get(start, ()):
+                    if number in counts:
+                        counts[number] += count
+                        totals[number] += total
                     else:
-                        entry[1] += bucket.count
-                        entry[2] += bucket.total_ms
-        return [(stats, count, total) for stats, count, total in found.values()]
+                        counts[number] = count
+                        totals[number] = total
+        shapes = self._shapes
+        return [(shapes[number], count, totals[number]) for number, count in counts.items()]
+
+    def busiest(self, minutes: set[int], limit: int) -> list[tuple[ShapeStats, int, float]]:
+        """The ``limit + 1`` shapes of ``busy_in`` with the most ms in those minutes (most first, then by fingerprint),
+        executions logged: enough for a caller to leave out its own shape, or those under a floor of ms, and keep
+        ``limit``. Worked out once per set of minutes (the victims of one saturated stretch share theirs)."""
+        key = (frozenset(minutes), limit)
+        found = self._busiest.get(key)
+        if found is None:
+            found = self._busiest[key] = self._top(minutes, limit + 1)
+        return found
+
+    def _top(self, minutes: set[int], wanted: int) -> list[tuple[ShapeStats, int, float]]:
+        """The ``wanted`` busiest, reading each bucket start's shapes from the busiest down and stopping once no shape
+        not read yet can make the top (the threshold algorithm: a shape not read yet holds at most the ms of the row
+        reached in every start); when that would read about as much as ``busy_in``, ``busy_in`` itself."""
+        starts = [(width, start) for width, held in self._by_width.items()
+                  for start in sorted({minute - minute % width for minute in minutes}) if start in held]
+        entries = sum(len(self._by_width[width][start]) for width, start in starts)
+        rows = [self._ranked(width, start) for width, start in starts]
+        order = lambda item: (-item[2], item[0].shape.fingerprint)  # noqa: E731
+        read: set[int] = set()
+        candidates: list[tuple[ShapeStats, int, float]] = []
+        depth, work = 0, 0
+        while True:
+            bound, left = 0.0, False
+            for row in rows:
+                if depth < len(row):
+                    left = True
+                    total, number = row[depth]
+                    bound += total
+                    if number not in read:
+                        read.add(number)
+                        work += len(starts)
+                        item = self._exact(number, starts)
+                        if item[1]:
+                            candidates.append(item)
+            if not left:
+                break
+            if work > entries:  # about as much as summing every bucket of those minutes: do that instead
+                return heapq.nsmallest(wanted, (item for item in self.busy_in(minutes) if item[1]), key=order)
+            depth += 1
+            if len(candidates) >= wanted:
+                kth = heapq.nsmallest(wanted, candidates, key=order)[-1]
+                if kth[2] > bound * (1 + 1e-9) + 1e-9:  # sums in another order may differ in their last bits
+                    break
+        return heapq.nsmallest(wanted, candidates, key=order)
+
+    def _ranked(self, width: int, start: int) -> list[tuple[float, int]]:
+        """(ms, shape number) of the shapes of one bucket start, the most ms first."""
+        ranked = self._rows.get((width, start))
+        if ranked is None:
+            ranked = self._rows[(width, start)] = sorted(((total, number) for number, _, total
+                                                          in self._by_width[width][start]), key=lambda row: -row[0])
+        return ranked
+
+    def _exact(self, number: int, starts: list[tuple[int, int]]) -> tuple[ShapeStats, int, float]:
+        """One shape's executions and ms in those starts, summed in ``busy_in``'s order (the same float)."""
+        stats = self._shapes[number]
+        width = stats.timeline.width_minutes
+        buckets = stats.timeline.buckets
+        count, total, first = 0, 0.0, True
+        for bucket_width, start in starts:
+            bucket = buckets.get(start) if bucket_width == width else None
+            if bucket is not None:
+                if first:
+                    count, total, first = bucket.count, bucket.total_ms, False
+                else:
+                    count += bucket.count
+                    total += bucket.total_ms
+        return stats, count, total
 
 
 def minutes_of(stats: ShapeStats) -> set[int]:

@@ -365,12 +365,11 @@ def _shared_keys(group: list[_Proposal], index: SharedKeyIndex) -> list[tuple[Ke
         for key in keys_serving:
             served[key] += alike[signature]
 
-    def rank(key: KeyPattern) -> tuple:
-        # the same choice for every shape: most shapes served, then the longest key, then the candidate of the most
-        # important shape (proposals come in report order)
-        return served[key], len(key), -order.get(key, len(order))
-
-    best_for = {signature: max(keys_serving, key=rank) for signature, keys_serving in serving.items() if keys_serving}
+    # the same choice for every shape: most shapes served, then the longest key, then the candidate of the most
+    # important shape (proposals come in report order); ranked once per key, not once per shape it serves
+    rank = {key: (count, len(key), -order.get(key, len(order))) for key, count in served.items()}
+    best_for = {signature: max(keys_serving, key=rank.__getitem__) for signature, keys_serving in serving.items()
+                if keys_serving}
     result: list[tuple[KeyPattern | None, int]] = []
     for proposal, signature in zip(group, signatures):
         own = proposal.verdict.index

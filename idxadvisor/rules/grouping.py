@@ -48,9 +48,13 @@ def assign_groups(findings: list[Finding], related: Mapping[str, set[str]]) -> N
     members: dict[str, set[str]] = {}
     for own in anchors:
         members.setdefault(root(own[0]), set()).update(own)
+    ids: dict[str, str] = {}  # per group, its id: hashed once, not once per member (a group may hold thousands)
     for finding, own in zip(findings, anchors):
-        cause = "\n".join(sorted(members[root(own[0])]))
-        finding.group = hashlib.sha256(cause.encode()).hexdigest()[:16]
+        top = root(own[0])
+        group = ids.get(top)
+        if group is None:
+            group = ids[top] = hashlib.sha256("\n".join(sorted(members[top])).encode()).hexdigest()[:16]
+        finding.group = group
 
 
 def describe_groups(findings: list[Finding], shape_texts: Mapping[str, str]) -> list[FindingGroup]:

@@ -82,6 +82,4 @@ class AdmissionQueueing(WaitRule):
         unqueued = context.derived(f"{self.code} ticket holders below {threshold}",
                                    lambda shapes: BusyIndex(stats for stats in shapes
                                                             if component_share(stats.timing, _QUEUES)[0] < threshold))
-        found = [item for item in unqueued.busy_in(minutes_of(victim)) if item[0] is not victim and item[1]]
-        found.sort(key=lambda item: (-item[2], item[0].shape.fingerprint))
-        return found[:HOLDERS]
+        return [item for item in unqueued.busiest(minutes_of(victim), HOLDERS) if item[0] is not victim][:HOLDERS]

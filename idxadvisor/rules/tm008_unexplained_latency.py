@@ -108,7 +108,8 @@ class UnexplainedLatency(Rule):
 
 def _neighbours(victim: ShapeStats, context: RuleContext) -> list[tuple[ShapeStats, int, float]]:
     every = context.derived("TM008 shapes by minute", BusyIndex)  # once per run, not once per finding
-    found = [item for item in every.busy_in(minutes_of(victim))
-             if item[0] is not victim and item[1] and item[2] > victim.duration.total]
-    found.sort(key=lambda item: (-item[2], item[0].shape.fingerprint))
+    # the NEIGHBOURS + 1 busiest, most first: those at or under the victim's own total come after all the others,
+    # so only the victim's own entry can be left out ahead of the NEIGHBOURS kept
+    found = [item for item in every.busiest(minutes_of(victim), NEIGHBOURS)
+             if item[0] is not victim and item[2] > victim.duration.total]
     return found[:NEIGHBOURS]

@@ -125,15 +125,27 @@ def _text_key(key: KeyPattern, fields: CollectionFields, version: tuple[int, int
 def selective_options(costs: Costs, demands: list[Demand], keys: list[KeyPattern], fields: CollectionFields) -> None:
     """By the log, a key whose fields are all equalities of a shape and form a selective set examines about the
     documents that set finds (twice: a key and a document each), though it does not bound every predicate."""
+    if not fields.selective:
+        return
+    by_log = [number for number in range(len(demands)) if costs.models[number] == "log"]
+    equalities = {number: frozenset(demands[number].roles.equality) for number in by_log}
+    fixing: dict[str, list[int]] = {}  # per field, the shapes (by the log, in order) that fix it by equality
+    for number in by_log:
+        for name in equalities[number]:
+            fixing.setdefault(name, []).append(number)
     for position, key in enumerate(keys):
         names = frozenset(name for name, _ in key)
         found = fields.selective.get(names)
         if found is None:
             continue
-        for number, demand in enumerate(demands):
-            if costs.models[number] != "log" or number in costs.options[position]:
+        # only the shapes fixing every field of the key can qualify: look among those fixing its rarest field, in
+        # order (not every shape for every key: thousands of each)
+        among = min((fixing.get(name, []) for name in names), key=len) if names else by_log
+        for number in among:
+            if number in costs.options[position]:
                 continue
-            if names <= set(demand.roles.equality):
+            demand = demands[number]
+            if names <= equalities[number]:
                 cost = max(2 * found[0], demand.served_cost)
                 if worth(cost, costs.today[number], 0.0):
                     costs.options[position][number] = cost

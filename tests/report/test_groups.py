@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -107,3 +108,23 @@ def test_a_report_built_without_groups_shows_one_item_per_finding() -> None:
     out = io.StringIO()
     render(report, out, format="text")
     assert "groups by root cause" not in out.getvalue() and f"Findings: {len(report.findings)}" in out.getvalue()
+
+
+def test_a_group_of_many_findings_is_hashed_once_not_once_per_finding(monkeypatch: pytest.MonkeyPatch) -> None:
+    import hashlib
+
+    from idxadvisor.rules import grouping
+
+    hashed: list[bytes] = []
+    sha256 = hashlib.sha256
+
+    def counting(data: bytes) -> Any:
+        hashed.append(data)
+        return sha256(data)
+
+    monkeypatch.setattr(grouping.hashlib, "sha256", counting)
+    proposal = IndexProposal(ns="shop.orders", key=[("status", 1)], command="createIndex")
+    findings = [finding("IX001", f"s{number}", number, proposal) for number in range(500)] + [finding("QY005", "q", 1)]
+    assign_groups(findings, {})
+    assert len(hashed) == 2  # two groups: 500 shapes needing one index, and one alone
+    assert len({item.group for item in findings[:500]}) == 1 and findings[500].group != findings[0].group

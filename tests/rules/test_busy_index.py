@@ -42,3 +42,35 @@ def test_the_index_counts_what_a_scan_of_every_timeline_counts(shapes: list, min
         count, total = _scanned(stats, minutes)
         got = found.get(id(stats), (0, 0.0))
         assert got[0] == count and abs(got[1] - total) <= 1e-6 * max(1.0, total)
+
+
+@settings(max_examples=150, deadline=None)
+@given(timelines, st.sets(st.integers(0, 40), max_size=10), st.integers(1, 4))
+def test_the_busiest_are_the_first_of_every_busy_shape_by_time_then_fingerprint(shapes: list, minutes: set[int],
+                                                                               limit: int) -> None:
+    every = [_stats(number, executions, width) for number, (executions, width) in enumerate(shapes)]
+    index = BusyIndex(every)
+    expected = sorted((item for item in index.busy_in(minutes) if item[1]),
+                      key=lambda item: (-item[2], item[0].shape.fingerprint))[:limit + 1]
+    assert index.busiest(minutes, limit) == expected
+    assert index.busiest(set(minutes), limit) is index.busiest(minutes, limit)  # worked out once per set of minutes
+
+
+def test_the_busiest_of_a_crowded_stretch_are_found_without_summing_every_shape() -> None:
+    quiet = [_stats(number, [(minute, 1.0 + number / 1000) for minute in range(10)], 1) for number in range(300)]
+    heavy = [_stats(300 + number, [(minute, 5_000.0 * (number + 1)) for minute in range(10)], 1) for number in range(3)]
+    index = BusyIndex(quiet + heavy)
+    summed: list[int] = []
+    exact = index._exact
+
+    def counted(number: int, starts: list[tuple[int, int]]) -> tuple:
+        summed.append(number)
+        return exact(number, starts)
+
+    index._exact = counted  # type: ignore[method-assign]
+    minutes = set(range(10))
+    expected = sorted((item for item in index.busy_in(minutes) if item[1]),
+                      key=lambda item: (-item[2], item[0].shape.fingerprint))[:4]
+    assert index.busiest(minutes, 3) == expected
+    assert [stats for stats, _, _ in expected[:3]] == heavy[::-1]
+    assert len(summed) < 20  # the three heavy shapes and the first rows of the quiet ones, not all 303

@@ -5,11 +5,17 @@ fields, one order per set of fields."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from idxadvisor.models.report import IndexSet, Report
 from idxadvisor.selection.choose import _search
+from idxadvisor.selection.costs import Costs, worth
 from idxadvisor.selection.search import Problem
+from idxadvisor.selection.value import selective_options
 from idxadvisor.testing import RuleCase, run_case
 from tests.conftest import REPO_ROOT
 
@@ -221,3 +227,58 @@ def test_a_query_whose_sorted_field_is_also_a_range_gives_no_figure_for_its_equa
         [{"dst": "AMS", "t": {"$gt": 5}}, {"dst": "FRA", "t": {"$gt": 6}}], returned=10, at=5, sort={"t": -1})
     keys = new_keys(analyze(tmp_path, operations))
     assert [("dst", 1), ("cs", 1)] in keys and [("dst", 1), ("stops", 1)] in keys
+
+
+class _CountedDemand:
+    """What ``selective_options`` reads of a shape, counting how often it reads its roles."""
+
+    reads = 0
+
+    def __init__(self, equality: tuple[str, ...], returned: float) -> None:
+        self._roles = SimpleNamespace(equality=equality)
+        self.served_cost = returned
+
+    @property
+    def roles(self) -> SimpleNamespace:
+        _CountedDemand.reads += 1
+        return self._roles
+
+
+def _selective_by_definition(costs: Costs, demands: list, keys: list, fields: Any) -> None:
+    """Every key against every shape, in order: what ``selective_options`` gives, the definition."""
+    for position, key in enumerate(keys):
+        names = frozenset(name for name, _ in key)
+        found = fields.selective.get(names)
+        for number, demand in enumerate(demands):
+            if found is None or costs.models[number] != "log" or number in costs.options[position]:
+                continue
+            if names <= set(demand._roles.equality):
+                cost = max(2 * found[0], demand.served_cost)
+                if worth(cost, costs.today[number], 0.0):
+                    costs.options[position][number] = cost
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.sets(st.sampled_from("abcdef"), max_size=3), st.integers(0, 50),
+                          st.sampled_from(["log", "log", "estimator"])), min_size=1, max_size=40),
+       st.lists(st.lists(st.sampled_from("abcdef"), min_size=1, max_size=3, unique=True), min_size=1, max_size=30),
+       st.dictionaries(st.frozensets(st.sampled_from("abcdef"), min_size=1, max_size=3), st.integers(1, 30)))
+def test_selective_options_give_what_trying_every_key_on_every_shape_gives(shapes: list, key_fields: list,
+                                                                           selective: dict) -> None:
+    demands = [_CountedDemand(tuple(sorted(equality)), returned) for equality, returned, _ in shapes]
+    keys = [tuple((name, 1) for name in names) for names in key_fields]
+    fields = SimpleNamespace(selective={frozenset(names): (float(found), "by the log") for names, found in
+                                        selective.items()})
+
+    def fresh() -> Costs:
+        costs = Costs([100.0] * len(demands), [{} for _ in keys], [model for _, _, model in shapes])
+        costs.options[0][0] = 99.0  # an option a cheaper model gave already stays
+        return costs
+
+    expected, got = fresh(), fresh()
+    _selective_by_definition(expected, demands, keys, fields)
+    _CountedDemand.reads = 0
+    selective_options(got, demands, keys, fields)  # type: ignore[arg-type]
+    assert [list(options.items()) for options in got.options] == [list(options.items()) for options in
+                                                                   expected.options]
+    assert _CountedDemand.reads <= len(demands)  # each shape's roles read once, not once per key
