@@ -58,6 +58,8 @@ def _real_plugin_loader(name: str) -> object:
     """A name the stand-in lacks (a later pydantic asking its loader for more): the real module takes its place."""
     import importlib
 
+    if name.startswith("__"):  # the import system asking whether the module is a package (__path__), and such
+        raise AttributeError(name)
     held = sys.modules.get(_PLUGIN_LOADER)
     if held is not None and "__file__" not in vars(held):  # the stand-in (vars: no __getattr__ back into here)
         del sys.modules[_PLUGIN_LOADER]
