@@ -328,6 +328,8 @@ class BlockParser:
 
     def _index_line(self, line: bytes) -> None:
         """A JSON line holding an index-build or dropIndexes message (a damaged one is only not a sighting)."""
+        if not indexlog.may_give_sightings(line):
+            return
         try:
             entry = jsonlog.parse_line(line)
         except jsonlog.NotAnEntry:

@@ -36,6 +36,13 @@ INDEX_COMMANDS = frozenset({"createIndexes", "dropIndexes", "deleteIndexes", "dr
 STARTING, REGISTERING, DONE_BUILDING, COMPLETED, COMPLETED_SUCCESSFULLY, DROP_MESSAGE, COLLECTION_DROP = \
     20384, 20438, 20345, 20447, 20663, 51806, 518070
 _INTERNAL_DATABASES = frozenset({"local", "config", "admin"})
+#: The message ids ``from_json_entry`` reads (every other entry gives no sighting).
+_SIGHTING_IDS = frozenset({STARTING, REGISTERING, DONE_BUILDING, COMPLETED, COMPLETED_SUCCESSFULLY, DROP_MESSAGE,
+                           COLLECTION_DROP})
+#: The head of a line as the server writes it, up to the message id.
+_SERVER_HEAD = re.compile(rb'\{"t":\{"\$date":"[^"]*"\},"s":"[^"]*", *"c":"[^"]*", *"id":(\d+),')
+#: The first namespace such a line names (the server writes ``attr.namespace`` before anything nested).
+_FIRST_NAMESPACE = re.compile(rb'"namespace":"(local|config|admin)\.')
 _BUILD_INDEX_ON = re.compile(r"build index on: (\S+) properties: (?=\{)")
 
 
@@ -45,6 +52,19 @@ def user_namespace(ns: Any) -> bool:
         return False
     database, dot, collection = ns.partition(".")
     return bool(dot and collection) and database not in _INTERNAL_DATABASES and not collection.startswith("system.")
+
+
+def may_give_sightings(line: bytes) -> bool:
+    """False when the line, as the server writes it, gives no sighting: its head names another message (half the
+    lines the needles find are other index-build messages: waiting, committing, …) or its namespace is internal (the
+    server's own collections, built at every start-up). Those lines are then not decoded at all."""
+    head = _SERVER_HEAD.match(line)
+    if head is None:
+        return True
+    if int(head.group(1)) not in _SIGHTING_IDS:
+        return False
+    first = line.find(b'"namespace":"')
+    return first < 0 or _FIRST_NAMESPACE.match(line, first) is None
 
 
 def from_json_entry(entry: dict[str, Any], ts: datetime | None) -> list[IndexSighting]:
