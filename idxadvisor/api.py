@@ -17,12 +17,12 @@ from idxadvisor.config import Settings
 from idxadvisor.errors import InputError, UsageError
 from idxadvisor.indexes.catalog import IndexCatalog, load_index_arguments, shard_key_patterns
 from idxadvisor.indexes.inventory import build_inventory
-from idxadvisor.ingest.sources import Source, expand_sources, sort_out_non_logs
 from idxadvisor.indexes.sampling import SampleStatistics
+from idxadvisor.ingest.sources import Source, expand_sources, sort_out_non_logs
 from idxadvisor.models.inputs import InputSummary
 from idxadvisor.models.report import Report, SampleReport, WorkloadUpdate
 from idxadvisor.parse.block import BlockOptions
-from idxadvisor.parse.run import RunOptions, Runner, estimated_bytes
+from idxadvisor.parse.run import Runner, RunOptions, estimated_bytes
 from idxadvisor.report.build import (
     build_report,
     count_served_shapes,
@@ -30,10 +30,10 @@ from idxadvisor.report.build import (
     select_shapes,
     shape_is_selected,
 )
-from idxadvisor.runtime import collector_paused
 from idxadvisor.rules import select_rules
 from idxadvisor.rules.base import Rule, RuleContext
 from idxadvisor.rules.engine import run_rules
+from idxadvisor.runtime import collector_paused
 from idxadvisor.shapes.digest import Digest, DigestOptions
 from idxadvisor.workload import (
     Workload,

@@ -9,7 +9,7 @@ from functools import partial
 from idxadvisor.cluster.inputs import Location
 from idxadvisor.models.inputs import InputSummary
 from idxadvisor.parse.block import BlockOptions, BlockParser, BlockStats
-from idxadvisor.parse.run import RunOptions, Runner
+from idxadvisor.parse.run import Runner, RunOptions
 from idxadvisor.runtime import collector_paused
 from idxadvisor.shapes.digest import Digest, DigestOptions
 

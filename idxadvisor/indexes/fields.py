@@ -12,11 +12,13 @@ documents (so that fields after them add nothing).
 * **Few values in the collection**: the sample holds at most ``DISTINCT_CAP`` values of the field, or the log's
   queries ask so few values so often that a collection holding twice as many would have shown more
   (``few_values_chance`` under ``FEW_VALUES_CHANCE``: for one shape, 2 values in 10 queries, 4 in 13, 8 in 21). One
-  value then matches about ``1/d`` of the collection. A field the log shows finding one or two documents per value is not one, whatever its
-  queries ask (a generator re-reading the same few documents asks few values of a field of many).
+  value then matches about ``1/d`` of the collection. A field the log shows finding one or two documents per value
+  is not one, whatever its queries ask (a generator re-reading the same few documents asks few values of a field
+  of many).
 * **Selective equality sets**: a shape whose whole filter is equalities on some fields, without a limit, that returns
-  at most ``FEW_RETURNED`` documents per execution (and some: nothing found says only that the values are absent) (or a sampled field whose value matches that few): an index on
-  those fields finds those documents alone, and fields after them in a key add only width.
+  at most ``FEW_RETURNED`` documents per execution (and some: nothing found says only that the values are absent),
+  or a sampled field whose value matches that few: an index on those fields finds those documents alone, and fields
+  after them in a key add only width.
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ from idxadvisor.indexes.candidates import Roles
 from idxadvisor.indexes.model import KeyPattern
 from idxadvisor.indexes.sampling import SampleStatistics, _hashable, path_values
 from idxadvisor.shapes.digest import ShapeStats
-from idxadvisor.shapes.shape import Filter
 from idxadvisor.shapes.literals import DISTINCT_CAP, FIRST_BATCH, FieldLiterals
+from idxadvisor.shapes.shape import Filter
 
 #: String values longer than this on average (characters) are free text: no ascending index on them.
 LONG_TEXT_BYTES = 100

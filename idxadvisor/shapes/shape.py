@@ -2,8 +2,8 @@
 
 A shape is the namespace, the operation, the filter's fields with their operator class, the sort with its directions,
 the projection, which options are present (limit, skip, multi, hint …), and for pipelines the leading
-``$match``/``$sort``/``$limit`` plus the sequence of stages (``$lookup`` with its foreign collection and field, ``$group``
-with its key and accumulators). Rules are:
+``$match``/``$sort``/``$limit`` plus the sequence of stages (``$lookup`` with its foreign collection and field,
+``$group`` with its key and accumulators). Rules are:
 
 * filter key order never matters (fields are sorted); sort key order always does;
 * ``$and``/``$or``/``$nor`` keep their structure, branches sorted and de-duplicated, so an ``$or`` that an application

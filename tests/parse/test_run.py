@@ -8,7 +8,7 @@ import pytest
 from idxadvisor.ingest.sources import OpenedInput
 from idxadvisor.models.events import JSON_LOG, TEXT_LOG
 from idxadvisor.parse.block import BlockOptions
-from idxadvisor.parse.run import TASKS_PER_WORKER, TREE_FROM_WORKERS, RunOptions, Runner
+from idxadvisor.parse.run import TASKS_PER_WORKER, TREE_FROM_WORKERS, Runner, RunOptions
 from idxadvisor.shapes.digest import Digest
 
 REFERENCE_YEAR = 2024

@@ -283,7 +283,8 @@ def slow_entries(draw: st.DrawFn) -> dict[str, Any]:
     if draw(st.integers(0, 3)) == 0:
         attr.update(draw(st.dictionaries(_ALIAS_NAMES, _VALUE, max_size=3)))
     if draw(st.booleans()):
-        attr["appName"] = draw(st.sampled_from(["MongoDB Automation Agent v1", "mongot", "shop-app", "", "OplogFetcherX"]))
+        attr["appName"] = draw(st.sampled_from(["MongoDB Automation Agent v1", "mongot", "shop-app", "",
+                                                "OplogFetcherX"]))
     if draw(st.booleans()):
         attr["isFromUserConnection"] = draw(st.sampled_from([True, False, None, 0]))
     if draw(st.booleans()):
@@ -342,10 +343,12 @@ def test_a_plain_server_line_takes_the_c_path_and_damage_falls_back() -> None:
 
 # -- generated commands ---------------------------------------------------------------------------------------------
 
-_KEYS = st.sampled_from(["a", "b", "status", "x.y", "_id", "é", "", "a b", "a\n", "$", "1a", "-a"]) | st.text(max_size=4)
+_KEYS = (st.sampled_from(["a", "b", "status", "x.y", "_id", "é", "", "a b", "a\n", "$", "1a", "-a"])
+         | st.text(max_size=4))
 _WRAPPERS = st.sampled_from([{"$oid": "65f0a1b2c3d4e5f601234567"}, {"$date": "2024-01-01T00:00:00Z"},
                              {"$numberLong": "7"}, {"$numberInt": "-1"}, {"$numberInt": "0"}, {"$numberDouble": "NaN"},
-                             {"$numberDecimal": "1.5"}, {"$numberLong": "x"}, {"$binary": {"base64": "", "subType": "0"}},
+                             {"$numberDecimal": "1.5"}, {"$numberLong": "x"},
+                             {"$binary": {"base64": "", "subType": "0"}},
                              {"$regularExpression": {"pattern": "^a", "options": ""}}, {"$date": 1, "x": 2},
                              {"$uuid": "00000000-0000-0000-0000-000000000000"}])
 _SCALARS = (st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70) | st.floats()
@@ -440,7 +443,8 @@ def test_generated_commands_give_the_same_shape(command: dict[str, Any], ns: str
 
 def test_plain_commands_take_the_c_path_and_the_rest_fall_back() -> None:
     taken = [{"find": "o", "filter": {"a": 1, "b": {"$in": [1, 2]}}, "sort": {"c": -1}, "limit": 5},
-             {"aggregate": "o", "pipeline": [{"$match": {"a": {"$gte": 1}}}, {"$group": {"_id": "$k", "n": {"$sum": 1}}}]},
+             {"aggregate": "o",
+              "pipeline": [{"$match": {"a": {"$gte": 1}}}, {"$group": {"_id": "$k", "n": {"$sum": 1}}}]},
              {"q": {"a": 1}, "u": {"$set": {"b": 2}}, "multi": True}]
     ops = ["find", "aggregate", "update"]
     for op, command in zip(ops, taken):
