@@ -104,7 +104,7 @@ def test_every_field_of_every_class_a_shape_holds_is_saved_and_restored(demo_dig
     first = next(iter(digest.shapes.values()))
     first.connections.capped = True
     first.timeline.buckets.setdefault(29_000_000, TimeBucket(bins={3: 2}))
-    first.runs.runs.append((1.0, 2.0))
+    first.runs = RunLog([(1.0, 2.0)])  # a shape that is not an aggregation shares an empty log
     first.server_hashes.setdefault("queryHash", CappedSet()).add("ABCD1234")
     first.timing = TimeBreakdown()
     first.timing.add({"queued_ms": 200.5, "write_conflicts": 3, "bytes_read": 4096}, 250)
