@@ -42,6 +42,7 @@ from idxadvisor.shapes.timing import SKETCHED, TimeBreakdown
 #: Connections and server hashes kept per shape: a bottom-k sample (see CappedSet), whose cap bounds a shape's memory
 #: on logs of weeks, where clients reconnect under new connection names all the time.
 SET_CAP = 1_000
+SMALL_SET = 8  # members a CappedSet holds in a tuple before it needs a set
 MAX_EDGES = 16  # parts of a sequence kept open for neighbours that have not been merged yet
 #: The longest pause between the end of one lookup and the start of the next on one connection that still counts as
 #: one burst: an application loop waits only for the network round trip, steady traffic from many users rarely
@@ -99,17 +100,22 @@ class CappedSet:
     Keeping the smallest (rather than the first) makes it a bottom-k sample: any split of the values, merged in any
     order, keeps the same members, so a digest merges exactly even past the cap. Up to twice the cap is held between
     trims, so adding stays cheap; ``cutoff`` is the largest member kept at the last trim (larger values are dropped at
-    once)."""
+    once). Up to ``SMALL_SET`` members are held in a tuple: nearly every shape has a connection or two and one value of
+    each server hash, and a set costs 216 bytes even for one member."""
 
-    members: set[str] = field(default_factory=set)
+    members: set[str] | tuple[str, ...] = ()
     capped: bool = False
     cutoff: str | None = None
 
     def add(self, value: str) -> None:
-        if value in self.members or (self.cutoff is not None and value > self.cutoff):
+        members = self.members
+        if value in members or (self.cutoff is not None and value > self.cutoff):
             return
-        self.members.add(value)
-        if len(self.members) > 2 * SET_CAP:
+        if type(members) is tuple:
+            members = self.members = (*members, value) if len(members) < SMALL_SET else {*members, value}
+        else:
+            members.add(value)  # type: ignore[union-attr]
+        if len(members) > 2 * SET_CAP:
             self._trim()
 
     def merge(self, other: CappedSet) -> None:
@@ -130,10 +136,17 @@ class CappedSet:
     def kept(self) -> set[str]:
         """The members (at most ``SET_CAP``: the smallest ones when the set was capped)."""
         self._trim()
-        return self.members
+        members = self.members
+        return members if type(members) is set else set(members)
 
     def __len__(self) -> int:
-        return len(self.kept())
+        self._trim()
+        return len(self.members)
+
+    def __eq__(self, other: object) -> bool:  # the same members, whether held in a tuple or a set
+        if not isinstance(other, CappedSet):
+            return NotImplemented
+        return (self.capped, self.cutoff) == (other.capped, other.cutoff) and set(self.members) == set(other.members)
 
 
 @_pickled_as_arguments
@@ -720,6 +733,8 @@ class ShapeStats:
                 self._count_under_limit(event, returned)
         plan = get("plan_summary")
         if plan:
+            if type(plan) is str:  # one string per plan summary, not one per shape (and per plan run) it ran in
+                plan = intern(plan)
             plans = self.plans
             plans[plan] = plans.get(plan, 0) + 1
             cost = self.plan_costs.get(plan)
@@ -781,7 +796,10 @@ class ShapeStats:
         app = get("app_name")
         if app:
             apps = self.apps
-            apps[app] = apps.get(app, 0) + 1
+            count = apps.get(app)
+            if count is None and type(app) is str:
+                app = intern(app)  # one string per application name, not one per shape it ran
+            apps[app] = (count or 0) + 1
             if returned and event.op in _WRITTEN and is_bulk_tool(app):
                 self.bulk_written += returned
         connection = get("connection")

@@ -7,7 +7,16 @@ import pickle
 
 from idxadvisor.models.events import Event
 from idxadvisor.shapes import digest as digest_module
-from idxadvisor.shapes.digest import BurstLog, Digest, KeptExecution, LatestExecution, LiteralValues, RunLog
+from idxadvisor.shapes.digest import (
+    SMALL_SET,
+    BurstLog,
+    CappedSet,
+    Digest,
+    KeptExecution,
+    LatestExecution,
+    LiteralValues,
+    RunLog,
+)
 from tests.helpers import digest_block, json_line
 
 
@@ -113,3 +122,28 @@ def test_adding_to_a_shared_empty_part_fails_loudly_rather_than_adding_to_every_
             continue
         raise AssertionError("a shared empty part was changed")
     _assert_shared_empties_untouched()
+
+
+def test_a_capped_set_holds_a_few_members_in_a_tuple_and_more_in_a_set() -> None:
+    values = [f"conn{n}" for n in range(SMALL_SET + 1)]
+    small = CappedSet()
+    for value in values[:SMALL_SET] + values[:2]:
+        small.add(value)
+    assert small.members == tuple(values[:SMALL_SET]) and len(small) == SMALL_SET
+    assert small == CappedSet(set(values[:SMALL_SET])) and small.kept() == set(values[:SMALL_SET])
+    assert small != CappedSet(set(values[:SMALL_SET - 1]))
+    small.add(values[-1])
+    assert small.members == set(values) and small == CappedSet(tuple(reversed(values)))
+    shipped = pickle.loads(pickle.dumps(CappedSet(("conn1",)), protocol=pickle.HIGHEST_PROTOCOL))
+    assert shipped.members == ("conn1",)
+
+
+def test_shapes_share_the_strings_of_their_plan_summaries_and_applications() -> None:
+    lines = [json_line(_attr({"find": "orders", "filter": {name: 1}}, planSummary="IXSCAN { " + "a: 1 }",
+                             appName="billing-" + "api")) for name in ("a", "b")]
+    _, digest = digest_block("\n".join(lines) + "\n", "json-log")
+    first, second = digest.shapes.values()
+    (first_plan,), (second_plan,) = first.plans, second.plans
+    (first_app,), (second_app,) = first.apps, second.apps
+    assert first_plan is second_plan and first_app is second_app
+    assert first.plan_order.runs[0].last_plan is first_plan
