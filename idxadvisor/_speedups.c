@@ -684,6 +684,10 @@ static PyObject *string_set(const char *const *texts, size_t count)
 static int speedups_exec(PyObject *module)
 {
     State *state = module_state(module);
+    /* observe_literals keeps FieldLiterals.distinct as packed bytes (an older build kept a set: see shapes/digest.py) */
+    if (PyModule_AddIntConstant(module, "LITERALS_PACKED", 1) < 0) {
+        return -1;
+    }
     for (int i = 0; i < NAME_COUNT; i++) {
         if ((state->names[i] = PyUnicode_InternFromString(NAME_TEXTS[i])) == NULL) {
             return -1;

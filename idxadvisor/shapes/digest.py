@@ -1028,7 +1028,8 @@ BurstLog.__reduce__ = _sharing_reducer(BurstLog, "bursts")  # type: ignore[metho
 
 # getattr: an in-place build older than this module lacks add_timing (TimeBreakdown.add then runs in Python)
 _add_timing = getattr(speedups, "add_timing", None)
-_observe_literals = getattr(speedups, "observe_literals", None)
+# an in-place build older than FieldLiterals' packed checksums (LITERALS_PACKED) would add them to a set: Python then
+_observe_literals = getattr(speedups, "observe_literals", None) if getattr(speedups, "LITERALS_PACKED", 0) else None
 _STATS_ARGUMENTS = attrgetter(*(item.name for item in fields(ShapeStats)))
 _LATEST_POSITION = [item.name for item in fields(ShapeStats)].index("_latest")
 _SUMMED = attrgetter(*_SUMMED_COUNTERS)
