@@ -684,6 +684,10 @@ static PyObject *string_set(const char *const *texts, size_t count)
 static int speedups_exec(PyObject *module)
 {
     State *state = module_state(module);
+    /* observe_literals keeps FieldLiterals.distinct as packed bytes (an older build kept a set: see shapes/digest.py) */
+    if (PyModule_AddIntConstant(module, "LITERALS_PACKED", 1) < 0) {
+        return -1;
+    }
     for (int i = 0; i < NAME_COUNT; i++) {
         if ((state->names[i] = PyUnicode_InternFromString(NAME_TEXTS[i])) == NULL) {
             return -1;
@@ -2926,33 +2930,56 @@ static int field_add(State *state, PyObject *found, const Literal *literal, long
     if (is_many != 0) {
         return is_many < 0 ? -1 : 0;
     }
+    /* FieldLiterals.distinct: the checksums, 4 bytes each (big-endian, ascending), in one bytes object */
     PyObject *distinct = PyObject_GetAttr(found, NAME(DISTINCT));
-    PyObject *checksum = distinct != NULL ? PyLong_FromUnsignedLong(literal->crc) : NULL;
-    int failed = checksum == NULL || !PySet_Check(distinct) || PySet_Add(distinct, checksum) < 0;
-    Py_ssize_t size = failed ? 0 : PySet_GET_SIZE(distinct);
-    Py_XDECREF(distinct);
-    Py_XDECREF(checksum);
-    if (failed) {
-        if (!PyErr_Occurred()) {
-            PyErr_SetString(PyExc_TypeError, "FieldLiterals.distinct is not a set");
-        }
+    if (distinct == NULL) {
         return -1;
+    }
+    if (!PyBytes_Check(distinct)) {
+        Py_DECREF(distinct);
+        PyErr_SetString(PyExc_TypeError, "FieldLiterals.distinct is not bytes");
+        return -1;
+    }
+    const unsigned char packed[4] = {(unsigned char)(literal->crc >> 24), (unsigned char)(literal->crc >> 16),
+                                     (unsigned char)(literal->crc >> 8), (unsigned char)literal->crc};
+    const char *known = PyBytes_AS_STRING(distinct);
+    Py_ssize_t length = PyBytes_GET_SIZE(distinct) / 4 * 4, at = 0;
+    for (; at < length; at += 4) {
+        int order = memcmp(known + at, packed, 4);
+        if (order == 0) { /* known already: no more distinct values than counted */
+            Py_DECREF(distinct);
+            return 0;
+        }
+        if (order > 0) {
+            break;
+        }
+    }
+    Py_ssize_t size = length / 4 + 1;
+    PyObject *grown = size <= distinct_cap ? PyBytes_FromStringAndSize(NULL, length + 4)
+                                           : PyBytes_FromStringAndSize("", 0); /* FieldLiterals._counted: many */
+    if (grown != NULL && size <= distinct_cap) {
+        char *into = PyBytes_AS_STRING(grown);
+        memcpy(into, known, (size_t)at);
+        memcpy(into + at, packed, 4);
+        memcpy(into + at + 4, known + at, (size_t)(length - at));
+    }
+    Py_DECREF(distinct);
+    if (grown == NULL) {
+        return -1;
+    }
+    int failed = PyObject_SetAttr(found, NAME(DISTINCT), grown) < 0;
+    Py_DECREF(grown);
+    if (failed) {
+        return -1;
+    }
+    if (size > distinct_cap) {
+        return PyObject_SetAttr(found, NAME(MANY), Py_True) < 0 ? -1 : set_number(found, NAME(DISTINCT_COUNT), 0);
     }
     long long counted = get_number(found, NAME(DISTINCT_COUNT));
     if (counted == -1 && PyErr_Occurred()) {
         return -1;
     }
-    if (size <= counted) {
-        return 0;
-    }
-    if (size <= distinct_cap) { /* FieldLiterals._counted */
-        return set_number(found, NAME(DISTINCT_COUNT), size);
-    }
-    PyObject *empty = PySet_New(NULL);
-    failed = empty == NULL || PyObject_SetAttr(found, NAME(MANY), Py_True) < 0 ||
-             PyObject_SetAttr(found, NAME(DISTINCT), empty) < 0 || set_number(found, NAME(DISTINCT_COUNT), 0) < 0;
-    Py_XDECREF(empty);
-    return failed ? -1 : 0;
+    return size <= counted ? 0 : set_number(found, NAME(DISTINCT_COUNT), size);
 }
 
 PyDoc_STRVAR(observe_literals_doc,

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime
 from operator import attrgetter
 from sys import intern
+from types import MappingProxyType
 from typing import Any, TypeVar
 from zlib import crc32
 
@@ -41,6 +42,7 @@ from idxadvisor.shapes.timing import SKETCHED, TimeBreakdown
 #: Connections and server hashes kept per shape: a bottom-k sample (see CappedSet), whose cap bounds a shape's memory
 #: on logs of weeks, where clients reconnect under new connection names all the time.
 SET_CAP = 1_000
+SMALL_SET = 8  # members a CappedSet holds in a tuple before it needs a set
 MAX_EDGES = 16  # parts of a sequence kept open for neighbours that have not been merged yet
 #: The longest pause between the end of one lookup and the start of the next on one connection that still counts as
 #: one burst: an application loop waits only for the network round trip, steady traffic from many users rarely
@@ -98,17 +100,22 @@ class CappedSet:
     Keeping the smallest (rather than the first) makes it a bottom-k sample: any split of the values, merged in any
     order, keeps the same members, so a digest merges exactly even past the cap. Up to twice the cap is held between
     trims, so adding stays cheap; ``cutoff`` is the largest member kept at the last trim (larger values are dropped at
-    once)."""
+    once). Up to ``SMALL_SET`` members are held in a tuple: nearly every shape has a connection or two and one value of
+    each server hash, and a set costs 216 bytes even for one member."""
 
-    members: set[str] = field(default_factory=set)
+    members: set[str] | tuple[str, ...] = ()
     capped: bool = False
     cutoff: str | None = None
 
     def add(self, value: str) -> None:
-        if value in self.members or (self.cutoff is not None and value > self.cutoff):
+        members = self.members
+        if value in members or (self.cutoff is not None and value > self.cutoff):
             return
-        self.members.add(value)
-        if len(self.members) > 2 * SET_CAP:
+        if type(members) is tuple:
+            members = self.members = (*members, value) if len(members) < SMALL_SET else {*members, value}
+        else:
+            members.add(value)  # type: ignore[union-attr]
+        if len(members) > 2 * SET_CAP:
             self._trim()
 
     def merge(self, other: CappedSet) -> None:
@@ -129,10 +136,17 @@ class CappedSet:
     def kept(self) -> set[str]:
         """The members (at most ``SET_CAP``: the smallest ones when the set was capped)."""
         self._trim()
-        return self.members
+        members = self.members
+        return members if type(members) is set else set(members)
 
     def __len__(self) -> int:
-        return len(self.kept())
+        self._trim()
+        return len(self.members)
+
+    def __eq__(self, other: object) -> bool:  # the same members, whether held in a tuple or a set
+        if not isinstance(other, CappedSet):
+            return NotImplemented
+        return (self.capped, self.cutoff) == (other.capped, other.cutoff) and set(self.members) == set(other.members)
 
 
 @_pickled_as_arguments
@@ -269,8 +283,9 @@ class RunLog:
             self._trim()
 
     def _trim(self) -> None:
-        self.runs.sort()
-        del self.runs[: -self.MAX_RUNS]
+        if self.runs:  # the shared empty log (``_NO_RUNS``) holds a tuple: nothing to sort
+            self.runs.sort()
+            del self.runs[: -self.MAX_RUNS]
 
     def latest(self) -> list[tuple[float, float]]:
         """The kept runs in time order (at most ``MAX_RUNS``)."""
@@ -279,6 +294,11 @@ class RunLog:
 
     def __len__(self) -> int:
         return min(len(self.runs), self.MAX_RUNS)
+
+    def __eq__(self, other: object) -> bool:  # a list of runs, or the shared empty log's tuple
+        if not isinstance(other, RunLog):
+            return NotImplemented
+        return list(self.runs) == list(other.runs)
 
 
 @_pickled_as_arguments
@@ -548,6 +568,36 @@ class Representative:
     op: str
 
 
+class LatestExecution:
+    """A shape's latest complete execution while its input is being read: only what a representative is kept for
+    (namespace, operation, time and command, a getMore's originating command), not the whole ``Event``, whose fields
+    and their values were a fifth of a shape's memory on a log of 100,000 shapes. The command is the event's own dict
+    (no copy); it is pickled once the input ends (``KeptExecution``)."""
+
+    __slots__ = ("ns", "op", "ts", "kept_command")
+
+    def __init__(self, ns: str, op: str, ts: datetime | None, kept_command: dict[str, Any]) -> None:
+        self.ns, self.op, self.ts, self.kept_command = ns, op, ts, kept_command
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, (LatestExecution, KeptExecution)):
+            return NotImplemented
+        return (self.ns, self.op, self.ts, self.kept_command) == (other.ns, other.op, other.ts, other.kept_command)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"LatestExecution({self.ns!r}, {self.op!r}, {self.ts!r}, {self.kept_command!r})"
+
+    @property
+    def command(self) -> dict[str, Any] | None:
+        return None if self.op == "getMore" else self.kept_command
+
+    @property
+    def originating_command(self) -> dict[str, Any] | None:
+        return self.kept_command if self.op == "getMore" else None
+
+
 class KeptExecution:
     """A representative execution once its input has ended: its namespace, operation, time and command (a getMore's
     originating command), as a reduced ``Event`` has them. The command is kept pickled: a tenth of the memory of its
@@ -567,6 +617,8 @@ class KeptExecution:
         return KeptExecution, (self.ns, self.op, self.ts, self.packed)
 
     def __eq__(self, other: object) -> bool:  # equal executions, whatever order their commands' keys were pickled in
+        if isinstance(other, LatestExecution):
+            return other == self
         if not isinstance(other, KeptExecution):
             return NotImplemented
         return (self.ns, self.op, self.ts, self.kept_command) == (other.ns, other.op, other.ts, other.kept_command)
@@ -624,9 +676,11 @@ class ShapeStats:
     last_seen: datetime | None = None
     timeline: Timeline = field(default_factory=Timeline)
     # the latest execution with a complete command (kept as a KeptExecution once its input has ended)
-    _latest: Event | KeptExecution | None = field(default=None, repr=False)
-    runs: RunLog = field(default_factory=RunLog)  # the latest runs of an aggregation (start, duration)
-    literal_values: LiteralValues = field(default_factory=LiteralValues)  # an aggregation's sets of literal values
+    _latest: Event | LatestExecution | KeptExecution | None = field(default=None, repr=False)
+    # the latest runs of an aggregation (start, duration), and its sets of literal values (both _NO_RUNS and
+    # _NO_LITERAL_VALUES, shared and never changed, for any other shape)
+    runs: RunLog = field(default_factory=lambda: _NO_RUNS)
+    literal_values: LiteralValues = field(default_factory=lambda: _NO_LITERAL_VALUES)
     num_yields: int = 0
     yields_measured: int = 0  # executions that logged numYields
     response_bytes: int = 0
@@ -640,7 +694,8 @@ class ShapeStats:
     under_limit_returned: int = 0
     plan_costs: dict[str, PlanCost] = field(default_factory=dict)  # plan summary -> what its executions cost
     plan_order: PlanOrder = field(default_factory=PlanOrder)
-    bursts: BurstLog = field(default_factory=BurstLog)  # point lookups: bursts from one connection (QY002)
+    # point lookups: bursts from one connection (QY002); _NO_BURSTS, shared and never changed, for any other shape
+    bursts: BurstLog = field(default_factory=lambda: _NO_BURSTS)
     bulk_written: int = 0  # documents bulk tools (mongorestore, …) wrote: a one-off load, not a write rate
     fast: int = 0  # executions left out by --min-ms
     fast_max_ms: float = 0.0
@@ -678,6 +733,8 @@ class ShapeStats:
                 self._count_under_limit(event, returned)
         plan = get("plan_summary")
         if plan:
+            if type(plan) is str:  # one string per plan summary, not one per shape (and per plan run) it ran in
+                plan = intern(plan)
             plans = self.plans
             plans[plan] = plans.get(plan, 0) + 1
             cost = self.plan_costs.get(plan)
@@ -739,7 +796,10 @@ class ShapeStats:
         app = get("app_name")
         if app:
             apps = self.apps
-            apps[app] = apps.get(app, 0) + 1
+            count = apps.get(app)
+            if count is None and type(app) is str:
+                app = intern(app)  # one string per application name, not one per shape it ran
+            apps[app] = (count or 0) + 1
             if returned and event.op in _WRITTEN and is_bulk_tool(app):
                 self.bulk_written += returned
         connection = get("connection")
@@ -775,10 +835,16 @@ class ShapeStats:
                 if plan:
                     self.plan_order.add(end, plan)
                 if self.shape.op == "aggregate":
-                    self.runs.add(end - duration, duration)
+                    runs = self.runs
+                    if runs is _NO_RUNS:
+                        runs = self.runs = RunLog()
+                    runs.add(end - duration, duration)
                     fingerprint = literal_fingerprint(event.command)
                     if fingerprint is not None:
-                        self.literal_values.add(fingerprint)
+                        values = self.literal_values
+                        if values is _NO_LITERAL_VALUES:
+                            values = self.literal_values = LiteralValues()
+                        values.add(fingerprint)
                 elif self._point_lookup is not False:
                     self._record_lookup(end, duration, connection or get("remote"), app)
         elif self._latest is None:
@@ -797,7 +863,10 @@ class ShapeStats:
         if self._point_lookup is None:
             self._point_lookup = point_lookup_field(self.shape) is not None
         if self._point_lookup and caller:
-            self.bursts.add(caller, end_ms - duration, end_ms, app or "")
+            bursts = self.bursts
+            if bursts is _NO_BURSTS:
+                bursts = self.bursts = BurstLog()
+            bursts.add(caller, end_ms - duration, end_ms, app or "")
 
     def add_fast(self, event: Event) -> None:
         """An execution faster than --min-ms: counted, not analysed."""
@@ -811,7 +880,7 @@ class ShapeStats:
             return
         command = event.originating_command if event.op == "getMore" else event.command
         if command is not None:
-            self._latest = event
+            self._latest = LatestExecution(event.ns, event.op, event.ts, command)
 
     def __reduce__(self) -> tuple[type[ShapeStats], tuple[Any, ...]]:
         """What a worker ships back: its constructor's arguments, with the representative execution as it is kept
@@ -835,7 +904,8 @@ class ShapeStats:
         """The end of an input: what depends on the order of executions is made final (``PlanOrder.seal``,
         ``BurstLog.seal``)."""
         self.plan_order.seal()
-        self.bursts.seal()
+        if self.bursts is not _NO_BURSTS:
+            self.bursts.seal()
         if self._latest is not None:
             self._latest = _kept_of(self._latest)
 
@@ -845,15 +915,24 @@ class ShapeStats:
                 setattr(self, name, mine + theirs)
         self.fast_max_ms = max(self.fast_max_ms, other.fast_max_ms)
         self.skip_max = max(self.skip_max, other.skip_max)
-        self.runs.merge(other.runs)
-        self.literal_values.merge(other.literal_values)
+        if other.runs is not _NO_RUNS:
+            if self.runs is _NO_RUNS:
+                self.runs = RunLog()
+            self.runs.merge(other.runs)
+        if other.literal_values is not _NO_LITERAL_VALUES:
+            if self.literal_values is _NO_LITERAL_VALUES:
+                self.literal_values = LiteralValues()
+            self.literal_values.merge(other.literal_values)
         for plan, cost in other.plan_costs.items():
             mine_cost = self.plan_costs.get(plan)
             if mine_cost is None:
                 self.plan_costs[plan] = mine_cost = PlanCost()
             mine_cost.merge(cost)
         self.plan_order.merge(other.plan_order)
-        self.bursts.merge(other.bursts)
+        if other.bursts is not _NO_BURSTS:
+            if self.bursts is _NO_BURSTS:
+                self.bursts = BurstLog()
+            self.bursts.merge(other.bursts)
         self.duration.merge(other.duration)
         if other.timing is not None:
             if self.timing is None:
@@ -918,9 +997,39 @@ class ShapeStats:
         return examined / self.nreturned
 
 
+#: What a shape that is not an aggregation holds for its runs and literal values, and one that is not a point lookup
+#: for its bursts: one shared empty object each (never changed: ShapeStats makes its own before adding to one), rather
+#: than three objects and four containers in every shape. They unpickle as themselves (``_shared_empty``).
+#: Their containers cannot be changed (a tuple, read-only mappings): a caller that adds to them fails loudly rather
+#: than adding to every shape.
+_NO_RUNS = RunLog(())  # type: ignore[arg-type]
+_NO_LITERAL_VALUES = LiteralValues(MappingProxyType({}))  # type: ignore[arg-type]
+_NO_BURSTS = BurstLog(MappingProxyType({}), None, MappingProxyType({}))  # type: ignore[arg-type]
+_SHARED_EMPTIES = {"runs": _NO_RUNS, "literal_values": _NO_LITERAL_VALUES, "bursts": _NO_BURSTS}
+
+
+def _shared_empty(name: str) -> Any:
+    return _SHARED_EMPTIES[name]
+
+
+def _sharing_reducer(cls: type[_Packed], name: str) -> Callable[[_Packed], tuple[Any, tuple[Any, ...]]]:
+    """``_argument_reducer``, except that the shared empty object pickles as a reference to itself."""
+    reduce_arguments, shared = _argument_reducer(cls), _SHARED_EMPTIES[name]
+
+    def reduce(self: _Packed) -> tuple[Any, tuple[Any, ...]]:
+        return (_shared_empty, (name,)) if self is shared else reduce_arguments(self)
+
+    return reduce
+
+
+RunLog.__reduce__ = _sharing_reducer(RunLog, "runs")  # type: ignore[method-assign, assignment]
+LiteralValues.__reduce__ = _sharing_reducer(LiteralValues, "literal_values")  # type: ignore[method-assign, assignment]
+BurstLog.__reduce__ = _sharing_reducer(BurstLog, "bursts")  # type: ignore[method-assign, assignment]
+
 # getattr: an in-place build older than this module lacks add_timing (TimeBreakdown.add then runs in Python)
 _add_timing = getattr(speedups, "add_timing", None)
-_observe_literals = getattr(speedups, "observe_literals", None)
+# an in-place build older than FieldLiterals' packed checksums (LITERALS_PACKED) would add them to a set: Python then
+_observe_literals = getattr(speedups, "observe_literals", None) if getattr(speedups, "LITERALS_PACKED", 0) else None
 _STATS_ARGUMENTS = attrgetter(*(item.name for item in fields(ShapeStats)))
 _LATEST_POSITION = [item.name for item in fields(ShapeStats)].index("_latest")
 _SUMMED = attrgetter(*_SUMMED_COUNTERS)

@@ -37,7 +37,9 @@ class FieldLiterals:
     string_bytes: int = 0
     longest: int = 0
     equalities: int = 0  # equality and $in values measured
-    distinct: set[int] = field(default_factory=set)  # checksums of distinct equality values (never saved)
+    # checksums of distinct equality values (never saved), 4 bytes each, big-endian and ascending: one small bytes
+    # object rather than a set (216 bytes even for one value) of int objects, in every field of every shape
+    distinct: bytes = b""
     distinct_count: int = 0  # distinct equality values: the checksums', or the most a workload file read back held
     many: bool = False  # more distinct equality values than DISTINCT_CAP
 
@@ -52,16 +54,26 @@ class FieldLiterals:
             if equality:
                 self.equalities += 1
                 if not self.many:
-                    self.distinct.add(crc32(value.encode()))
-                    if len(self.distinct) > self.distinct_count:
-                        self._counted(len(self.distinct))
+                    self._remember(crc32(value.encode()))
             return
         if equality:
             self.equalities += 1
             if not self.many:
-                self.distinct.add(crc32(repr(value).encode()))
-                if len(self.distinct) > self.distinct_count:
-                    self._counted(len(self.distinct))
+                self._remember(crc32(repr(value).encode()))
+
+    def _remember(self, checksum: int) -> None:
+        known, packed = self.distinct, checksum.to_bytes(4, "big")
+        for start in range(0, len(known), 4):
+            here = known[start:start + 4]
+            if here == packed:
+                return
+            if here > packed:
+                self.distinct = known[:start] + packed + known[start:]
+                break
+        else:
+            self.distinct = known + packed
+        if len(self.distinct) // 4 > self.distinct_count:
+            self._counted(len(self.distinct) // 4)
 
     def merge(self, other: FieldLiterals) -> None:
         self.values += other.values
@@ -70,15 +82,16 @@ class FieldLiterals:
         self.longest = max(self.longest, other.longest)
         self.equalities += other.equalities
         if other.many or self.many:
-            self.many, self.distinct, self.distinct_count = True, set(), 0
+            self.many, self.distinct, self.distinct_count = True, b"", 0
         else:
-            self.distinct |= other.distinct
-            self._counted(max(len(self.distinct), other.distinct_count))
+            union = checksums(self.distinct) | checksums(other.distinct)
+            self.distinct = b"".join(checksum.to_bytes(4, "big") for checksum in sorted(union))
+            self._counted(max(len(union), other.distinct_count))
 
     def _counted(self, count: int) -> None:
         self.distinct_count = max(self.distinct_count, count)
         if self.distinct_count > DISTINCT_CAP:
-            self.many, self.distinct, self.distinct_count = True, set(), 0
+            self.many, self.distinct, self.distinct_count = True, b"", 0
 
     @property
     def average_string_bytes(self) -> float | None:
@@ -91,6 +104,13 @@ class FieldLiterals:
         if self.many or not self.equalities:
             return None
         return self.distinct_count
+
+
+def checksums(distinct: bytes | set[int]) -> set[int]:
+    """The checksums ``FieldLiterals.distinct`` holds (a set of them is taken as it is)."""
+    if isinstance(distinct, (bytes, bytearray)):
+        return {int.from_bytes(distinct[start:start + 4], "big") for start in range(0, len(distinct), 4)}
+    return set(distinct)
 
 
 @dataclass(slots=True)
@@ -247,6 +267,6 @@ def decode(document: dict[str, Any]) -> LiteralStats:
     stats = LiteralStats(int(document.get("executions", 0)))
     for name, row in dict(document.get("fields", {})).items():
         values, strings, string_bytes, longest, equalities, distinct, many = (int(number) for number in row)
-        stats.fields[str(name)] = FieldLiterals(values, strings, string_bytes, longest, equalities, set(), distinct,
+        stats.fields[str(name)] = FieldLiterals(values, strings, string_bytes, longest, equalities, b"", distinct,
                                                 bool(many))
     return stats

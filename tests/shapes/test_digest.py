@@ -72,8 +72,8 @@ def test_statistics_of_a_hand_counted_workload() -> None:
     assert stats.plans == {"IXSCAN { status: 1 }": 15, "COLLSCAN": 5}
     assert (stats.blocking_sorts, stats.used_disk) == (4, 1)
     assert stats.apps == {"api": 15, "batch": 5}
-    assert stats.connections.members == {"conn0", "conn1", "conn2"}
-    assert stats.server_hashes["queryHash"].members == {"ABCD0001"}
+    assert stats.connections.kept() == {"conn0", "conn1", "conn2"}
+    assert stats.server_hashes["queryHash"].kept() == {"ABCD0001"}
     assert stats.first_seen == datetime(2025, 1, 1, 10, 0, tzinfo=timezone.utc)
     assert stats.last_seen == datetime(2025, 1, 1, 10, 1, 16, tzinfo=timezone.utc)
     minute = int(datetime(2025, 1, 1, 10, 0, tzinfo=timezone.utc).timestamp() // 60)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from idxadvisor.shapes.literals import DISTINCT_CAP, LiteralStats, decode, encode, filter_document
+from idxadvisor.shapes.literals import DISTINCT_CAP, LiteralStats, checksums, decode, encode, filter_document
 
 
 def observed(*filters: dict, op: str = "find") -> LiteralStats:
@@ -47,6 +47,19 @@ def test_a_workload_file_keeps_counts_and_lengths_and_no_value() -> None:
     document = encode(stats)
     text = json.dumps(document)
     assert "secret" not in text and "example" not in text
-    assert str(stats.fields["email"].distinct.pop()) not in text  # no checksum either
+    assert all(str(checksum) not in text for checksum in checksums(stats.fields["email"].distinct))  # nor checksums
     back = decode(document)
     assert back.fields["email"].distinct_values == 2 and back.fields["email"].longest == len("secret-person@example.com")
+
+
+def test_distinct_checksums_are_kept_packed_sorted_and_merge_the_same_in_any_order() -> None:
+    values = [{"a": f"v{n}"} for n in range(5)] + [{"a": "v1"}, {"a": 3}]
+    whole = observed(*values)
+    packed = whole.fields["a"].distinct
+    assert type(packed) is bytes and len(packed) == 6 * 4  # six distinct values, four bytes each, no set
+    assert sorted(checksums(packed)) == [int.from_bytes(packed[at:at + 4], "big") for at in range(0, len(packed), 4)]
+    first, second = observed(*values[4:]), observed(*values[:4])
+    first.merge(second)
+    assert first.fields["a"].distinct == packed and first.fields["a"].distinct_values == 6
+    crowded = observed(*({"a": n} for n in range(DISTINCT_CAP + 1)))
+    assert crowded.fields["a"].distinct == b"" and crowded.fields["a"].distinct_values is None

@@ -35,7 +35,7 @@ def test_json_lines_give_yields_response_sizes_replans_and_plan_cache_keys() -> 
     _, digest = digest_block("\n".join(lines) + "\n", "json-log")
     stats = only(digest)
     assert (stats.num_yields, stats.yields_measured, stats.response_bytes, stats.responses_measured) == (12, 4, 8000, 4)
-    assert stats.replanned == 1 and stats.server_hashes["planCacheKey"].members == {"7A3C10F2"}
+    assert stats.replanned == 1 and stats.server_hashes["planCacheKey"].kept() == {"7A3C10F2"}
     assert (stats.skipped_executions, stats.skip_total, stats.skip_max) == (4, 400, 160)
 
 

@@ -85,6 +85,8 @@ def assert_same(original: Any, loaded: Any, where: str) -> None:
                 continue
             if field.name == "runs" and type(original) is RunLog:
                 mine, theirs = sorted(mine), sorted(theirs)
+            if field.name == "members" and type(original) is CappedSet:  # a tuple while small, else a set
+                mine, theirs = set(mine), set(theirs)
             assert_same(mine, theirs, f"{where}.{field.name}")
     elif isinstance(original, dict):
         assert original.keys() == loaded.keys(), where
@@ -104,7 +106,7 @@ def test_every_field_of_every_class_a_shape_holds_is_saved_and_restored(demo_dig
     first = next(iter(digest.shapes.values()))
     first.connections.capped = True
     first.timeline.buckets.setdefault(29_000_000, TimeBucket(bins={3: 2}))
-    first.runs.runs.append((1.0, 2.0))
+    first.runs = RunLog([(1.0, 2.0)])  # a shape that is not an aggregation shares an empty log
     first.server_hashes.setdefault("queryHash", CappedSet()).add("ABCD1234")
     first.timing = TimeBreakdown()
     first.timing.add({"queued_ms": 200.5, "write_conflicts": 3, "bytes_read": 4096}, 250)
