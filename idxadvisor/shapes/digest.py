@@ -31,13 +31,13 @@ import orjson
 
 from idxadvisor.models.events import Event
 from idxadvisor.parse.accel import speedups
-from idxadvisor.shapes.shape import QueryShape, ShapeObservation, point_lookup_field, shape_of_shared
 from idxadvisor.shapes.literals import _WIDTHS as WRAPPER_WIDTHS
 from idxadvisor.shapes.literals import DISTINCT_CAP, IN_VALUES, FieldLiterals, LiteralStats, first_reply_cap
+from idxadvisor.shapes.shape import QueryShape, ShapeObservation, point_lookup_field, shape_of_shared
 from idxadvisor.shapes.sketch import EXACT_LIMIT, DurationHistogram, coarse_bin, coarse_percentile
-from idxadvisor.shapes.traffic import is_bulk_tool
 from idxadvisor.shapes.timing import _WHOLE as WHOLE_UNITS
 from idxadvisor.shapes.timing import SKETCHED, TimeBreakdown
+from idxadvisor.shapes.traffic import is_bulk_tool
 
 #: Connections and server hashes kept per shape: a bottom-k sample (see CappedSet), whose cap bounds a shape's memory
 #: on logs of weeks, where clients reconnect under new connection names all the time.

@@ -8,13 +8,11 @@ from typing import Any
 import pytest
 
 from idxadvisor.indexes.catalog import parse_index_catalog
-from idxadvisor.server.readers import ServerRead, index_documents, read_sample
+from idxadvisor.models.events import Event
+from idxadvisor.server.readers import ServerRead, index_documents, query_stats_shape, read_sample, relaxed
 from idxadvisor.server.source import ReadOnlySource, check_read_only
-
-from idxadvisor.server.readers import query_stats_shape, relaxed
 from idxadvisor.shapes.digest import Digest
 from idxadvisor.shapes.shape import shape_of
-from idxadvisor.models.events import Event
 from tests.server.replies import COLL_STATS, INDEX_STATS, QUERY_STATS
 
 

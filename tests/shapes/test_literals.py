@@ -49,7 +49,8 @@ def test_a_workload_file_keeps_counts_and_lengths_and_no_value() -> None:
     assert "secret" not in text and "example" not in text
     assert all(str(checksum) not in text for checksum in checksums(stats.fields["email"].distinct))  # nor checksums
     back = decode(document)
-    assert back.fields["email"].distinct_values == 2 and back.fields["email"].longest == len("secret-person@example.com")
+    email = back.fields["email"]
+    assert email.distinct_values == 2 and email.longest == len("secret-person@example.com")
 
 
 def test_distinct_checksums_are_kept_packed_sorted_and_merge_the_same_in_any_order() -> None:

@@ -23,9 +23,9 @@ from idxadvisor.errors import InputError, UsageError
 from idxadvisor.models.events import Event
 from idxadvisor.shapes.digest import CappedSet, Digest, RunLog, ShapeStats, TimeBucket, Timeline
 from idxadvisor.shapes.literals import FieldLiterals, LiteralStats
+from idxadvisor.shapes.shape import shape_of
 from idxadvisor.shapes.sketch import DurationHistogram
 from idxadvisor.shapes.timing import TimeBreakdown
-from idxadvisor.shapes.shape import shape_of
 from idxadvisor.workload import load_workload, redact_command, save_workload
 from idxadvisor.workload.codec import NOT_SAVED
 from tests.conftest import FIXTURES_DIR
