@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench-data"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import generate_logs  # noqa: E402
+from bench_memory import tree  # noqa: E402
 from precompile import compile_package  # noqa: E402
 
 JSON_BASELINE = """
@@ -44,26 +45,6 @@ with open(sys.argv[1], encoding='utf-8', errors='replace') as handle:
     for line in handle:
         slow.match(line)
 """
-
-
-def _tree(pid: int) -> list[int]:
-    """A process and all its descendants (Linux /proc)."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as handle:
-                parent = int(handle.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(parent, []).append(int(entry))
-    found, stack = [], [pid]
-    while stack:
-        current = stack.pop()
-        found.append(current)
-        stack.extend(children.get(current, []))
-    return found
 
 
 def _memory(pid: int) -> tuple[int, int]:
@@ -89,7 +70,7 @@ def measure(command: list[str]) -> tuple[float, int, int, int]:
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     peak_rss = peak_pss = 0
     while process.poll() is None:
-        sizes = [_memory(member) for member in _tree(process.pid)]
+        sizes = [_memory(member) for member in tree(process.pid)]
         peak_rss = max(peak_rss, sum(rss for rss, _ in sizes))
         peak_pss = max(peak_pss, sum(pss for _, pss in sizes))
         time.sleep(0.02)

@@ -568,26 +568,22 @@ class Representative:
     op: str
 
 
-class LatestExecution:
-    """A shape's latest complete execution while its input is being read: only what a representative is kept for
-    (namespace, operation, time and command, a getMore's originating command), not the whole ``Event``, whose fields
-    and their values were a fifth of a shape's memory on a log of 100,000 shapes. The command is the event's own dict
-    (no copy); it is pickled once the input ends (``KeptExecution``)."""
+class _ExecutionCommand:
+    """What the two forms of a shape's representative execution share: equality by namespace, operation, time and
+    command (whatever order the command's keys were pickled in), and the command read as an ``Event`` has it."""
 
-    __slots__ = ("ns", "op", "ts", "kept_command")
-
-    def __init__(self, ns: str, op: str, ts: datetime | None, kept_command: dict[str, Any]) -> None:
-        self.ns, self.op, self.ts, self.kept_command = ns, op, ts, kept_command
+    __slots__ = ()
+    ns: str
+    op: str
+    ts: datetime | None
+    kept_command: dict[str, Any] | None
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, (LatestExecution, KeptExecution)):
+        if not isinstance(other, _ExecutionCommand):
             return NotImplemented
         return (self.ns, self.op, self.ts, self.kept_command) == (other.ns, other.op, other.ts, other.kept_command)
 
     __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"LatestExecution({self.ns!r}, {self.op!r}, {self.ts!r}, {self.kept_command!r})"
 
     @property
     def command(self) -> dict[str, Any] | None:
@@ -598,7 +594,22 @@ class LatestExecution:
         return self.kept_command if self.op == "getMore" else None
 
 
-class KeptExecution:
+class LatestExecution(_ExecutionCommand):
+    """A shape's latest complete execution while its input is being read: only what a representative is kept for
+    (namespace, operation, time and command, a getMore's originating command), not the whole ``Event``, whose fields
+    and their values were a fifth of a shape's memory on a log of 100,000 shapes. The command is the event's own dict
+    (no copy); it is pickled once the input ends (``KeptExecution``)."""
+
+    __slots__ = ("ns", "op", "ts", "kept_command")
+
+    def __init__(self, ns: str, op: str, ts: datetime | None, kept_command: dict[str, Any]) -> None:
+        self.ns, self.op, self.ts, self.kept_command = ns, op, ts, kept_command
+
+    def __repr__(self) -> str:
+        return f"LatestExecution({self.ns!r}, {self.op!r}, {self.ts!r}, {self.kept_command!r})"
+
+
+class KeptExecution(_ExecutionCommand):
     """A representative execution once its input has ended: its namespace, operation, time and command (a getMore's
     originating command), as a reduced ``Event`` has them. The command is kept pickled: a tenth of the memory of its
     dicts, and a workload can have 100,000 shapes; the few rules and estimates that read it unpickle a fresh copy."""
@@ -616,26 +627,9 @@ class KeptExecution:
     def __reduce__(self) -> tuple[type[KeptExecution], tuple[Any, ...]]:
         return KeptExecution, (self.ns, self.op, self.ts, self.packed)
 
-    def __eq__(self, other: object) -> bool:  # equal executions, whatever order their commands' keys were pickled in
-        if isinstance(other, LatestExecution):
-            return other == self
-        if not isinstance(other, KeptExecution):
-            return NotImplemented
-        return (self.ns, self.op, self.ts, self.kept_command) == (other.ns, other.op, other.ts, other.kept_command)
-
-    __hash__ = None  # type: ignore[assignment]
-
     @property
-    def kept_command(self) -> dict[str, Any] | None:
+    def kept_command(self) -> dict[str, Any] | None:  # type: ignore[override]
         return pickle.loads(self.packed)  # type: ignore[no-any-return]
-
-    @property
-    def command(self) -> dict[str, Any] | None:
-        return None if self.op == "getMore" else self.kept_command
-
-    @property
-    def originating_command(self) -> dict[str, Any] | None:
-        return self.kept_command if self.op == "getMore" else None
 
 
 #: A write command's own count of the documents it wrote, by operation.

@@ -141,6 +141,16 @@ def _slow_lines(data: bytes) -> Iterator[bytes]:
             yield line.rstrip(b"\r")
 
 
+def _fixture_events() -> Iterator[Event]:
+    """The events of the fixtures' slow JSON lines, read by the Python path (the reference)."""
+    for data in _logs(FIXTURES_DIR):
+        for line in _slow_lines(data):
+            try:
+                yield jsonlog.python_event_from_entry(orjson.loads(line))
+            except (orjson.JSONDecodeError, jsonlog.NotAnEntry, AttributeError):
+                continue
+
+
 # -- the tables the C code was written from -------------------------------------------------------------------------
 
 
@@ -585,15 +595,7 @@ def test_the_time_breakdown_adds_up_the_same(executions: list[tuple[dict[str, An
 
 
 def test_the_time_breakdown_of_real_lines_takes_the_c_path() -> None:
-    executions = []
-    for data in _logs(FIXTURES_DIR):
-        for line in _slow_lines(data):
-            try:
-                event = jsonlog.python_event_from_entry(orjson.loads(line))
-            except (orjson.JSONDecodeError, jsonlog.NotAnEntry, AttributeError):
-                continue
-            if event.timing:
-                executions.append((event.timing, event.duration_ms or 0.0))
+    executions = [(event.timing, event.duration_ms or 0.0) for event in _fixture_events() if event.timing]
     python, compiled, taken = _add_both_ways(executions)
     assert breakdown_state(compiled) == breakdown_state(python)
     assert len(executions) > 100 and taken >= 0.9 * len(executions)
@@ -658,15 +660,7 @@ def test_generated_commands_observe_the_same_literal_values(command: dict[str, A
 
 
 def test_the_literal_values_of_real_lines_take_the_c_path() -> None:
-    executions = []
-    for data in _logs(FIXTURES_DIR):
-        for line in _slow_lines(data):
-            try:
-                event = jsonlog.python_event_from_entry(orjson.loads(line))
-            except (orjson.JSONDecodeError, jsonlog.NotAnEntry, AttributeError):
-                continue
-            if event.op != "getMore":
-                executions.append((event.op, event.command))
+    executions = [(event.op, event.command) for event in _fixture_events() if event.op != "getMore"]
     python, compiled, taken = _observe_both_ways(executions)
     assert literals_state(compiled) == literals_state(python)
     assert len(executions) > 500 and taken >= 0.9 * len(executions)
