@@ -6,7 +6,9 @@ handed to a worker, a task each. A worker parses a task into a fresh sink and se
 sink pickled, never the events, so memory does not grow with the input. The counts are folded in input order, which
 statement pairing needs at task boundaries; the sinks need no order but their neighbours': with a few workers this
 process merges them as they come, with many (``TREE_FROM_WORKERS``) the workers merge neighbouring sinks in a tree and
-this process unpickles only the last one or two of each input. Small inputs, and every input with one job, are parsed
+this process unpickles only the last one or two of each input. With a few workers, this process is one of them: it
+parses every ``jobs``-th task itself (no pickling, nothing to ship), where it would otherwise wait for the others and
+then merge while they parse, three busy processes on two cores. Small inputs, and every input with one job, are parsed
 in this process.
 """
 
@@ -288,6 +290,7 @@ class Runner:
         self._pending: deque[tuple[InputState, _Result | None, int, tuple[int, int]]] = deque()
         self._workers = 1  # processes parsing tasks: 1 when they run in this process
         self._jobs = options.jobs or 1
+        self._tasks_submitted = 0  # tasks handed to a pool so far (``_takes_next_task``)
         self._executor_in_use: TaskExecutor = _InlineExecutor()
 
     @property
@@ -326,7 +329,13 @@ class Runner:
 
         methods = multiprocessing.get_all_start_methods()
         context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-        return ProcessPoolExecutor(max_workers=self._jobs, mp_context=context)
+        return ProcessPoolExecutor(max_workers=self._jobs - 1 if self._parses_here() else self._jobs,
+                                   mp_context=context)
+
+    def _parses_here(self) -> bool:
+        """Whether this process parses a share of the tasks: with fewer workers than a merge tree needs, it merges
+        little and would mostly wait."""
+        return 1 < self._jobs < TREE_FROM_WORKERS
 
     def _read_source(self, source: Source, executor: TaskExecutor) -> None:
         if source.error is not None:
@@ -418,10 +427,18 @@ class Runner:
         state.summary.bytes += task.size
         if task.overlong is not None:
             future: _Result = _Completed((overlong_line(task.overlong), self.sink_factory()))
+        elif isinstance(executor, _InlineExecutor) or self._takes_next_task():
+            future = _InlineExecutor().submit(_run_task, task, self.options.block, self.sink_factory)
         else:
-            shipped = not isinstance(executor, _InlineExecutor)
-            future = executor.submit(_run_task, task, self.options.block, self.sink_factory, shipped)
+            future = executor.submit(_run_task, task, self.options.block, self.sink_factory, True)
         self._pending.append((state, future, task.size, (state.summary.bytes, compressed)))
+
+    def _takes_next_task(self) -> bool:
+        """Every ``jobs``-th task of a pool is parsed here (``_parses_here``), the others by the workers."""
+        if not self._parses_here():
+            return False
+        self._tasks_submitted += 1
+        return self._tasks_submitted % self._jobs == 0
 
     def _merge_oldest(self) -> None:
         state, future, size, read = self._pending.popleft()

@@ -3,12 +3,17 @@ commands, index-build messages; and what the advice does with it (docs/log-conte
 
 from __future__ import annotations
 
+import pickle
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from idxadvisor.api import analyze, read_inputs
 from idxadvisor.config import Settings
 from idxadvisor.indexes.inventory import build_inventory
+from idxadvisor.models.inventory import CREATED, IndexSighting
 from idxadvisor.models.report import Report
 from idxadvisor.testing import operation_entries
 from idxadvisor.testing.logwriter import json_entry
@@ -172,3 +177,17 @@ def test_a_collection_dropped_and_restored_has_the_indexes_built_after_the_drop(
     indexes = {index.name: index for index in build_inventory(summary.index_sightings, []).indexes[NS]}
     assert indexes["name_1"].dropped and not indexes["sku_1"].dropped
     assert indexes["sku_1"].built_at == START + timedelta(seconds=122)
+
+
+@settings(max_examples=300, deadline=None)
+@given(moment=st.datetimes(min_value=datetime(1970, 1, 2), max_value=datetime(2200, 1, 1),
+                           timezones=st.builds(timezone, st.timedeltas(min_value=timedelta(hours=-23),
+                                                                       max_value=timedelta(hours=23)))))
+def test_a_sighting_travels_between_processes_unchanged(moment: datetime) -> None:
+    """Workers ship sightings with their time as seconds and an offset (cheap to pickle): the same instant, the same
+    offset, to the microsecond, whatever the year and the zone."""
+    sighting = IndexSighting(NS, CREATED, "sku_1", [["sku", 1]], moment, "createIndexes commands", {"unique": True})
+    back = pickle.loads(pickle.dumps(sighting, protocol=pickle.HIGHEST_PROTOCOL))
+    assert back == sighting
+    assert back.ts is not None
+    assert (back.ts.replace(tzinfo=None), back.ts.utcoffset()) == (moment.replace(tzinfo=None), moment.utcoffset())

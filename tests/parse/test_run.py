@@ -8,7 +8,7 @@ import pytest
 from idxadvisor.ingest.sources import OpenedInput
 from idxadvisor.models.events import JSON_LOG, TEXT_LOG
 from idxadvisor.parse.block import BlockOptions
-from idxadvisor.parse.run import TASKS_PER_WORKER, TREE_FROM_WORKERS, Runner, RunOptions
+from idxadvisor.parse.run import TASKS_PER_WORKER, TREE_FROM_WORKERS, Runner, RunOptions, _run_task
 from idxadvisor.shapes.digest import Digest
 
 REFERENCE_YEAR = 2024
@@ -90,6 +90,36 @@ def test_digests_merged_in_a_tree_on_the_workers_are_the_digest_of_one_process(t
     assert merges >= 4  # a dozen tasks: pairs merged by the workers, level by level
     assert one_process["inputs"][0]["operations"] == 800
     assert tree == one_process
+
+
+_PARSERS_FILE: list[Path] = []  # where _recorded_task writes which process parsed each task (workers are forked)
+
+
+def _recorded_task(*arguments: Any) -> Any:
+    import os
+
+    with _PARSERS_FILE[0].open("a") as record:
+        record.write(f"{os.getpid()}\n")
+    return _run_task(*arguments)
+
+
+def test_with_two_jobs_this_process_parses_every_other_task(tmp_path: Path, monkeypatch: Any) -> None:
+    """Two jobs are one worker and this process, which parses every second task itself (nothing to ship) rather than
+    wait for two workers and then merge while they parse: three busy processes on two cores. The digest is the same."""
+    import os
+
+    from idxadvisor.parse import run as run_module
+
+    path = tmp_path / "mongod.log"
+    path.write_text(_workload_log())
+    one_process, _ = _read(path, jobs=1, task_size=None)
+    monkeypatch.setattr(run_module, "_run_task", _recorded_task)
+    _PARSERS_FILE[:] = [tmp_path / "parsers"]
+    assert _read(path, jobs=2, task_size=10_000)[0] == one_process
+    pids = _PARSERS_FILE[0].read_text().split()
+    assert len(pids) >= 4
+    assert pids.count(str(os.getpid())) == len(pids) // 2
+    assert len(set(pids)) == 2
 
 
 def test_a_naive_concatenation_of_one_day_pairs_each_copys_writes(tmp_path: Path) -> None:
