@@ -101,8 +101,8 @@ ScratchUriOption = Annotated[Optional[str], typer.Option(
     metavar="URI", help="Replay on this server instead of the source (recommended: a separate, disposable one).",
     rich_help_panel=SERVER)]
 JobsOption = Annotated[Optional[int], typer.Option(
-    "--jobs", "-j", metavar="N", help="Worker processes. \\[default: as many as the inputs' size makes worth, up "
-    "to all cores]", rich_help_panel=INPUT)]
+    "--jobs", "-j", metavar="N", help="Processes that parse the inputs. \\[default: as many as the inputs' size "
+    "makes worth, up to all cores]", rich_help_panel=INPUT)]
 ConfigOption = Annotated[Optional[Path], typer.Option(
     metavar="FILE", help="Settings file. \\[default: .idxadvisor.toml, or \\[tool.idxadvisor] in pyproject.toml]",
     rich_help_panel=INPUT)]
