@@ -478,7 +478,32 @@ static PyObject *scan_json_block(PyObject *module, PyObject *const *args, Py_ssi
     X(TOTAL, "total") X(MAXIMUM, "maximum") X(EXECUTIONS, "executions") X(DURATION_US, "duration_us") \
     X(COMPONENTS, "components") X(HISTOGRAMS, "histograms") X(VALUES, "values") X(STRINGS, "strings") \
     X(STRING_BYTES, "string_bytes") X(LONGEST, "longest") X(EQUALITIES, "equalities") X(DISTINCT, "distinct") \
-    X(DISTINCT_COUNT, "distinct_count") X(MANY, "many")
+    X(DISTINCT_COUNT, "distinct_count") X(MANY, "many") \
+    X(S_COUNT, "count") X(S_GETMORES, "getmores") X(S_DURATION, "duration") X(S_KEYS, "keys_examined") \
+    X(S_DOCS, "docs_examined") X(S_NRETURNED, "nreturned") X(S_MEASURED, "measured") \
+    X(S_KEYS_MEASURED, "keys_measured") X(S_DOCS_MEASURED, "docs_measured") X(S_PLANS, "plans") \
+    X(S_BLOCKING_SORTS, "blocking_sorts") X(S_USED_DISK, "used_disk") X(S_ERRORS, "errors") \
+    X(S_INTERNAL_REASON, "internal_reason") X(S_MAX_IN_LENGTH, "max_in_length") X(S_APPS, "apps") \
+    X(S_CONNECTIONS, "connections") X(S_SERVER_HASHES, "server_hashes") X(S_FIRST_SEEN, "first_seen") \
+    X(S_LAST_SEEN, "last_seen") X(S_TIMELINE, "timeline") X(S_LATEST, "_latest") X(S_RUNS, "runs") \
+    X(S_LITERAL_VALUES, "literal_values") X(S_NUM_YIELDS, "num_yields") X(S_YIELDS_MEASURED, "yields_measured") \
+    X(S_RESPONSE_BYTES, "response_bytes") X(S_RESPONSES_MEASURED, "responses_measured") \
+    X(S_REPLANNED, "replanned") X(S_SKIPPED_EXECUTIONS, "skipped_executions") X(S_SKIP_TOTAL, "skip_total") \
+    X(S_SKIP_MAX, "skip_max") X(S_UNDER_LIMIT, "under_limit") X(S_UNDER_LIMIT_RETURNED, "under_limit_returned") \
+    X(S_PLAN_COSTS, "plan_costs") X(S_PLAN_ORDER, "plan_order") X(S_BULK_WRITTEN, "bulk_written") \
+    X(S_LITERALS, "literals") X(S_POINT_LOOKUP, "_point_lookup") X(S_SHAPE, "shape") X(S_OPTIONS, "options") \
+    X(S_N_MATCHED, "n_matched") X(S_N_DELETED, "n_deleted") X(S_N_INSERTED, "n_inserted") \
+    X(S_PLAN_SUMMARY, "plan_summary") X(S_HAS_SORT_STAGE, "has_sort_stage") X(S_SPILLS, "spills") \
+    X(S_RESPONSE_LENGTH, "response_length") X(S_REMOTE, "remote") X(S_UNPARSED, "unparsed") \
+    X(S_QUERY_HASH, "query_hash") X(S_PLAN_CACHE_SHAPE_HASH, "plan_cache_shape_hash") \
+    X(S_QUERY_SHAPE_HASH, "query_shape_hash") X(S_PLAN_CACHE_KEY, "plan_cache_key") \
+    X(S_QUERY_HASH_REPORT, "queryHash") X(S_PLAN_CACHE_SHAPE_HASH_REPORT, "planCacheShapeHash") \
+    X(S_QUERY_SHAPE_HASH_REPORT, "queryShapeHash") X(S_PLAN_CACHE_KEY_REPORT, "planCacheKey") \
+    X(S_IN_LENGTH, "in_length") X(S_TOTAL_MS, "total_ms") X(S_MAX_MS, "max_ms") X(S_BINS, "bins") \
+    X(S_WIDTH_MINUTES, "width_minutes") X(S_BUCKETS, "buckets") X(S_LAST_MS, "last_ms") \
+    X(S_LAST_PLAN, "last_plan") X(S_SWITCHES, "switches") X(S_MEMBERS, "members") X(S_CUTOFF, "cutoff") \
+    X(S_ADD, "add") X(S_TRIM, "_trim") X(S_ADD_AT, "add_at") X(S_OBSERVE, "observe") \
+    X(S_RECORD_LOOKUP, "_record_lookup") X(S_TIMESTAMP, "timestamp") X(S_BATCH_SIZE, "batchSize")
 
 #define NAME_ENUM(symbol, text) N_##symbol,
 enum { NAME_LIST(NAME_ENUM) NAME_COUNT };
@@ -586,6 +611,7 @@ typedef struct {
     PyObject *app_prefixes;     /* tuple: INTERNAL_APP_PREFIXES */
     PyObject *fromisoformat;    /* datetime.datetime.fromisoformat */
     PyObject *zero;             /* the int 0 */
+    PyObject *one;              /* the int 1 */
 } State;
 
 static State *module_state(PyObject *module)
@@ -615,6 +641,7 @@ static int state_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(state->app_prefixes);
     Py_VISIT(state->fromisoformat);
     Py_VISIT(state->zero);
+    Py_VISIT(state->one);
     return 0;
 }
 
@@ -640,6 +667,7 @@ static int state_clear(PyObject *module)
     Py_CLEAR(state->app_prefixes);
     Py_CLEAR(state->fromisoformat);
     Py_CLEAR(state->zero);
+    Py_CLEAR(state->one);
     return 0;
 }
 
@@ -727,7 +755,8 @@ static int speedups_exec(PyObject *module)
     state->extended_markers = string_set(EXTENDED_JSON_MARKERS, COUNT_OF(EXTENDED_JSON_MARKERS));
     state->number_markers = string_set(NUMBER_MARKERS, COUNT_OF(NUMBER_MARKERS));
     if (state->field_operators == NULL || state->top_level_operators == NULL || state->extended_markers == NULL ||
-        state->number_markers == NULL || (state->zero = PyLong_FromLong(0)) == NULL) {
+        state->number_markers == NULL || (state->zero = PyLong_FromLong(0)) == NULL ||
+        (state->one = PyLong_FromLong(1)) == NULL) {
         return -1;
     }
     if ((state->app_prefixes = PyTuple_New((Py_ssize_t)APP_PREFIX_COUNT)) == NULL) {
@@ -2575,50 +2604,41 @@ PyDoc_STRVAR(add_timing_doc,
 "float of a name in whole, each sketched one under exact_limit milliseconds once rounded. True when added; False,\n"
 "with nothing changed, where Python must add it.");
 
-static PyObject *add_timing(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+/* TimeBreakdown.add(timing, duration_ms) on breakdown: DONE, FALLBACK (nothing changed: Python must add it) or
+ * FAILED (a Python error is set). */
+static int timing_into(State *state, PyObject *breakdown, PyObject *timing, PyObject *duration_ms, PyObject *whole,
+                       PyObject *sketched, PyObject *histogram_type, long long exact_limit)
 {
-    State *state = module_state(module);
-    if (nargs != 7) {
-        PyErr_SetString(PyExc_TypeError, "add_timing() takes exactly 7 arguments");
-        return NULL;
-    }
-    PyObject *breakdown = args[0], *timing = args[1], *duration_ms = args[2], *whole = args[3];
-    PyObject *sketched = args[4], *histogram_type = args[5];
-    long long exact_limit = PyLong_AsLongLong(args[6]), duration_us;
-    if (exact_limit == -1 && PyErr_Occurred()) {
-        return NULL;
-    }
+    long long duration_us;
     if (!PyDict_CheckExact(timing) || !PyDict_CheckExact(whole) || !PyAnySet_Check(sketched)) {
-        Py_RETURN_FALSE;
+        return FALLBACK;
     }
     if (PyLong_CheckExact(duration_ms)) {
         int overflow;
         long long milliseconds = PyLong_AsLongLongAndOverflow(duration_ms, &overflow);
         if (overflow || milliseconds > 9000000000000000LL || milliseconds < -9000000000000000LL) {
-            Py_RETURN_FALSE;
+            return FALLBACK;
         }
         duration_us = milliseconds * 1000;
     } else if (!PyFloat_CheckExact(duration_ms) || !rounded(PyFloat_AS_DOUBLE(duration_ms) * 1000.0, &duration_us)) {
-        Py_RETURN_FALSE;
+        return FALLBACK;
     }
     Component plan[16];
     Py_ssize_t count = 0;
     int status = timing_plan(timing, whole, sketched, exact_limit, plan, &count);
     if (status != DONE) {
-        if (status == FAILED) {
-            return NULL;
-        }
-        Py_RETURN_FALSE;
+        return status;
     }
     PyObject *components = PyObject_GetAttr(breakdown, NAME(COMPONENTS));
     PyObject *histograms = components != NULL ? PyObject_GetAttr(breakdown, NAME(HISTOGRAMS)) : NULL;
     PyObject *duration = histograms != NULL ? PyLong_FromLongLong(duration_us) : NULL;
-    PyObject *one = duration != NULL ? PyLong_FromLong(1) : NULL, *result = NULL;
+    PyObject *one = duration != NULL ? PyLong_FromLong(1) : NULL;
+    status = FAILED;
     if (one == NULL) {
         goto done;
     }
     if (!PyDict_CheckExact(components) || !PyDict_CheckExact(histograms)) {
-        result = Py_NewRef(Py_False);
+        status = FALLBACK;
         goto done;
     }
     if (attribute_add(breakdown, NAME(EXECUTIONS), one) < 0 || attribute_add(breakdown, NAME(DURATION_US), duration) < 0) {
@@ -2629,13 +2649,33 @@ static PyObject *add_timing(PyObject *module, PyObject *const *args, Py_ssize_t 
             goto done;
         }
     }
-    result = Py_NewRef(Py_True);
+    status = DONE;
 done:
     Py_XDECREF(components);
     Py_XDECREF(histograms);
     Py_XDECREF(duration);
     Py_XDECREF(one);
-    return result;
+    return status;
+}
+
+/* True, False or NULL for what a *_into function said. */
+static PyObject *status_result(int status)
+{
+    return status == FAILED ? NULL : Py_NewRef(status == DONE ? Py_True : Py_False);
+}
+
+static PyObject *add_timing(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    State *state = module_state(module);
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "add_timing() takes exactly 7 arguments");
+        return NULL;
+    }
+    long long exact_limit = PyLong_AsLongLong(args[6]);
+    if (exact_limit == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    return status_result(timing_into(state, args[0], args[1], args[2], args[3], args[4], args[5], exact_limit));
 }
 
 
@@ -2988,25 +3028,17 @@ PyDoc_STRVAR(observe_literals_doc,
 "JSON wrappers. True when observed; False, with nothing changed, where Python must observe it (a document or\n"
 "array as a value, which Python measures by its JSON text).");
 
-static PyObject *observe_literals(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+/* LiteralStats.observe(op, command) on stats: DONE, FALLBACK (nothing changed: Python must observe it) or FAILED. */
+static int literals_into(State *state, PyObject *stats, PyObject *op, PyObject *command, PyObject *field_type,
+                         PyObject *widths, Py_ssize_t in_values, long long distinct_cap)
 {
-    State *state = module_state(module);
-    if (nargs != 7) {
-        PyErr_SetString(PyExc_TypeError, "observe_literals() takes exactly 7 arguments");
-        return NULL;
-    }
-    PyObject *stats = args[0], *op = args[1], *command = args[2], *field_type = args[3], *widths = args[4];
-    Py_ssize_t in_values = PyLong_AsSsize_t(args[5]);
-    long long distinct_cap = PyLong_AsLongLong(args[6]);
-    if ((in_values == -1 || distinct_cap == -1) && PyErr_Occurred()) {
-        return NULL;
-    }
     if (!PyUnicode_CheckExact(op) || !PyDict_CheckExact(widths)) {
-        Py_RETURN_FALSE;
+        return FALLBACK;
     }
     Literals *found = PyMem_Malloc(sizeof(Literals));
     if (found == NULL) {
-        return PyErr_NoMemory();
+        PyErr_NoMemory();
+        return FAILED;
     }
     found->count = 0;
     int status = DONE;
@@ -3016,16 +3048,16 @@ static PyObject *observe_literals(PyObject *module, PyObject *const *args, Py_ss
     } else if (document != NULL && PyDict_CheckExact(document)) {
         status = walk_literals(state, widths, in_values, document, 0, found);
     }
-    PyObject *result = NULL, *fields = NULL;
+    PyObject *fields = NULL;
     if (status != DONE) {
-        result = status == FAILED ? NULL : Py_NewRef(Py_False);
         goto done;
     }
+    status = FAILED;
     if ((fields = PyObject_GetAttr(stats, NAME(FIELDS))) == NULL) {
         goto done;
     }
     if (!PyDict_CheckExact(fields)) {
-        result = Py_NewRef(Py_False);
+        status = FALLBACK;
         goto done;
     }
     if (add_number(stats, NAME(EXECUTIONS), 1) < 0) {
@@ -3048,10 +3080,1046 @@ static PyObject *observe_literals(PyObject *module, PyObject *const *args, Py_ss
             goto done;
         }
     }
-    result = Py_NewRef(Py_True);
+    status = DONE;
 done:
     Py_XDECREF(fields);
     PyMem_Free(found);
+    return status;
+}
+
+static PyObject *observe_literals(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    State *state = module_state(module);
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "observe_literals() takes exactly 7 arguments");
+        return NULL;
+    }
+    Py_ssize_t in_values = PyLong_AsSsize_t(args[5]);
+    long long distinct_cap = PyLong_AsLongLong(args[6]);
+    if ((in_values == -1 || distinct_cap == -1) && PyErr_Occurred()) {
+        return NULL;
+    }
+    return status_result(literals_into(state, args[0], args[1], args[2], args[3], args[4], in_values, distinct_cap));
+}
+
+/* ---- a shape's statistics: digest.ShapeStats.add --------------------------------------------------------------- */
+
+/* The types and constants add_execution works with, in the order of digest._EXECUTION_CONTEXT (a tuple the caller
+ * builds once): the classes it makes, the reference functions it calls back, and the limits it checks. */
+enum {
+    X_EVENT, X_DATETIME, X_SHAPE_STATS, X_SHAPE_OBSERVATION, X_PLAN_COST, X_CAPPED_SET, X_TIME_BUCKET,
+    X_TIME_BREAKDOWN, X_LATEST_EXECUTION, X_RUN_LOG, X_NO_RUNS, X_LITERAL_VALUES, X_NO_LITERAL_VALUES,
+    X_FIELD_LITERALS, X_WIDTHS, X_IN_VALUES, X_DISTINCT_CAP, X_WHOLE, X_SKETCHED, X_HISTOGRAM, X_EXACT_LIMIT,
+    X_FIRST_REPLY_CAP, X_FIRST_BATCH, X_LITERAL_FINGERPRINT, X_IS_BULK_TOOL, X_SMALL_SET, X_SET_CAP, X_MAX_BUCKETS,
+    X_MAX_RUNS, CONTEXT_SIZE
+};
+
+typedef struct {
+    PyObject *const *types; /* the context tuple's items, borrowed */
+    long long exact_limit, first_batch, small_set, set_cap, max_buckets, max_runs, distinct_cap;
+    Py_ssize_t in_values;
+} Context;
+
+/* What ShapeStats.add reads of one execution: strong references (NULL: absent or None, unless said). */
+typedef struct {
+    PyObject *fields;    /* the event's __dict__ */
+    PyObject *ns, *op;   /* present, op a str */
+    PyObject *duration;  /* the duration the statistics use: 0.0 for none or a damaged one */
+    int histogram;       /* whether the duration goes into the histogram (it is not None) */
+    PyObject *keys, *docs, *returned, *plan, *app, *connection, *remote, *ts, *command, *originating, *timing;
+    PyObject *internal, *error, *yields, *response, *in_length, *skip;
+    PyObject *hashes[4];
+    int getmore, written, sort, disk, truncated, unparsed, replanned;
+} Execution;
+
+static void execution_clear(Execution *execution)
+{
+    PyObject **held[] = {&execution->fields, &execution->ns, &execution->op, &execution->duration, &execution->keys,
+                         &execution->docs, &execution->returned, &execution->plan, &execution->app,
+                         &execution->connection, &execution->remote, &execution->ts, &execution->command,
+                         &execution->originating, &execution->timing, &execution->internal, &execution->error,
+                         &execution->yields, &execution->response, &execution->in_length, &execution->skip,
+                         &execution->hashes[0], &execution->hashes[1], &execution->hashes[2], &execution->hashes[3]};
+    for (size_t i = 0; i < COUNT_OF(held); i++) {
+        Py_CLEAR(*held[i]);
+    }
+}
+
+/* An event field as a strong reference into *out, NULL for absent or None. */
+static int field_of(PyObject *fields, PyObject *name, PyObject **out)
+{
+    PyObject *value = PyDict_GetItemWithError(fields, name);
+    if (value == NULL) {
+        return PyErr_Occurred() ? FAILED : DONE;
+    }
+    *out = value == Py_None ? NULL : Py_NewRef(value);
+    return DONE;
+}
+
+/* A counter field: None or an int (anything else: Python). */
+static int counter_of(PyObject *fields, PyObject *name, PyObject **out)
+{
+    int status = field_of(fields, name, out);
+    return status == DONE && *out != NULL && !PyLong_CheckExact(*out) ? FALLBACK : status;
+}
+
+/* A text field: None or a str. */
+static int text_of(PyObject *fields, PyObject *name, PyObject **out)
+{
+    int status = field_of(fields, name, out);
+    return status == DONE && *out != NULL && !PyUnicode_CheckExact(*out) ? FALLBACK : status;
+}
+
+/* The truth of a flag field: absent, None, a bool or an int (anything else: Python). */
+static int flag_of(PyObject *fields, PyObject *name, int *out)
+{
+    PyObject *value = PyDict_GetItemWithError(fields, name);
+    if (value == NULL) {
+        *out = 0;
+        return PyErr_Occurred() ? FAILED : DONE;
+    }
+    if (value != Py_None && !PyBool_Check(value) && !PyLong_CheckExact(value)) {
+        return FALLBACK;
+    }
+    *out = value != Py_None && PyObject_IsTrue(value);
+    return DONE;
+}
+
+/* A duration the C code adds exactly as Python does: an int within 2**53 or a finite float. */
+static int plain_duration(PyObject *value)
+{
+    if (PyLong_CheckExact(value)) {
+        int overflow;
+        long long number = PyLong_AsLongLongAndOverflow(value, &overflow);
+        return !overflow && number <= (1LL << 53) && number >= -(1LL << 53);
+    }
+    return PyFloat_CheckExact(value) && isfinite(PyFloat_AS_DOUBLE(value));
+}
+
+/* Reads everything ShapeStats.add needs of the event, or says FALLBACK for what the C code leaves to Python. */
+static int read_execution(State *state, const Context *context, PyObject *event, PyObject *observation,
+                          Execution *execution)
+{
+    if (Py_TYPE(event) != (PyTypeObject *)context->types[X_EVENT] ||
+        Py_TYPE(observation) != (PyTypeObject *)context->types[X_SHAPE_OBSERVATION]) {
+        return FALLBACK;
+    }
+    PyObject *fields = execution->fields = PyObject_GenericGetDict(event, NULL);
+    if (fields == NULL) {
+        return FAILED;
+    }
+    if (!PyDict_CheckExact(fields)) {
+        return FALLBACK;
+    }
+    int status = field_of(fields, NAME(NS), &execution->ns);
+    if (status == DONE) {
+        status = text_of(fields, NAME(OP), &execution->op);
+    }
+    if (status != DONE || execution->ns == NULL || execution->op == NULL) {
+        return status == DONE ? FALLBACK : status;
+    }
+    PyObject *duration = PyDict_GetItemWithError(fields, NAME(DURATION_MS));
+    if (duration == NULL && PyErr_Occurred()) {
+        return FAILED;
+    }
+    execution->histogram = duration != Py_None;
+    if (duration == NULL || duration == Py_None) {
+        if ((execution->duration = PyFloat_FromDouble(0.0)) == NULL) {
+            return FAILED;
+        }
+    } else if (!plain_duration(duration)) {
+        return FALLBACK;
+    } else {
+        execution->duration = Py_NewRef(duration);
+    }
+    PyObject *op = execution->op;
+    execution->getmore = op_is(op, "getMore");
+    execution->written = op_is(op, "update") ? N_S_N_MATCHED : op_is(op, "delete") ? N_S_N_DELETED
+                                                             : op_is(op, "insert") ? N_S_N_INSERTED : 0;
+    int statement;
+    if ((status = counter_of(fields, NAME(S_KEYS), &execution->keys)) != DONE ||
+        (status = counter_of(fields, NAME(S_DOCS), &execution->docs)) != DONE ||
+        (status = counter_of(fields, NAME(S_NRETURNED), &execution->returned)) != DONE ||
+        (status = flag_of(fields, NAME(STATEMENT), &statement)) != DONE) {
+        return status;
+    }
+    if (execution->returned == NULL && (statement || execution->written)) {
+        PyObject *name = state->names[execution->written ? execution->written : N_S_N_DELETED];
+        if ((status = counter_of(fields, name, &execution->returned)) != DONE) {
+            return status;
+        }
+    }
+    int spills;
+    if ((status = text_of(fields, NAME(S_PLAN_SUMMARY), &execution->plan)) != DONE ||
+        (status = flag_of(fields, NAME(S_HAS_SORT_STAGE), &execution->sort)) != DONE ||
+        (status = flag_of(fields, NAME(S_USED_DISK), &execution->disk)) != DONE ||
+        (status = flag_of(fields, NAME(S_SPILLS), &spills)) != DONE ||
+        (status = field_of(fields, NAME(ERROR), &execution->error)) != DONE ||
+        (status = flag_of(fields, NAME(TRUNCATED), &execution->truncated)) != DONE ||
+        (status = flag_of(fields, NAME(S_UNPARSED), &execution->unparsed)) != DONE ||
+        (status = text_of(fields, NAME(INTERNAL), &execution->internal)) != DONE ||
+        (status = counter_of(fields, NAME(S_NUM_YIELDS), &execution->yields)) != DONE ||
+        (status = counter_of(fields, NAME(S_RESPONSE_LENGTH), &execution->response)) != DONE ||
+        (status = flag_of(fields, NAME(S_REPLANNED), &execution->replanned)) != DONE ||
+        (status = field_of(fields, NAME(TIMING), &execution->timing)) != DONE ||
+        (status = text_of(fields, NAME(APP_NAME), &execution->app)) != DONE ||
+        (status = text_of(fields, NAME(CONNECTION), &execution->connection)) != DONE ||
+        (status = field_of(fields, NAME(S_REMOTE), &execution->remote)) != DONE ||
+        (status = field_of(fields, NAME(TS), &execution->ts)) != DONE ||
+        (status = field_of(fields, NAME(COMMAND), &execution->command)) != DONE ||
+        (status = field_of(fields, NAME(ORIGINATING_COMMAND), &execution->originating)) != DONE) {
+        return status;
+    }
+    execution->disk = execution->disk || spills;
+    static const int hash_names[4] = {N_S_QUERY_HASH, N_S_PLAN_CACHE_SHAPE_HASH, N_S_QUERY_SHAPE_HASH,
+                                      N_S_PLAN_CACHE_KEY};
+    for (int i = 0; i < 4; i++) {
+        if ((status = text_of(fields, state->names[hash_names[i]], &execution->hashes[i])) != DONE) {
+            return status;
+        }
+    }
+    if (execution->ts != NULL && Py_TYPE(execution->ts) != (PyTypeObject *)context->types[X_DATETIME]) {
+        return FALLBACK;
+    }
+    execution->in_length = PyObject_GetAttr(observation, NAME(S_IN_LENGTH));
+    execution->skip = execution->in_length != NULL ? PyObject_GetAttr(observation, NAME(SKIP)) : NULL;
+    if (execution->skip == NULL) {
+        return FAILED;
+    }
+    return PyLong_CheckExact(execution->in_length) && PyLong_CheckExact(execution->skip) ? DONE : FALLBACK;
+}
+
+/* A string, truthy and interned: sys.intern(text) as a new reference. */
+static PyObject *interned(PyObject *text)
+{
+    Py_INCREF(text);
+    PyUnicode_InternInPlace(&text);
+    return text;
+}
+
+/* mapping[key] = mapping.get(key, 0) + 1 */
+static int count_in(PyObject *mapping, PyObject *key, PyObject *one)
+{
+    PyObject *held = PyDict_GetItemWithError(mapping, key);
+    if (held == NULL && PyErr_Occurred()) {
+        return -1;
+    }
+    PyObject *count = held != NULL ? PyNumber_Add(held, one) : Py_NewRef(one);
+    int failed = count == NULL || PyDict_SetItem(mapping, key, count) < 0;
+    Py_XDECREF(count);
+    return failed ? -1 : 0;
+}
+
+/* An attribute that must be a dict, as a new reference (a TypeError for anything else). */
+static PyObject *dict_attribute(PyObject *object, PyObject *name)
+{
+    PyObject *value = PyObject_GetAttr(object, name);
+    if (value != NULL && !PyDict_CheckExact(value)) {
+        PyErr_Format(PyExc_TypeError, "%U is not a dict", name);
+        Py_CLEAR(value);
+    }
+    return value;
+}
+
+/* dict[key], made with type() when missing (a new reference). */
+static PyObject *item_or_new(PyObject *dict, PyObject *key, PyObject *type)
+{
+    PyObject *value = PyDict_GetItemWithError(dict, key);
+    if (value != NULL) {
+        return Py_NewRef(value);
+    }
+    if (PyErr_Occurred() || (value = PyObject_CallNoArgs(type)) == NULL) {
+        return NULL;
+    }
+    if (PyDict_SetItem(dict, key, value) < 0) {
+        Py_DECREF(value);
+        return NULL;
+    }
+    return value;
+}
+
+/* object.name(args...) through Python (the reference method), its result dropped. */
+static int call_method(PyObject *object, PyObject *name, PyObject *first, PyObject *second, PyObject *third,
+                       PyObject *fourth)
+{
+    PyObject *args[5] = {object, first, second, third, fourth};
+    size_t count = 1 + (first != NULL) + (second != NULL) + (third != NULL) + (fourth != NULL);
+    PyObject *result = PyObject_VectorcallMethod(name, args, count | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    Py_XDECREF(result);
+    return result == NULL ? -1 : 0;
+}
+
+/* DurationHistogram.add(value) for an int within 2**53 or a finite float (Python's method past exact_limit). */
+static int histogram_add_value(State *state, PyObject *histogram, PyObject *value, long long exact_limit)
+{
+    long long bucket;
+    if (PyLong_CheckExact(value)) {
+        bucket = PyLong_AsLongLong(value);
+        if (bucket < 0) {
+            return bucket == -1 && PyErr_Occurred() ? -1 : 0;
+        }
+    } else {
+        double number = PyFloat_AS_DOUBLE(value);
+        if (!(number >= 0)) {
+            return 0; /* NaN or negative: not a duration */
+        }
+        bucket = number < (double)exact_limit ? (long long)number : exact_limit;
+        if (bucket < exact_limit && (double)bucket < number) {
+            bucket += 1; /* math.ceil */
+        }
+    }
+    if (bucket >= exact_limit) {
+        return call_method(histogram, NAME(S_ADD), value, NULL, NULL, NULL); /* logarithmic buckets */
+    }
+    PyObject *counts = dict_attribute(histogram, NAME(COUNTS));
+    PyObject *key = counts != NULL ? (PyLong_CheckExact(value) ? Py_NewRef(value) : PyLong_FromLongLong(bucket)) : NULL;
+    PyObject *one = key != NULL ? PyLong_FromLong(1) : NULL, *maximum = NULL;
+    int failed = one == NULL || count_in(counts, key, one) < 0 || attribute_add(histogram, NAME(N_VALUES), one) < 0 ||
+                 attribute_add(histogram, NAME(TOTAL), value) < 0 ||
+                 (maximum = PyObject_GetAttr(histogram, NAME(MAXIMUM))) == NULL;
+    if (!failed) {
+        int larger = PyObject_RichCompareBool(value, maximum, Py_GT);
+        failed = larger < 0 || (larger && PyObject_SetAttr(histogram, NAME(MAXIMUM), value) < 0);
+    }
+    Py_XDECREF(counts);
+    Py_XDECREF(key);
+    Py_XDECREF(one);
+    Py_XDECREF(maximum);
+    return failed ? -1 : 0;
+}
+
+/* sketch.coarse_bin(value): 0 under 1 ms, then 8 bins per power of two (frexp without the maths library). */
+static int coarse_bin_of(PyObject *value, long long *out)
+{
+    double number = PyFloat_Check(value) ? PyFloat_AS_DOUBLE(value) : PyLong_AsDouble(value);
+    if (number == -1.0 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (number < 1) {
+        *out = 0;
+        return 0;
+    }
+    if (!isfinite(number)) {
+        PyErr_SetString(number != number ? PyExc_ValueError : PyExc_OverflowError, "coarse_bin of a non-finite value");
+        return -1;
+    }
+    uint64_t bits;
+    memcpy(&bits, &number, sizeof bits);
+    long long exponent = (long long)((bits >> 52) & 0x7ffU) - 1022; /* a normal number: value >= 1 */
+    bits = (bits & ~(0x7ffULL << 52)) | (1022ULL << 52);
+    double mantissa;
+    memcpy(&mantissa, &bits, sizeof mantissa);
+    *out = exponent * 8 + (long long)((mantissa - 0.5) * 2 * 8) - 7;
+    return 0;
+}
+
+/* TimeBucket.add(duration, docs, keys) */
+static int bucket_add(State *state, PyObject *bucket, PyObject *duration, PyObject *docs, PyObject *keys)
+{
+    PyObject *bins = PyObject_GetAttr(bucket, NAME(S_BINS));
+    PyObject *count = bins != NULL ? PyObject_GetAttr(bucket, NAME(S_COUNT)) : NULL;
+    PyObject *maximum = count != NULL ? PyObject_GetAttr(bucket, NAME(S_MAX_MS)) : NULL;
+    PyObject *one = maximum != NULL ? PyLong_FromLong(1) : NULL, *index = NULL, *top = NULL, *made = NULL;
+    int failed = -1;
+    if (one == NULL) {
+        goto done;
+    }
+    long long index_value, top_value;
+    if (bins != Py_None) {
+        if (!PyDict_CheckExact(bins)) {
+            PyErr_SetString(PyExc_TypeError, "TimeBucket.bins is not a dict");
+            goto done;
+        }
+        if (coarse_bin_of(duration, &index_value) < 0 || (index = PyLong_FromLongLong(index_value)) == NULL ||
+            count_in(bins, index, one) < 0) {
+            goto done;
+        }
+    } else {
+        int counted = PyObject_IsTrue(count), differs = 0;
+        if (counted < 0 || (counted && (differs = PyObject_RichCompareBool(duration, maximum, Py_NE)) < 0)) {
+            goto done;
+        }
+        if (counted && differs) {
+            if (coarse_bin_of(duration, &index_value) < 0 || coarse_bin_of(maximum, &top_value) < 0) {
+                goto done;
+            }
+            if (index_value != top_value) {
+                if ((index = PyLong_FromLongLong(index_value)) == NULL ||
+                    (top = PyLong_FromLongLong(top_value)) == NULL || (made = PyDict_New()) == NULL ||
+                    PyDict_SetItem(made, top, count) < 0 || PyDict_SetItem(made, index, one) < 0 ||
+                    PyObject_SetAttr(bucket, NAME(S_BINS), made) < 0) {
+                    goto done;
+                }
+            }
+        }
+    }
+    if (attribute_add(bucket, NAME(S_COUNT), one) < 0 || attribute_add(bucket, NAME(S_TOTAL_MS), duration) < 0) {
+        goto done;
+    }
+    int larger = PyObject_RichCompareBool(duration, maximum, Py_GT);
+    if (larger < 0 || (larger && PyObject_SetAttr(bucket, NAME(S_MAX_MS), duration) < 0) ||
+        attribute_add(bucket, NAME(S_DOCS), docs) < 0 || attribute_add(bucket, NAME(S_KEYS), keys) < 0) {
+        goto done;
+    }
+    failed = 0;
+done:
+    Py_XDECREF(bins);
+    Py_XDECREF(count);
+    Py_XDECREF(maximum);
+    Py_XDECREF(one);
+    Py_XDECREF(index);
+    Py_XDECREF(top);
+    Py_XDECREF(made);
+    return failed;
+}
+
+/* Timeline.add_at(epoch_seconds, duration, docs, keys); Python's method when the timeline must coarsen. */
+static int timeline_add(State *state, const Context *context, PyObject *timeline, PyObject *epoch_seconds,
+                        PyObject *duration, PyObject *docs, PyObject *keys)
+{
+    PyObject *sixty = PyLong_FromLong(60);
+    PyObject *floored = sixty != NULL ? PyNumber_FloorDivide(epoch_seconds, sixty) : NULL;
+    PyObject *minute = floored != NULL ? PyNumber_Long(floored) : NULL;
+    PyObject *width = minute != NULL ? PyObject_GetAttr(timeline, NAME(S_WIDTH_MINUTES)) : NULL;
+    PyObject *start = NULL, *remainder = NULL, *buckets = NULL, *bucket = NULL;
+    int failed = -1;
+    if (width == NULL) {
+        goto done;
+    }
+    int single = PyObject_RichCompareBool(width, state->one, Py_EQ);
+    if (single < 0) {
+        goto done;
+    }
+    if (single) {
+        start = Py_NewRef(minute);
+    } else if ((remainder = PyNumber_Remainder(minute, width)) == NULL ||
+               (start = PyNumber_Subtract(minute, remainder)) == NULL) {
+        goto done;
+    }
+    if ((buckets = dict_attribute(timeline, NAME(S_BUCKETS))) == NULL) {
+        goto done;
+    }
+    bucket = PyDict_GetItemWithError(buckets, start);
+    if (bucket == NULL) {
+        if (PyErr_Occurred()) {
+            goto done;
+        }
+        if (PyDict_GET_SIZE(buckets) >= context->max_buckets) { /* a new bucket past the cap: Python coarsens */
+            failed = call_method(timeline, NAME(S_ADD_AT), epoch_seconds, duration, docs, keys);
+            goto done;
+        }
+        if ((bucket = PyObject_CallNoArgs(context->types[X_TIME_BUCKET])) == NULL) {
+            goto done;
+        }
+        if (PyDict_SetItem(buckets, start, bucket) < 0) {
+            Py_CLEAR(bucket);
+            goto done;
+        }
+    } else {
+        Py_INCREF(bucket);
+    }
+    failed = bucket_add(state, bucket, duration, docs, keys);
+done:
+    Py_XDECREF(sixty);
+    Py_XDECREF(floored);
+    Py_XDECREF(minute);
+    Py_XDECREF(width);
+    Py_XDECREF(start);
+    Py_XDECREF(remainder);
+    Py_XDECREF(buckets);
+    Py_XDECREF(bucket);
+    return failed;
+}
+
+/* PlanOrder.add(end, plan) for an execution after the last one; Python's method for the first or an earlier one. */
+static int plan_order_add(State *state, PyObject *order, PyObject *end, PyObject *plan)
+{
+    PyObject *runs = PyObject_GetAttr(order, NAME(S_RUNS));
+    if (runs == NULL) {
+        return -1;
+    }
+    PyObject *last = NULL, *last_ms = NULL, *last_plan = NULL, *one = NULL;
+    int failed = -1, later = 0;
+    if (PyList_CheckExact(runs) && PyList_GET_SIZE(runs) > 0) {
+        last = Py_NewRef(PyList_GET_ITEM(runs, PyList_GET_SIZE(runs) - 1));
+        if ((last_ms = PyObject_GetAttr(last, NAME(S_LAST_MS))) == NULL ||
+            (later = PyObject_RichCompareBool(end, last_ms, Py_GE)) < 0) {
+            goto done;
+        }
+    }
+    if (!later) {
+        failed = call_method(order, NAME(S_ADD), end, plan, NULL, NULL);
+        goto done;
+    }
+    if ((last_plan = PyObject_GetAttr(last, NAME(S_LAST_PLAN))) == NULL) {
+        goto done;
+    }
+    int changed = PyObject_RichCompareBool(plan, last_plan, Py_NE);
+    if (changed < 0 || (changed && ((one = PyLong_FromLong(1)) == NULL || attribute_add(last, NAME(S_SWITCHES), one) < 0)) ||
+        PyObject_SetAttr(last, NAME(S_LAST_MS), end) < 0 || PyObject_SetAttr(last, NAME(S_LAST_PLAN), plan) < 0) {
+        goto done;
+    }
+    failed = 0;
+done:
+    Py_DECREF(runs);
+    Py_XDECREF(last);
+    Py_XDECREF(last_ms);
+    Py_XDECREF(last_plan);
+    Py_XDECREF(one);
+    return failed;
+}
+
+/* CappedSet.add(value): members in a tuple up to small_set, then a set; Python's method for a trim or another form. */
+static int capped_add(State *state, const Context *context, PyObject *capped, PyObject *value)
+{
+    PyObject *members = PyObject_GetAttr(capped, NAME(S_MEMBERS));
+    if (members == NULL) {
+        return -1;
+    }
+    PyObject *cutoff = NULL, *grown = NULL;
+    int failed = -1;
+    int known = PySequence_Contains(members, value);
+    if (known != 0) {
+        failed = known < 0 ? -1 : 0;
+        goto done;
+    }
+    if ((cutoff = PyObject_GetAttr(capped, NAME(S_CUTOFF))) == NULL) {
+        goto done;
+    }
+    if (cutoff != Py_None) {
+        int above = PyObject_RichCompareBool(value, cutoff, Py_GT);
+        if (above != 0) {
+            failed = above < 0 ? -1 : 0;
+            goto done;
+        }
+    }
+    Py_ssize_t size;
+    if (PyTuple_CheckExact(members)) {
+        size = PyTuple_GET_SIZE(members);
+        if (size < context->small_set) {
+            if ((grown = PyTuple_New(size + 1)) == NULL) {
+                goto done;
+            }
+            for (Py_ssize_t i = 0; i < size; i++) {
+                PyTuple_SET_ITEM(grown, i, Py_NewRef(PyTuple_GET_ITEM(members, i)));
+            }
+            PyTuple_SET_ITEM(grown, size, Py_NewRef(value));
+        } else if ((grown = PySet_New(members)) == NULL || PySet_Add(grown, value) < 0) {
+            goto done;
+        }
+        if (PyObject_SetAttr(capped, NAME(S_MEMBERS), grown) < 0) {
+            goto done;
+        }
+        size = PyObject_Size(grown);
+    } else if (PySet_CheckExact(members)) {
+        if (PySet_Add(members, value) < 0) {
+            goto done;
+        }
+        size = PySet_GET_SIZE(members);
+    } else {
+        failed = call_method(capped, NAME(S_ADD), value, NULL, NULL, NULL);
+        goto done;
+    }
+    failed = size > 2 * context->set_cap ? call_method(capped, NAME(S_TRIM), NULL, NULL, NULL, NULL) : 0;
+done:
+    Py_DECREF(members);
+    Py_XDECREF(cutoff);
+    Py_XDECREF(grown);
+    return failed;
+}
+
+/* CappedSet.add(value) unless value is a member already (ShapeStats.add's own test first). */
+static int capped_offer(State *state, const Context *context, PyObject *capped, PyObject *value)
+{
+    PyObject *members = PyObject_GetAttr(capped, NAME(S_MEMBERS));
+    int known = members != NULL ? PySequence_Contains(members, value) : -1;
+    Py_XDECREF(members);
+    return known != 0 ? (known < 0 ? -1 : 0) : capped_add(state, context, capped, value);
+}
+
+/* literals.first_reply_cap(shape_op, command) for a find with an int limit and no batch size or an int one;
+ * Python's function for the rest. A new reference: an int, or None. */
+static PyObject *first_reply_cap(State *state, const Context *context, PyObject *shape_op, PyObject *command)
+{
+    if (PyDict_CheckExact(command) && op_is(shape_op, "find")) {
+        PyObject *limit = PyDict_GetItemWithError(command, NAME(LIMIT));
+        PyObject *batch = limit != NULL ? PyDict_GetItemWithError(command, NAME(S_BATCH_SIZE)) : NULL;
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        if (limit != NULL && PyLong_CheckExact(limit) && (batch == NULL || batch == Py_None || PyLong_CheckExact(batch))) {
+            int overflow, batch_overflow = 0;
+            long long number = PyLong_AsLongLongAndOverflow(limit, &overflow);
+            long long size = batch != NULL && batch != Py_None ? PyLong_AsLongLongAndOverflow(batch, &batch_overflow)
+                                                               : -1;
+            if (!overflow && !batch_overflow && number > -(1LL << 62) && number < (1LL << 62)) {
+                long long first_batch = context->first_batch, cap;
+                if (number > 0 && number <= first_batch) {
+                    cap = number;
+                } else {
+                    cap = number < 0 ? -number : number;
+                    cap = cap < first_batch ? cap : first_batch;
+                }
+                if (size >= 0 && size < cap) {
+                    cap = size;
+                }
+                return cap ? PyLong_FromLongLong(cap) : Py_NewRef(Py_None);
+            }
+        }
+    }
+    PyObject *args[2] = {shape_op, command};
+    return PyObject_Vectorcall(context->types[X_FIRST_REPLY_CAP], args, 2, NULL);
+}
+
+/* ShapeStats._offer_representative(event) */
+static int offer_representative(State *state, const Context *context, PyObject *stats, const Execution *execution)
+{
+    if (execution->truncated || execution->unparsed) {
+        return 0;
+    }
+    PyObject *command = execution->getmore ? execution->originating : execution->command;
+    if (command == NULL) {
+        return 0;
+    }
+    PyObject *args[4] = {execution->ns, execution->op, execution->ts ? execution->ts : Py_None, command};
+    PyObject *latest = PyObject_Vectorcall(context->types[X_LATEST_EXECUTION], args, 4, NULL);
+    int failed = latest == NULL || PyObject_SetAttr(stats, NAME(S_LATEST), latest) < 0;
+    Py_XDECREF(latest);
+    return failed ? -1 : 0;
+}
+
+/* An attribute that starts as a shared empty object (shared): replaced by a fresh type() first. New reference. */
+static PyObject *own_attribute(PyObject *stats, PyObject *name, PyObject *shared, PyObject *type)
+{
+    PyObject *value = PyObject_GetAttr(stats, name);
+    if (value != shared) {
+        return value;
+    }
+    Py_DECREF(value);
+    if ((value = PyObject_CallNoArgs(type)) == NULL || PyObject_SetAttr(stats, name, value) < 0) {
+        Py_XDECREF(value);
+        return NULL;
+    }
+    return value;
+}
+
+/* An aggregation's run (RunLog.add) and the fingerprint of its literal values (literal_fingerprint, in Python). */
+static int add_run(State *state, const Context *context, PyObject *stats, PyObject *end, const Execution *execution)
+{
+    PyObject *log = own_attribute(stats, NAME(S_RUNS), context->types[X_NO_RUNS], context->types[X_RUN_LOG]);
+    PyObject *runs = log != NULL ? PyObject_GetAttr(log, NAME(S_RUNS)) : NULL;
+    PyObject *start = runs != NULL ? PyNumber_Subtract(end, execution->duration) : NULL;
+    PyObject *run = start != NULL ? PyTuple_Pack(2, start, execution->duration) : NULL;
+    PyObject *fingerprint = NULL, *values = NULL;
+    int failed = -1;
+    if (run == NULL) {
+        goto done;
+    }
+    if (!PyList_CheckExact(runs)) {
+        if (call_method(log, NAME(S_ADD), start, execution->duration, NULL, NULL) < 0) {
+            goto done;
+        }
+    } else if (PyList_Append(runs, run) < 0 ||
+               (PyList_GET_SIZE(runs) > 2 * context->max_runs && call_method(log, NAME(S_TRIM), NULL, NULL, NULL, NULL) < 0)) {
+        goto done;
+    }
+    PyObject *command = execution->command ? execution->command : Py_None;
+    if ((fingerprint = PyObject_Vectorcall(context->types[X_LITERAL_FINGERPRINT], &command, 1, NULL)) == NULL) {
+        goto done;
+    }
+    if (fingerprint != Py_None) {
+        values = own_attribute(stats, NAME(S_LITERAL_VALUES), context->types[X_NO_LITERAL_VALUES],
+                               context->types[X_LITERAL_VALUES]);
+        if (values == NULL || call_method(values, NAME(S_ADD), fingerprint, NULL, NULL, NULL) < 0) {
+            goto done;
+        }
+    }
+    failed = 0;
+done:
+    Py_XDECREF(log);
+    Py_XDECREF(runs);
+    Py_XDECREF(start);
+    Py_XDECREF(run);
+    Py_XDECREF(fingerprint);
+    Py_XDECREF(values);
+    return failed;
+}
+
+/* object.name += 1 where flag is set */
+static int count_if(PyObject *object, PyObject *name, int flag, PyObject *one)
+{
+    return flag ? attribute_add(object, name, one) : 0;
+}
+
+/* The statistics of one execution, in ShapeStats.add's order: everything is read and nothing can decline any more
+ * (the pieces the C code leaves to Python are called here, each one whole). */
+static int add_read_execution(State *state, const Context *context, PyObject *stats, PyObject *shape,
+                              const Execution *execution)
+{
+    PyObject *one = PyLong_FromLong(1), *histogram = NULL, *plans = NULL, *costs = NULL, *cost = NULL;
+    PyObject *shape_op = NULL, *options = NULL, *cap = NULL, *literals = NULL, *plan = NULL, *breakdown = NULL;
+    PyObject *apps = NULL, *app = NULL, *count = NULL, *connections = NULL, *hashes = NULL, *set = NULL;
+    PyObject *first = NULL, *last = NULL, *latest = NULL, *latest_ts = NULL, *epoch = NULL, *timeline = NULL;
+    PyObject *end = NULL, *order = NULL, *lookup = NULL, *reason = NULL, *skip_max = NULL, *longest = NULL;
+    PyObject *duration = execution->duration, *keys = execution->keys, *docs = execution->docs;
+    PyObject *returned = execution->returned;
+    int failed = -1, truth;
+    if (one == NULL || attribute_add(stats, NAME(S_COUNT), one) < 0) {
+        goto done;
+    }
+    if (execution->histogram && ((histogram = PyObject_GetAttr(stats, NAME(S_DURATION))) == NULL ||
+                                 histogram_add_value(state, histogram, duration, context->exact_limit) < 0)) {
+        goto done;
+    }
+    if (keys != NULL && (attribute_add(stats, NAME(S_KEYS), keys) < 0 ||
+                         attribute_add(stats, NAME(S_KEYS_MEASURED), one) < 0)) {
+        goto done;
+    }
+    if (docs != NULL && (attribute_add(stats, NAME(S_DOCS), docs) < 0 ||
+                         attribute_add(stats, NAME(S_DOCS_MEASURED), one) < 0)) {
+        goto done;
+    }
+    if ((shape_op = PyObject_GetAttr(shape, NAME(OP))) == NULL) {
+        goto done;
+    }
+    if (returned != NULL) {
+        if (attribute_add(stats, NAME(S_NRETURNED), returned) < 0 ||
+            ((keys != NULL || docs != NULL) && attribute_add(stats, NAME(S_MEASURED), one) < 0) ||
+            (options = PyObject_GetAttr(shape, NAME(S_OPTIONS))) == NULL ||
+            (truth = PySequence_Contains(options, NAME(LIMIT))) < 0) {
+            goto done;
+        }
+        if (truth && !execution->getmore) { /* ShapeStats._count_under_limit */
+            if ((cap = first_reply_cap(state, context, shape_op, execution->command ? execution->command : Py_None)) ==
+                NULL) {
+                goto done;
+            }
+            if (cap != Py_None) {
+                int under = PyObject_RichCompareBool(returned, cap, Py_LT);
+                if (under < 0 || (under && (attribute_add(stats, NAME(S_UNDER_LIMIT), one) < 0 ||
+                                            attribute_add(stats, NAME(S_UNDER_LIMIT_RETURNED), returned) < 0))) {
+                    goto done;
+                }
+            }
+        }
+    }
+    if (execution->plan != NULL && PyUnicode_GET_LENGTH(execution->plan) > 0) { /* a str (read_execution) */
+        plan = interned(execution->plan);
+        if ((plans = dict_attribute(stats, NAME(S_PLANS))) == NULL || count_in(plans, plan, one) < 0 ||
+            (costs = dict_attribute(stats, NAME(S_PLAN_COSTS))) == NULL ||
+            (cost = item_or_new(costs, plan, context->types[X_PLAN_COST])) == NULL ||
+            attribute_add(cost, NAME(S_COUNT), one) < 0 || attribute_add(cost, NAME(S_TOTAL_MS), duration) < 0) {
+            goto done;
+        }
+        PyObject *parts[3] = {keys, docs, returned};
+        const int names[3] = {N_S_KEYS, N_S_DOCS, N_S_NRETURNED};
+        for (int i = 0; i < 3; i++) {
+            if (parts[i] != NULL && PyObject_IsTrue(parts[i]) && /* ints (read_execution) */
+                attribute_add(cost, state->names[names[i]], parts[i]) < 0) {
+                goto done;
+            }
+        }
+    }
+    if (execution->getmore) {
+        if (attribute_add(stats, NAME(S_GETMORES), one) < 0) {
+            goto done;
+        }
+    } else {
+        PyObject *command = execution->command ? execution->command : Py_None;
+        if ((literals = PyObject_GetAttr(stats, NAME(S_LITERALS))) == NULL) {
+            goto done;
+        }
+        int status = literals_into(state, literals, shape_op, command, context->types[X_FIELD_LITERALS],
+                                   context->types[X_WIDTHS], context->in_values, context->distinct_cap);
+        if (status == FAILED ||
+            (status == FALLBACK && call_method(literals, NAME(S_OBSERVE), shape_op, command, NULL, NULL) < 0)) {
+            goto done;
+        }
+    }
+    if (count_if(stats, NAME(S_BLOCKING_SORTS), execution->sort, one) < 0 ||
+        count_if(stats, NAME(S_USED_DISK), execution->disk, one) < 0 ||
+        count_if(stats, NAME(S_ERRORS), execution->error != NULL, one) < 0 ||
+        count_if(stats, NAME(TRUNCATED), execution->truncated, one) < 0) {
+        goto done;
+    }
+    if (execution->internal != NULL) {
+        if (attribute_add(stats, NAME(INTERNAL), one) < 0 ||
+            (reason = PyObject_GetAttr(stats, NAME(S_INTERNAL_REASON))) == NULL) {
+            goto done;
+        }
+        int smaller = reason == Py_None ? 1 : PyObject_RichCompareBool(execution->internal, reason, Py_LT);
+        if (smaller < 0 || (smaller && PyObject_SetAttr(stats, NAME(S_INTERNAL_REASON), execution->internal) < 0)) {
+            goto done;
+        }
+    }
+    if ((longest = PyObject_GetAttr(stats, NAME(S_MAX_IN_LENGTH))) == NULL ||
+        (truth = PyObject_RichCompareBool(execution->in_length, longest, Py_GT)) < 0 ||
+        (truth && PyObject_SetAttr(stats, NAME(S_MAX_IN_LENGTH), execution->in_length) < 0)) {
+        goto done;
+    }
+    if (PyObject_IsTrue(execution->skip)) { /* an int (read_execution) */
+        if (attribute_add(stats, NAME(S_SKIPPED_EXECUTIONS), one) < 0 ||
+            attribute_add(stats, NAME(S_SKIP_TOTAL), execution->skip) < 0 ||
+            (skip_max = PyObject_GetAttr(stats, NAME(S_SKIP_MAX))) == NULL ||
+            (truth = PyObject_RichCompareBool(execution->skip, skip_max, Py_GT)) < 0 ||
+            (truth && PyObject_SetAttr(stats, NAME(S_SKIP_MAX), execution->skip) < 0)) {
+            goto done;
+        }
+    }
+    if (execution->yields != NULL && (attribute_add(stats, NAME(S_NUM_YIELDS), execution->yields) < 0 ||
+                                      attribute_add(stats, NAME(S_YIELDS_MEASURED), one) < 0)) {
+        goto done;
+    }
+    if (execution->response != NULL && (attribute_add(stats, NAME(S_RESPONSE_BYTES), execution->response) < 0 ||
+                                        attribute_add(stats, NAME(S_RESPONSES_MEASURED), one) < 0)) {
+        goto done;
+    }
+    if (count_if(stats, NAME(S_REPLANNED), execution->replanned, one) < 0) {
+        goto done;
+    }
+    if (execution->timing != NULL) {
+        breakdown = own_attribute(stats, NAME(TIMING), Py_None, context->types[X_TIME_BREAKDOWN]);
+        if (breakdown == NULL) {
+            goto done;
+        }
+        int status = timing_into(state, breakdown, execution->timing, duration, context->types[X_WHOLE],
+                                 context->types[X_SKETCHED], context->types[X_HISTOGRAM], context->exact_limit);
+        if (status == FAILED ||
+            (status == FALLBACK && call_method(breakdown, NAME(S_ADD), execution->timing, duration, NULL, NULL) < 0)) {
+            goto done;
+        }
+    }
+    if (execution->app != NULL && PyUnicode_GET_LENGTH(execution->app) > 0) { /* a str (read_execution) */
+        if ((apps = dict_attribute(stats, NAME(S_APPS))) == NULL) {
+            goto done;
+        }
+        PyObject *held = PyDict_GetItemWithError(apps, execution->app);
+        if (held == NULL && PyErr_Occurred()) {
+            goto done;
+        }
+        app = held == NULL ? interned(execution->app) : Py_NewRef(execution->app);
+        count = held == NULL ? Py_NewRef(one) : PyNumber_Add(held, one);
+        if (count == NULL || PyDict_SetItem(apps, app, count) < 0) {
+            goto done;
+        }
+        if (returned != NULL && PyObject_IsTrue(returned) && execution->written) {
+            PyObject *bulk = PyObject_Vectorcall(context->types[X_IS_BULK_TOOL], &app, 1, NULL);
+            truth = bulk != NULL ? PyObject_IsTrue(bulk) : -1;
+            Py_XDECREF(bulk);
+            if (truth < 0 || (truth && attribute_add(stats, NAME(S_BULK_WRITTEN), returned) < 0)) {
+                goto done;
+            }
+        }
+    }
+    if (execution->connection != NULL && PyUnicode_GET_LENGTH(execution->connection) > 0) {
+        PyObject *connection = NULL;
+        if ((connections = PyObject_GetAttr(stats, NAME(S_CONNECTIONS))) == NULL ||
+            (set = PyObject_GetAttr(connections, NAME(S_MEMBERS))) == NULL ||
+            (truth = PySequence_Contains(set, execution->connection)) < 0) {
+            goto done;
+        }
+        if (!truth) {
+            connection = interned(execution->connection);
+            truth = capped_add(state, context, connections, connection);
+            Py_DECREF(connection);
+            if (truth < 0) {
+                goto done;
+            }
+        }
+    }
+    static const int report_names[4] = {N_S_QUERY_HASH_REPORT, N_S_PLAN_CACHE_SHAPE_HASH_REPORT,
+                                        N_S_QUERY_SHAPE_HASH_REPORT, N_S_PLAN_CACHE_KEY_REPORT};
+    for (int i = 0; i < 4; i++) {
+        PyObject *value = execution->hashes[i];
+        if (value == NULL || PyUnicode_GET_LENGTH(value) == 0) {
+            continue;
+        }
+        if (hashes == NULL && (hashes = dict_attribute(stats, NAME(S_SERVER_HASHES))) == NULL) {
+            goto done;
+        }
+        PyObject *capped = item_or_new(hashes, state->names[report_names[i]], context->types[X_CAPPED_SET]);
+        truth = capped != NULL ? capped_offer(state, context, capped, value) : -1;
+        Py_XDECREF(capped);
+        if (truth < 0) {
+            goto done;
+        }
+    }
+    PyObject *ts = execution->ts;
+    if (ts != NULL) {
+        if ((first = PyObject_GetAttr(stats, NAME(S_FIRST_SEEN))) == NULL ||
+            (last = PyObject_GetAttr(stats, NAME(S_LAST_SEEN))) == NULL) {
+            goto done;
+        }
+        if (first == Py_None || last == Py_None) {
+            int earlier = first == Py_None ? 1 : PyObject_RichCompareBool(ts, first, Py_LT);
+            if (earlier < 0 || (earlier && PyObject_SetAttr(stats, NAME(S_FIRST_SEEN), ts) < 0)) {
+                goto done;
+            }
+            int later = last == Py_None ? 1 : PyObject_RichCompareBool(ts, last, Py_GE);
+            if (later < 0 || (later && PyObject_SetAttr(stats, NAME(S_LAST_SEEN), ts) < 0)) {
+                goto done;
+            }
+        } else {
+            int later = PyObject_RichCompareBool(ts, last, Py_GE);
+            if (later < 0 || (later && PyObject_SetAttr(stats, NAME(S_LAST_SEEN), ts) < 0)) {
+                goto done;
+            }
+            if (!later) {
+                int earlier = PyObject_RichCompareBool(ts, first, Py_LT);
+                if (earlier < 0 || (earlier && PyObject_SetAttr(stats, NAME(S_FIRST_SEEN), ts) < 0)) {
+                    goto done;
+                }
+            }
+        }
+        if ((latest = PyObject_GetAttr(stats, NAME(S_LATEST))) == NULL) {
+            goto done;
+        }
+        truth = 1;
+        if (latest != Py_None) {
+            if ((latest_ts = PyObject_GetAttr(latest, NAME(TS))) == NULL) {
+                goto done;
+            }
+            truth = latest_ts == Py_None ? 1 : PyObject_RichCompareBool(ts, latest_ts, Py_GE);
+        }
+        if (truth < 0 || (truth && offer_representative(state, context, stats, execution) < 0)) {
+            goto done;
+        }
+        PyObject *zero = state->zero;
+        PyObject *docs_or_zero = docs != NULL && PyObject_IsTrue(docs) ? docs : zero;
+        PyObject *keys_or_zero = keys != NULL && PyObject_IsTrue(keys) ? keys : zero;
+        if ((epoch = PyObject_CallMethodNoArgs(ts, NAME(S_TIMESTAMP))) == NULL ||
+            (timeline = PyObject_GetAttr(stats, NAME(S_TIMELINE))) == NULL ||
+            timeline_add(state, context, timeline, epoch, duration, docs_or_zero, keys_or_zero) < 0) {
+            goto done;
+        }
+        if (!execution->getmore) {
+            end = PyFloat_CheckExact(epoch) ? PyFloat_FromDouble(PyFloat_AS_DOUBLE(epoch) * 1000.0) : NULL;
+            if (end == NULL) {
+                if (!PyErr_Occurred()) {
+                    PyErr_SetString(PyExc_TypeError, "datetime.timestamp() did not return a float");
+                }
+                goto done;
+            }
+            if (plan != NULL && ((order = PyObject_GetAttr(stats, NAME(S_PLAN_ORDER))) == NULL ||
+                                 plan_order_add(state, order, end, plan) < 0)) {
+                goto done;
+            }
+            if (op_is(shape_op, "aggregate")) {
+                if (add_run(state, context, stats, end, execution) < 0) {
+                    goto done;
+                }
+            } else {
+                if ((lookup = PyObject_GetAttr(stats, NAME(S_POINT_LOOKUP))) == NULL) {
+                    goto done;
+                }
+                if (lookup != Py_False) {
+                    PyObject *caller = execution->connection != NULL && PyUnicode_GET_LENGTH(execution->connection)
+                                           ? execution->connection
+                                           : (execution->remote ? execution->remote : Py_None);
+                    if (call_method(stats, NAME(S_RECORD_LOOKUP), end, duration, caller,
+                                    app != NULL ? app : (execution->app ? execution->app : Py_None)) < 0) {
+                        goto done;
+                    }
+                }
+            }
+        }
+    } else {
+        if ((latest = PyObject_GetAttr(stats, NAME(S_LATEST))) == NULL ||
+            (latest == Py_None && offer_representative(state, context, stats, execution) < 0)) {
+            goto done;
+        }
+    }
+    failed = 0;
+done:
+    Py_XDECREF(one);
+    Py_XDECREF(histogram);
+    Py_XDECREF(plans);
+    Py_XDECREF(costs);
+    Py_XDECREF(cost);
+    Py_XDECREF(shape_op);
+    Py_XDECREF(options);
+    Py_XDECREF(cap);
+    Py_XDECREF(literals);
+    Py_XDECREF(plan);
+    Py_XDECREF(breakdown);
+    Py_XDECREF(apps);
+    Py_XDECREF(app);
+    Py_XDECREF(count);
+    Py_XDECREF(connections);
+    Py_XDECREF(hashes);
+    Py_XDECREF(set);
+    Py_XDECREF(first);
+    Py_XDECREF(last);
+    Py_XDECREF(latest);
+    Py_XDECREF(latest_ts);
+    Py_XDECREF(epoch);
+    Py_XDECREF(timeline);
+    Py_XDECREF(end);
+    Py_XDECREF(order);
+    Py_XDECREF(lookup);
+    Py_XDECREF(reason);
+    Py_XDECREF(skip_max);
+    Py_XDECREF(longest);
+    return failed;
+}
+
+static int context_number(PyObject *const *types, int index, long long *out)
+{
+    *out = PyLong_AsLongLong(types[index]);
+    return *out == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+PyDoc_STRVAR(add_execution_doc,
+"add_execution(stats, event, observation, context, /)\n--\n\n"
+"digest.ShapeStats.add(event, observation) on stats, for the usual execution (context: digest._EXECUTION_CONTEXT).\n"
+"True when added; False, with nothing changed, where Python must add it: an event or statistics of another type, a\n"
+"field of a type the parsers do not produce, a duration that is not an int within 2**53 or a finite float.");
+
+static PyObject *add_execution(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    State *state = module_state(module);
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "add_execution() takes exactly 4 arguments");
+        return NULL;
+    }
+    PyObject *stats = args[0], *event = args[1], *observation = args[2], *tuple = args[3];
+    if (!PyTuple_CheckExact(tuple) || PyTuple_GET_SIZE(tuple) != CONTEXT_SIZE) {
+        PyErr_SetString(PyExc_TypeError, "add_execution() needs digest._EXECUTION_CONTEXT");
+        return NULL;
+    }
+    Context context = {.types = &PyTuple_GET_ITEM(tuple, 0)};
+    long long in_values;
+    if (context_number(context.types, X_EXACT_LIMIT, &context.exact_limit) < 0 ||
+        context_number(context.types, X_FIRST_BATCH, &context.first_batch) < 0 ||
+        context_number(context.types, X_SMALL_SET, &context.small_set) < 0 ||
+        context_number(context.types, X_SET_CAP, &context.set_cap) < 0 ||
+        context_number(context.types, X_MAX_BUCKETS, &context.max_buckets) < 0 ||
+        context_number(context.types, X_MAX_RUNS, &context.max_runs) < 0 ||
+        context_number(context.types, X_DISTINCT_CAP, &context.distinct_cap) < 0 ||
+        context_number(context.types, X_IN_VALUES, &in_values) < 0) {
+        return NULL;
+    }
+    context.in_values = (Py_ssize_t)in_values;
+    if (Py_TYPE(stats) != (PyTypeObject *)context.types[X_SHAPE_STATS]) {
+        Py_RETURN_FALSE;
+    }
+    Execution execution;
+    memset(&execution, 0, sizeof execution);
+    PyObject *shape = NULL, *result = NULL;
+    int status = read_execution(state, &context, event, observation, &execution);
+    if (status == DONE) {
+        shape = PyObject_GetAttr(stats, NAME(S_SHAPE));
+        if (shape == NULL) {
+            status = FAILED;
+        }
+    }
+    if (status == DONE) {
+        result = add_read_execution(state, &context, stats, shape, &execution) < 0 ? NULL : Py_NewRef(Py_True);
+    } else {
+        result = status_result(status);
+    }
+    Py_XDECREF(shape);
+    execution_clear(&execution);
     return result;
 }
 
@@ -3062,6 +4130,7 @@ static PyMethodDef speedups_methods[] = {
     {"shape_command", (PyCFunction)(void (*)(void))shape_command, METH_FASTCALL, shape_command_doc},
     {"add_timing", (PyCFunction)(void (*)(void))add_timing, METH_FASTCALL, add_timing_doc},
     {"observe_literals", (PyCFunction)(void (*)(void))observe_literals, METH_FASTCALL, observe_literals_doc},
+    {"add_execution", (PyCFunction)(void (*)(void))add_execution, METH_FASTCALL, add_execution_doc},
     {"tables", tables, METH_NOARGS, tables_doc},
     {NULL, NULL, 0, NULL},
 };

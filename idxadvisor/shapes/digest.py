@@ -32,7 +32,8 @@ import orjson
 from idxadvisor.models.events import Event
 from idxadvisor.parse.accel import speedups
 from idxadvisor.shapes.literals import _WIDTHS as WRAPPER_WIDTHS
-from idxadvisor.shapes.literals import DISTINCT_CAP, IN_VALUES, FieldLiterals, LiteralStats, first_reply_cap
+from idxadvisor.shapes.literals import (DISTINCT_CAP, FIRST_BATCH, IN_VALUES, FieldLiterals, LiteralStats,
+                                        first_reply_cap)
 from idxadvisor.shapes.shape import QueryShape, ShapeObservation, point_lookup_field, shape_of_shared
 from idxadvisor.shapes.sketch import EXACT_LIMIT, DurationHistogram, coarse_bin, coarse_percentile
 from idxadvisor.shapes.timing import _WHOLE as WHOLE_UNITS
@@ -1024,6 +1025,15 @@ BurstLog.__reduce__ = _sharing_reducer(BurstLog, "bursts")  # type: ignore[metho
 _add_timing = getattr(speedups, "add_timing", None)
 # an in-place build older than FieldLiterals' packed checksums (LITERALS_PACKED) would add them to a set: Python then
 _observe_literals = getattr(speedups, "observe_literals", None) if getattr(speedups, "LITERALS_PACKED", 0) else None
+# getattr: an in-place build older than this module lacks add_execution (ShapeStats.add then runs in Python)
+_add_execution = getattr(speedups, "add_execution", None)
+#: What add_execution works with, in the order the C code reads it: the classes it makes or checks, the reference
+#: functions it calls back for the rare pieces (a limit it does not read, a fingerprint, a bulk tool) and the limits.
+_EXECUTION_CONTEXT = (Event, datetime, ShapeStats, ShapeObservation, PlanCost, CappedSet, TimeBucket, TimeBreakdown,
+                      LatestExecution, RunLog, _NO_RUNS, LiteralValues, _NO_LITERAL_VALUES, FieldLiterals,
+                      WRAPPER_WIDTHS, IN_VALUES, DISTINCT_CAP, WHOLE_UNITS, SKETCHED, DurationHistogram, EXACT_LIMIT,
+                      first_reply_cap, FIRST_BATCH, literal_fingerprint, is_bulk_tool, SMALL_SET, SET_CAP,
+                      Timeline.MAX_BUCKETS, RunLog.MAX_RUNS)
 _STATS_ARGUMENTS = attrgetter(*(item.name for item in fields(ShapeStats)))
 _LATEST_POSITION = [item.name for item in fields(ShapeStats)].index("_latest")
 _SUMMED = attrgetter(*_SUMMED_COUNTERS)
@@ -1074,8 +1084,8 @@ class Digest:
         duration = event.duration_ms
         if duration is not None and duration < self.options.min_ms:  # an unknown duration is not known to be fast
             stats.add_fast(event)
-        else:
-            stats.add(event, observation)
+        elif _add_execution is None or not _add_execution(stats, event, observation, _EXECUTION_CONTEXT):
+            stats.add(event, observation)  # the reference; the C extension declines what it does not take on
 
     def _excluded(self, event: Event) -> str | None:
         """Why --since/--until leave the event out (called only when one of them is set)."""
