@@ -10,6 +10,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h> /* T_OBJECT_EX, READONLY: the slots add_execution reads in place */
 #include <stdint.h>
 #include <string.h>
 
@@ -709,11 +710,13 @@ static PyObject *string_set(const char *const *texts, size_t count)
     return set;
 }
 
+static int add_execution_slots(PyObject *module); /* with add_execution, below */
+
 static int speedups_exec(PyObject *module)
 {
     State *state = module_state(module);
     /* observe_literals keeps FieldLiterals.distinct as packed bytes (an older build kept a set: see shapes/digest.py) */
-    if (PyModule_AddIntConstant(module, "LITERALS_PACKED", 1) < 0) {
+    if (PyModule_AddIntConstant(module, "LITERALS_PACKED", 1) < 0 || add_execution_slots(module) < 0) {
         return -1;
     }
     for (int i = 0; i < NAME_COUNT; i++) {
@@ -3111,14 +3114,169 @@ enum {
     X_TIME_BREAKDOWN, X_LATEST_EXECUTION, X_RUN_LOG, X_NO_RUNS, X_LITERAL_VALUES, X_NO_LITERAL_VALUES,
     X_FIELD_LITERALS, X_WIDTHS, X_IN_VALUES, X_DISTINCT_CAP, X_WHOLE, X_SKETCHED, X_HISTOGRAM, X_EXACT_LIMIT,
     X_FIRST_REPLY_CAP, X_FIRST_BATCH, X_LITERAL_FINGERPRINT, X_IS_BULK_TOOL, X_SMALL_SET, X_SET_CAP, X_MAX_BUCKETS,
-    X_MAX_RUNS, CONTEXT_SIZE
+    X_MAX_RUNS, X_SLOTS, CONTEXT_SIZE
 };
+
+/* The slots add_execution reads and writes, by class; the context's X_SLOTS holds their member descriptors in this
+ * order (digest.py builds it from EXECUTION_SLOTS, which this table makes). */
+#define SLOT_LIST(X) \
+    X(ST_SHAPE, "ShapeStats", "shape") X(ST_COUNT, "ShapeStats", "count") X(ST_GETMORES, "ShapeStats", "getmores") \
+    X(ST_DURATION, "ShapeStats", "duration") X(ST_KEYS_EXAMINED, "ShapeStats", "keys_examined") \
+    X(ST_DOCS_EXAMINED, "ShapeStats", "docs_examined") X(ST_NRETURNED, "ShapeStats", "nreturned") \
+    X(ST_MEASURED, "ShapeStats", "measured") X(ST_KEYS_MEASURED, "ShapeStats", "keys_measured") \
+    X(ST_DOCS_MEASURED, "ShapeStats", "docs_measured") X(ST_PLANS, "ShapeStats", "plans") \
+    X(ST_BLOCKING_SORTS, "ShapeStats", "blocking_sorts") X(ST_USED_DISK, "ShapeStats", "used_disk") \
+    X(ST_ERRORS, "ShapeStats", "errors") X(ST_TRUNCATED, "ShapeStats", "truncated") \
+    X(ST_INTERNAL, "ShapeStats", "internal") X(ST_INTERNAL_REASON, "ShapeStats", "internal_reason") \
+    X(ST_MAX_IN_LENGTH, "ShapeStats", "max_in_length") X(ST_APPS, "ShapeStats", "apps") \
+    X(ST_CONNECTIONS, "ShapeStats", "connections") X(ST_SERVER_HASHES, "ShapeStats", "server_hashes") \
+    X(ST_FIRST_SEEN, "ShapeStats", "first_seen") X(ST_LAST_SEEN, "ShapeStats", "last_seen") \
+    X(ST_TIMELINE, "ShapeStats", "timeline") X(ST_LATEST, "ShapeStats", "_latest") X(ST_RUNS, "ShapeStats", "runs") \
+    X(ST_LITERAL_VALUES, "ShapeStats", "literal_values") X(ST_NUM_YIELDS, "ShapeStats", "num_yields") \
+    X(ST_YIELDS_MEASURED, "ShapeStats", "yields_measured") X(ST_RESPONSE_BYTES, "ShapeStats", "response_bytes") \
+    X(ST_RESPONSES_MEASURED, "ShapeStats", "responses_measured") X(ST_REPLANNED, "ShapeStats", "replanned") \
+    X(ST_SKIPPED_EXECUTIONS, "ShapeStats", "skipped_executions") X(ST_SKIP_TOTAL, "ShapeStats", "skip_total") \
+    X(ST_SKIP_MAX, "ShapeStats", "skip_max") X(ST_UNDER_LIMIT, "ShapeStats", "under_limit") \
+    X(ST_UNDER_LIMIT_RETURNED, "ShapeStats", "under_limit_returned") X(ST_PLAN_COSTS, "ShapeStats", "plan_costs") \
+    X(ST_PLAN_ORDER, "ShapeStats", "plan_order") X(ST_BULK_WRITTEN, "ShapeStats", "bulk_written") \
+    X(ST_LITERALS, "ShapeStats", "literals") X(ST_TIMING, "ShapeStats", "timing") \
+    X(ST_POINT_LOOKUP, "ShapeStats", "_point_lookup") X(SH_OP, "QueryShape", "op") \
+    X(SH_OPTIONS, "QueryShape", "options") X(OB_IN_LENGTH, "ShapeObservation", "in_length") \
+    X(OB_SKIP, "ShapeObservation", "skip") X(HI_COUNTS, "DurationHistogram", "counts") \
+    X(HI_N, "DurationHistogram", "n") X(HI_TOTAL, "DurationHistogram", "total") \
+    X(HI_MAXIMUM, "DurationHistogram", "maximum") X(TL_WIDTH_MINUTES, "Timeline", "width_minutes") \
+    X(TL_BUCKETS, "Timeline", "buckets") X(TB_COUNT, "TimeBucket", "count") \
+    X(TB_TOTAL_MS, "TimeBucket", "total_ms") X(TB_MAX_MS, "TimeBucket", "max_ms") \
+    X(TB_DOCS_EXAMINED, "TimeBucket", "docs_examined") X(TB_KEYS_EXAMINED, "TimeBucket", "keys_examined") \
+    X(TB_BINS, "TimeBucket", "bins") X(PC_COUNT, "PlanCost", "count") X(PC_TOTAL_MS, "PlanCost", "total_ms") \
+    X(PC_KEYS_EXAMINED, "PlanCost", "keys_examined") X(PC_DOCS_EXAMINED, "PlanCost", "docs_examined") \
+    X(PC_NRETURNED, "PlanCost", "nreturned") X(PO_RUNS, "PlanOrder", "runs") X(PR_LAST_MS, "PlanRun", "last_ms") \
+    X(PR_LAST_PLAN, "PlanRun", "last_plan") X(PR_SWITCHES, "PlanRun", "switches") \
+    X(CS_MEMBERS, "CappedSet", "members") X(CS_CUTOFF, "CappedSet", "cutoff") X(LE_NS, "LatestExecution", "ns") \
+    X(LE_OP, "LatestExecution", "op") X(LE_TS, "LatestExecution", "ts") \
+    X(LE_KEPT_COMMAND, "LatestExecution", "kept_command") X(RL_RUNS, "RunLog", "runs")
+
+#define SLOT_ENUM(symbol, owner, name) SL_##symbol,
+enum { SLOT_LIST(SLOT_ENUM) SLOT_COUNT };
+#undef SLOT_ENUM
+#define SLOT_PAIR(symbol, owner, name) {owner, name},
+static const char *const SLOT_NAMES[SLOT_COUNT][2] = {SLOT_LIST(SLOT_PAIR)};
+#undef SLOT_PAIR
+
+/* EXECUTION_SLOTS: ((class name, slot name), ...) in the order the context's X_SLOTS gives their descriptors. */
+static int add_execution_slots(PyObject *module)
+{
+    PyObject *pairs = PyTuple_New(SLOT_COUNT);
+    if (pairs == NULL) {
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < SLOT_COUNT; i++) {
+        PyObject *pair = Py_BuildValue("(ss)", SLOT_NAMES[i][0], SLOT_NAMES[i][1]);
+        if (pair == NULL) {
+            Py_DECREF(pairs);
+            return -1;
+        }
+        PyTuple_SET_ITEM(pairs, i, pair);
+    }
+    int failed = PyModule_AddObjectRef(module, "EXECUTION_SLOTS", pairs) < 0;
+    Py_DECREF(pairs);
+    return failed ? -1 : 0;
+}
+
+/* One slot of a slots class: read and written in place in an object of exactly that class (the descriptor's own
+ * offset), through the attribute protocol for anything else. */
+typedef struct {
+    PyTypeObject *type;
+    Py_ssize_t offset;
+    PyObject *name; /* borrowed from the descriptor */
+} Slot;
 
 typedef struct {
     PyObject *const *types; /* the context tuple's items, borrowed */
     long long exact_limit, first_batch, small_set, set_cap, max_buckets, max_runs, distinct_cap;
     Py_ssize_t in_values;
+    Slot slots[SLOT_COUNT];
 } Context;
+
+#define SLOT(symbol) (&context->slots[SL_##symbol])
+
+/* The slots from their member descriptors (each an object slot of its class, which reads and writes attributes the
+ * usual way); -1 with a TypeError for anything else. */
+static int read_slots(PyObject *descriptors, Slot *slots)
+{
+    if (!PyTuple_CheckExact(descriptors) || PyTuple_GET_SIZE(descriptors) != SLOT_COUNT) {
+        PyErr_SetString(PyExc_TypeError, "add_execution() needs the member descriptors of EXECUTION_SLOTS");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < SLOT_COUNT; i++) {
+        PyObject *descriptor = PyTuple_GET_ITEM(descriptors, i);
+        if (!Py_IS_TYPE(descriptor, &PyMemberDescr_Type)) {
+            PyErr_SetString(PyExc_TypeError, "EXECUTION_SLOTS holds something other than a member descriptor");
+            return -1;
+        }
+        PyMemberDef *member = ((PyMemberDescrObject *)descriptor)->d_member;
+        PyTypeObject *type = PyDescr_TYPE(descriptor);
+        if (member->type != T_OBJECT_EX || (member->flags & READONLY) || type->tp_getattro != PyObject_GenericGetAttr) {
+            PyErr_SetString(PyExc_TypeError, "EXECUTION_SLOTS holds a descriptor that is not a plain object slot");
+            return -1;
+        }
+        slots[i].type = type;
+        slots[i].offset = member->offset;
+        slots[i].name = PyDescr_NAME(descriptor);
+    }
+    return 0;
+}
+
+/* object.slot, a new reference */
+static PyObject *slot_get(PyObject *object, const Slot *slot)
+{
+    if (Py_TYPE(object) == slot->type) {
+        PyObject *value = *(PyObject **)((char *)object + slot->offset);
+        if (value != NULL) {
+            return Py_NewRef(value);
+        }
+    }
+    return PyObject_GetAttr(object, slot->name);
+}
+
+/* object.slot, borrowed: only for an object of the slot's class (NULL otherwise, or when unset, without an error) */
+static PyObject *slot_peek(PyObject *object, const Slot *slot)
+{
+    return Py_TYPE(object) == slot->type ? *(PyObject **)((char *)object + slot->offset) : NULL;
+}
+
+/* object.slot = value */
+static int slot_set(PyObject *object, const Slot *slot, PyObject *value)
+{
+    if (Py_TYPE(object) == slot->type && slot->type->tp_setattro == PyObject_GenericSetAttr) {
+        PyObject **place = (PyObject **)((char *)object + slot->offset);
+        PyObject *old = *place;
+        *place = Py_NewRef(value);
+        Py_XDECREF(old);
+        return 0;
+    }
+    return PyObject_SetAttr(object, slot->name, value);
+}
+
+/* object.slot += addend */
+static int slot_add(PyObject *object, const Slot *slot, PyObject *addend)
+{
+    PyObject *value = slot_get(object, slot);
+    PyObject *sum = value != NULL ? PyNumber_Add(value, addend) : NULL;
+    int failed = sum == NULL || slot_set(object, slot, sum) < 0;
+    Py_XDECREF(value);
+    Py_XDECREF(sum);
+    return failed ? -1 : 0;
+}
+
+/* object.slot is (or will be compared as) larger: object.slot = value when value > object.slot */
+static int slot_raise(PyObject *object, const Slot *slot, PyObject *value)
+{
+    PyObject *held = slot_get(object, slot);
+    int larger = held != NULL ? PyObject_RichCompareBool(value, held, Py_GT) : -1;
+    Py_XDECREF(held);
+    return larger < 0 ? -1 : larger ? slot_set(object, slot, value) : 0;
+}
 
 /* What ShapeStats.add reads of one execution: strong references (NULL: absent or None, unless said). */
 typedef struct {
@@ -3281,8 +3439,8 @@ static int read_execution(State *state, const Context *context, PyObject *event,
     if (execution->ts != NULL && Py_TYPE(execution->ts) != (PyTypeObject *)context->types[X_DATETIME]) {
         return FALLBACK;
     }
-    execution->in_length = PyObject_GetAttr(observation, NAME(S_IN_LENGTH));
-    execution->skip = execution->in_length != NULL ? PyObject_GetAttr(observation, NAME(SKIP)) : NULL;
+    execution->in_length = slot_get(observation, SLOT(OB_IN_LENGTH));
+    execution->skip = execution->in_length != NULL ? slot_get(observation, SLOT(OB_SKIP)) : NULL;
     if (execution->skip == NULL) {
         return FAILED;
     }
@@ -3310,12 +3468,12 @@ static int count_in(PyObject *mapping, PyObject *key, PyObject *one)
     return failed ? -1 : 0;
 }
 
-/* An attribute that must be a dict, as a new reference (a TypeError for anything else). */
-static PyObject *dict_attribute(PyObject *object, PyObject *name)
+/* A slot that must hold a dict, as a new reference (a TypeError for anything else). */
+static PyObject *dict_slot(PyObject *object, const Slot *slot)
 {
-    PyObject *value = PyObject_GetAttr(object, name);
+    PyObject *value = slot_get(object, slot);
     if (value != NULL && !PyDict_CheckExact(value)) {
-        PyErr_Format(PyExc_TypeError, "%U is not a dict", name);
+        PyErr_Format(PyExc_TypeError, "%U is not a dict", slot->name);
         Py_CLEAR(value);
     }
     return value;
@@ -3350,9 +3508,9 @@ static int call_method(PyObject *object, PyObject *name, PyObject *first, PyObje
 }
 
 /* DurationHistogram.add(value) for an int within 2**53 or a finite float (Python's method past exact_limit). */
-static int histogram_add_value(State *state, PyObject *histogram, PyObject *value, long long exact_limit)
+static int histogram_add_value(State *state, const Context *context, PyObject *histogram, PyObject *value)
 {
-    long long bucket;
+    long long bucket, exact_limit = context->exact_limit;
     if (PyLong_CheckExact(value)) {
         bucket = PyLong_AsLongLong(value);
         if (bucket < 0) {
@@ -3371,20 +3529,12 @@ static int histogram_add_value(State *state, PyObject *histogram, PyObject *valu
     if (bucket >= exact_limit) {
         return call_method(histogram, NAME(S_ADD), value, NULL, NULL, NULL); /* logarithmic buckets */
     }
-    PyObject *counts = dict_attribute(histogram, NAME(COUNTS));
+    PyObject *counts = dict_slot(histogram, SLOT(HI_COUNTS));
     PyObject *key = counts != NULL ? (PyLong_CheckExact(value) ? Py_NewRef(value) : PyLong_FromLongLong(bucket)) : NULL;
-    PyObject *one = key != NULL ? PyLong_FromLong(1) : NULL, *maximum = NULL;
-    int failed = one == NULL || count_in(counts, key, one) < 0 || attribute_add(histogram, NAME(N_VALUES), one) < 0 ||
-                 attribute_add(histogram, NAME(TOTAL), value) < 0 ||
-                 (maximum = PyObject_GetAttr(histogram, NAME(MAXIMUM))) == NULL;
-    if (!failed) {
-        int larger = PyObject_RichCompareBool(value, maximum, Py_GT);
-        failed = larger < 0 || (larger && PyObject_SetAttr(histogram, NAME(MAXIMUM), value) < 0);
-    }
+    int failed = key == NULL || count_in(counts, key, state->one) < 0 || slot_add(histogram, SLOT(HI_N), state->one) < 0 ||
+                 slot_add(histogram, SLOT(HI_TOTAL), value) < 0 || slot_raise(histogram, SLOT(HI_MAXIMUM), value) < 0;
     Py_XDECREF(counts);
     Py_XDECREF(key);
-    Py_XDECREF(one);
-    Py_XDECREF(maximum);
     return failed ? -1 : 0;
 }
 
@@ -3414,14 +3564,15 @@ static int coarse_bin_of(PyObject *value, long long *out)
 }
 
 /* TimeBucket.add(duration, docs, keys) */
-static int bucket_add(State *state, PyObject *bucket, PyObject *duration, PyObject *docs, PyObject *keys)
+static int bucket_add(State *state, const Context *context, PyObject *bucket, PyObject *duration, PyObject *docs,
+                      PyObject *keys)
 {
-    PyObject *bins = PyObject_GetAttr(bucket, NAME(S_BINS));
-    PyObject *count = bins != NULL ? PyObject_GetAttr(bucket, NAME(S_COUNT)) : NULL;
-    PyObject *maximum = count != NULL ? PyObject_GetAttr(bucket, NAME(S_MAX_MS)) : NULL;
-    PyObject *one = maximum != NULL ? PyLong_FromLong(1) : NULL, *index = NULL, *top = NULL, *made = NULL;
+    PyObject *bins = slot_get(bucket, SLOT(TB_BINS));
+    PyObject *count = bins != NULL ? slot_get(bucket, SLOT(TB_COUNT)) : NULL;
+    PyObject *maximum = count != NULL ? slot_get(bucket, SLOT(TB_MAX_MS)) : NULL;
+    PyObject *index = NULL, *top = NULL, *made = NULL;
     int failed = -1;
-    if (one == NULL) {
+    if (maximum == NULL) {
         goto done;
     }
     long long index_value, top_value;
@@ -3431,7 +3582,7 @@ static int bucket_add(State *state, PyObject *bucket, PyObject *duration, PyObje
             goto done;
         }
         if (coarse_bin_of(duration, &index_value) < 0 || (index = PyLong_FromLongLong(index_value)) == NULL ||
-            count_in(bins, index, one) < 0) {
+            count_in(bins, index, state->one) < 0) {
             goto done;
         }
     } else {
@@ -3446,19 +3597,16 @@ static int bucket_add(State *state, PyObject *bucket, PyObject *duration, PyObje
             if (index_value != top_value) {
                 if ((index = PyLong_FromLongLong(index_value)) == NULL ||
                     (top = PyLong_FromLongLong(top_value)) == NULL || (made = PyDict_New()) == NULL ||
-                    PyDict_SetItem(made, top, count) < 0 || PyDict_SetItem(made, index, one) < 0 ||
-                    PyObject_SetAttr(bucket, NAME(S_BINS), made) < 0) {
+                    PyDict_SetItem(made, top, count) < 0 || PyDict_SetItem(made, index, state->one) < 0 ||
+                    slot_set(bucket, SLOT(TB_BINS), made) < 0) {
                     goto done;
                 }
             }
         }
     }
-    if (attribute_add(bucket, NAME(S_COUNT), one) < 0 || attribute_add(bucket, NAME(S_TOTAL_MS), duration) < 0) {
-        goto done;
-    }
-    int larger = PyObject_RichCompareBool(duration, maximum, Py_GT);
-    if (larger < 0 || (larger && PyObject_SetAttr(bucket, NAME(S_MAX_MS), duration) < 0) ||
-        attribute_add(bucket, NAME(S_DOCS), docs) < 0 || attribute_add(bucket, NAME(S_KEYS), keys) < 0) {
+    if (slot_add(bucket, SLOT(TB_COUNT), state->one) < 0 || slot_add(bucket, SLOT(TB_TOTAL_MS), duration) < 0 ||
+        slot_raise(bucket, SLOT(TB_MAX_MS), duration) < 0 || slot_add(bucket, SLOT(TB_DOCS_EXAMINED), docs) < 0 ||
+        slot_add(bucket, SLOT(TB_KEYS_EXAMINED), keys) < 0) {
         goto done;
     }
     failed = 0;
@@ -3466,7 +3614,6 @@ done:
     Py_XDECREF(bins);
     Py_XDECREF(count);
     Py_XDECREF(maximum);
-    Py_XDECREF(one);
     Py_XDECREF(index);
     Py_XDECREF(top);
     Py_XDECREF(made);
@@ -3480,7 +3627,7 @@ static int timeline_add(State *state, const Context *context, PyObject *timeline
     PyObject *sixty = PyLong_FromLong(60);
     PyObject *floored = sixty != NULL ? PyNumber_FloorDivide(epoch_seconds, sixty) : NULL;
     PyObject *minute = floored != NULL ? PyNumber_Long(floored) : NULL;
-    PyObject *width = minute != NULL ? PyObject_GetAttr(timeline, NAME(S_WIDTH_MINUTES)) : NULL;
+    PyObject *width = minute != NULL ? slot_get(timeline, SLOT(TL_WIDTH_MINUTES)) : NULL;
     PyObject *start = NULL, *remainder = NULL, *buckets = NULL, *bucket = NULL;
     int failed = -1;
     if (width == NULL) {
@@ -3496,7 +3643,7 @@ static int timeline_add(State *state, const Context *context, PyObject *timeline
                (start = PyNumber_Subtract(minute, remainder)) == NULL) {
         goto done;
     }
-    if ((buckets = dict_attribute(timeline, NAME(S_BUCKETS))) == NULL) {
+    if ((buckets = dict_slot(timeline, SLOT(TL_BUCKETS))) == NULL) {
         goto done;
     }
     bucket = PyDict_GetItemWithError(buckets, start);
@@ -3518,7 +3665,7 @@ static int timeline_add(State *state, const Context *context, PyObject *timeline
     } else {
         Py_INCREF(bucket);
     }
-    failed = bucket_add(state, bucket, duration, docs, keys);
+    failed = bucket_add(state, context, bucket, duration, docs, keys);
 done:
     Py_XDECREF(sixty);
     Py_XDECREF(floored);
@@ -3532,17 +3679,17 @@ done:
 }
 
 /* PlanOrder.add(end, plan) for an execution after the last one; Python's method for the first or an earlier one. */
-static int plan_order_add(State *state, PyObject *order, PyObject *end, PyObject *plan)
+static int plan_order_add(State *state, const Context *context, PyObject *order, PyObject *end, PyObject *plan)
 {
-    PyObject *runs = PyObject_GetAttr(order, NAME(S_RUNS));
+    PyObject *runs = slot_get(order, SLOT(PO_RUNS));
     if (runs == NULL) {
         return -1;
     }
-    PyObject *last = NULL, *last_ms = NULL, *last_plan = NULL, *one = NULL;
+    PyObject *last = NULL, *last_ms = NULL, *last_plan = NULL;
     int failed = -1, later = 0;
     if (PyList_CheckExact(runs) && PyList_GET_SIZE(runs) > 0) {
         last = Py_NewRef(PyList_GET_ITEM(runs, PyList_GET_SIZE(runs) - 1));
-        if ((last_ms = PyObject_GetAttr(last, NAME(S_LAST_MS))) == NULL ||
+        if ((last_ms = slot_get(last, SLOT(PR_LAST_MS))) == NULL ||
             (later = PyObject_RichCompareBool(end, last_ms, Py_GE)) < 0) {
             goto done;
         }
@@ -3551,12 +3698,12 @@ static int plan_order_add(State *state, PyObject *order, PyObject *end, PyObject
         failed = call_method(order, NAME(S_ADD), end, plan, NULL, NULL);
         goto done;
     }
-    if ((last_plan = PyObject_GetAttr(last, NAME(S_LAST_PLAN))) == NULL) {
+    if ((last_plan = slot_get(last, SLOT(PR_LAST_PLAN))) == NULL) {
         goto done;
     }
     int changed = PyObject_RichCompareBool(plan, last_plan, Py_NE);
-    if (changed < 0 || (changed && ((one = PyLong_FromLong(1)) == NULL || attribute_add(last, NAME(S_SWITCHES), one) < 0)) ||
-        PyObject_SetAttr(last, NAME(S_LAST_MS), end) < 0 || PyObject_SetAttr(last, NAME(S_LAST_PLAN), plan) < 0) {
+    if (changed < 0 || (changed && slot_add(last, SLOT(PR_SWITCHES), state->one) < 0) ||
+        slot_set(last, SLOT(PR_LAST_MS), end) < 0 || slot_set(last, SLOT(PR_LAST_PLAN), plan) < 0) {
         goto done;
     }
     failed = 0;
@@ -3565,14 +3712,13 @@ done:
     Py_XDECREF(last);
     Py_XDECREF(last_ms);
     Py_XDECREF(last_plan);
-    Py_XDECREF(one);
     return failed;
 }
 
 /* CappedSet.add(value): members in a tuple up to small_set, then a set; Python's method for a trim or another form. */
 static int capped_add(State *state, const Context *context, PyObject *capped, PyObject *value)
 {
-    PyObject *members = PyObject_GetAttr(capped, NAME(S_MEMBERS));
+    PyObject *members = slot_get(capped, SLOT(CS_MEMBERS));
     if (members == NULL) {
         return -1;
     }
@@ -3583,7 +3729,7 @@ static int capped_add(State *state, const Context *context, PyObject *capped, Py
         failed = known < 0 ? -1 : 0;
         goto done;
     }
-    if ((cutoff = PyObject_GetAttr(capped, NAME(S_CUTOFF))) == NULL) {
+    if ((cutoff = slot_get(capped, SLOT(CS_CUTOFF))) == NULL) {
         goto done;
     }
     if (cutoff != Py_None) {
@@ -3607,7 +3753,7 @@ static int capped_add(State *state, const Context *context, PyObject *capped, Py
         } else if ((grown = PySet_New(members)) == NULL || PySet_Add(grown, value) < 0) {
             goto done;
         }
-        if (PyObject_SetAttr(capped, NAME(S_MEMBERS), grown) < 0) {
+        if (slot_set(capped, SLOT(CS_MEMBERS), grown) < 0) {
             goto done;
         }
         size = PyObject_Size(grown);
@@ -3631,7 +3777,7 @@ done:
 /* CappedSet.add(value) unless value is a member already (ShapeStats.add's own test first). */
 static int capped_offer(State *state, const Context *context, PyObject *capped, PyObject *value)
 {
-    PyObject *members = PyObject_GetAttr(capped, NAME(S_MEMBERS));
+    PyObject *members = slot_get(capped, SLOT(CS_MEMBERS));
     int known = members != NULL ? PySequence_Contains(members, value) : -1;
     Py_XDECREF(members);
     return known != 0 ? (known < 0 ? -1 : 0) : capped_add(state, context, capped, value);
@@ -3671,9 +3817,11 @@ static PyObject *first_reply_cap(State *state, const Context *context, PyObject 
     return PyObject_Vectorcall(context->types[X_FIRST_REPLY_CAP], args, 2, NULL);
 }
 
-/* ShapeStats._offer_representative(event) */
+/* ShapeStats._offer_representative(event). The kept LatestExecution is refilled in place when the statistics hold
+ * the only reference to it (nothing else can tell it from a new one: it has no __dict__ and no weak references). */
 static int offer_representative(State *state, const Context *context, PyObject *stats, const Execution *execution)
 {
+    (void)state;
     if (execution->truncated || execution->unparsed) {
         return 0;
     }
@@ -3681,22 +3829,33 @@ static int offer_representative(State *state, const Context *context, PyObject *
     if (command == NULL) {
         return 0;
     }
-    PyObject *args[4] = {execution->ns, execution->op, execution->ts ? execution->ts : Py_None, command};
-    PyObject *latest = PyObject_Vectorcall(context->types[X_LATEST_EXECUTION], args, 4, NULL);
-    int failed = latest == NULL || PyObject_SetAttr(stats, NAME(S_LATEST), latest) < 0;
+    PyObject *values[4] = {execution->ns, execution->op, execution->ts ? execution->ts : Py_None, command};
+    PyObject *held = slot_peek(stats, SLOT(ST_LATEST));
+    if (held != NULL && Py_REFCNT(held) == 1 && Py_TYPE(held) == SLOT(LE_NS)->type &&
+        SLOT(LE_NS)->type == (PyTypeObject *)context->types[X_LATEST_EXECUTION]) {
+        const Slot *slots[4] = {SLOT(LE_NS), SLOT(LE_OP), SLOT(LE_TS), SLOT(LE_KEPT_COMMAND)};
+        for (int i = 0; i < 4; i++) {
+            if (slot_set(held, slots[i], values[i]) < 0) {
+                return -1;
+            }
+        }
+        return 0;
+    }
+    PyObject *latest = PyObject_Vectorcall(context->types[X_LATEST_EXECUTION], values, 4, NULL);
+    int failed = latest == NULL || slot_set(stats, SLOT(ST_LATEST), latest) < 0;
     Py_XDECREF(latest);
     return failed ? -1 : 0;
 }
 
-/* An attribute that starts as a shared empty object (shared): replaced by a fresh type() first. New reference. */
-static PyObject *own_attribute(PyObject *stats, PyObject *name, PyObject *shared, PyObject *type)
+/* A slot that starts as a shared empty object (shared): replaced by a fresh type() first. New reference. */
+static PyObject *own_slot(PyObject *stats, const Slot *slot, PyObject *shared, PyObject *type)
 {
-    PyObject *value = PyObject_GetAttr(stats, name);
+    PyObject *value = slot_get(stats, slot);
     if (value != shared) {
         return value;
     }
     Py_DECREF(value);
-    if ((value = PyObject_CallNoArgs(type)) == NULL || PyObject_SetAttr(stats, name, value) < 0) {
+    if ((value = PyObject_CallNoArgs(type)) == NULL || slot_set(stats, slot, value) < 0) {
         Py_XDECREF(value);
         return NULL;
     }
@@ -3706,8 +3865,8 @@ static PyObject *own_attribute(PyObject *stats, PyObject *name, PyObject *shared
 /* An aggregation's run (RunLog.add) and the fingerprint of its literal values (literal_fingerprint, in Python). */
 static int add_run(State *state, const Context *context, PyObject *stats, PyObject *end, const Execution *execution)
 {
-    PyObject *log = own_attribute(stats, NAME(S_RUNS), context->types[X_NO_RUNS], context->types[X_RUN_LOG]);
-    PyObject *runs = log != NULL ? PyObject_GetAttr(log, NAME(S_RUNS)) : NULL;
+    PyObject *log = own_slot(stats, SLOT(ST_RUNS), context->types[X_NO_RUNS], context->types[X_RUN_LOG]);
+    PyObject *runs = log != NULL ? slot_get(log, SLOT(RL_RUNS)) : NULL;
     PyObject *start = runs != NULL ? PyNumber_Subtract(end, execution->duration) : NULL;
     PyObject *run = start != NULL ? PyTuple_Pack(2, start, execution->duration) : NULL;
     PyObject *fingerprint = NULL, *values = NULL;
@@ -3728,8 +3887,8 @@ static int add_run(State *state, const Context *context, PyObject *stats, PyObje
         goto done;
     }
     if (fingerprint != Py_None) {
-        values = own_attribute(stats, NAME(S_LITERAL_VALUES), context->types[X_NO_LITERAL_VALUES],
-                               context->types[X_LITERAL_VALUES]);
+        values = own_slot(stats, SLOT(ST_LITERAL_VALUES), context->types[X_NO_LITERAL_VALUES],
+                          context->types[X_LITERAL_VALUES]);
         if (values == NULL || call_method(values, NAME(S_ADD), fingerprint, NULL, NULL, NULL) < 0) {
             goto done;
         }
@@ -3745,10 +3904,10 @@ done:
     return failed;
 }
 
-/* object.name += 1 where flag is set */
-static int count_if(PyObject *object, PyObject *name, int flag, PyObject *one)
+/* object.slot += 1 where flag is set */
+static int count_if(PyObject *object, const Slot *slot, int flag, PyObject *one)
 {
-    return flag ? attribute_add(object, name, one) : 0;
+    return flag ? slot_add(object, slot, one) : 0;
 }
 
 /* The statistics of one execution, in ShapeStats.add's order: everything is read and nothing can decline any more
@@ -3764,28 +3923,28 @@ static int add_read_execution(State *state, const Context *context, PyObject *st
     PyObject *duration = execution->duration, *keys = execution->keys, *docs = execution->docs;
     PyObject *returned = execution->returned;
     int failed = -1, truth;
-    if (one == NULL || attribute_add(stats, NAME(S_COUNT), one) < 0) {
+    if (one == NULL || slot_add(stats, SLOT(ST_COUNT), one) < 0) {
         goto done;
     }
-    if (execution->histogram && ((histogram = PyObject_GetAttr(stats, NAME(S_DURATION))) == NULL ||
-                                 histogram_add_value(state, histogram, duration, context->exact_limit) < 0)) {
+    if (execution->histogram && ((histogram = slot_get(stats, SLOT(ST_DURATION))) == NULL ||
+                                 histogram_add_value(state, context, histogram, duration) < 0)) {
         goto done;
     }
-    if (keys != NULL && (attribute_add(stats, NAME(S_KEYS), keys) < 0 ||
-                         attribute_add(stats, NAME(S_KEYS_MEASURED), one) < 0)) {
+    if (keys != NULL && (slot_add(stats, SLOT(ST_KEYS_EXAMINED), keys) < 0 ||
+                         slot_add(stats, SLOT(ST_KEYS_MEASURED), one) < 0)) {
         goto done;
     }
-    if (docs != NULL && (attribute_add(stats, NAME(S_DOCS), docs) < 0 ||
-                         attribute_add(stats, NAME(S_DOCS_MEASURED), one) < 0)) {
+    if (docs != NULL && (slot_add(stats, SLOT(ST_DOCS_EXAMINED), docs) < 0 ||
+                         slot_add(stats, SLOT(ST_DOCS_MEASURED), one) < 0)) {
         goto done;
     }
-    if ((shape_op = PyObject_GetAttr(shape, NAME(OP))) == NULL) {
+    if ((shape_op = slot_get(shape, SLOT(SH_OP))) == NULL) {
         goto done;
     }
     if (returned != NULL) {
-        if (attribute_add(stats, NAME(S_NRETURNED), returned) < 0 ||
-            ((keys != NULL || docs != NULL) && attribute_add(stats, NAME(S_MEASURED), one) < 0) ||
-            (options = PyObject_GetAttr(shape, NAME(S_OPTIONS))) == NULL ||
+        if (slot_add(stats, SLOT(ST_NRETURNED), returned) < 0 ||
+            ((keys != NULL || docs != NULL) && slot_add(stats, SLOT(ST_MEASURED), one) < 0) ||
+            (options = slot_get(shape, SLOT(SH_OPTIONS))) == NULL ||
             (truth = PySequence_Contains(options, NAME(LIMIT))) < 0) {
             goto done;
         }
@@ -3796,8 +3955,8 @@ static int add_read_execution(State *state, const Context *context, PyObject *st
             }
             if (cap != Py_None) {
                 int under = PyObject_RichCompareBool(returned, cap, Py_LT);
-                if (under < 0 || (under && (attribute_add(stats, NAME(S_UNDER_LIMIT), one) < 0 ||
-                                            attribute_add(stats, NAME(S_UNDER_LIMIT_RETURNED), returned) < 0))) {
+                if (under < 0 || (under && (slot_add(stats, SLOT(ST_UNDER_LIMIT), one) < 0 ||
+                                            slot_add(stats, SLOT(ST_UNDER_LIMIT_RETURNED), returned) < 0))) {
                     goto done;
                 }
             }
@@ -3805,28 +3964,28 @@ static int add_read_execution(State *state, const Context *context, PyObject *st
     }
     if (execution->plan != NULL && PyUnicode_GET_LENGTH(execution->plan) > 0) { /* a str (read_execution) */
         plan = interned(execution->plan);
-        if ((plans = dict_attribute(stats, NAME(S_PLANS))) == NULL || count_in(plans, plan, one) < 0 ||
-            (costs = dict_attribute(stats, NAME(S_PLAN_COSTS))) == NULL ||
+        if ((plans = dict_slot(stats, SLOT(ST_PLANS))) == NULL || count_in(plans, plan, one) < 0 ||
+            (costs = dict_slot(stats, SLOT(ST_PLAN_COSTS))) == NULL ||
             (cost = item_or_new(costs, plan, context->types[X_PLAN_COST])) == NULL ||
-            attribute_add(cost, NAME(S_COUNT), one) < 0 || attribute_add(cost, NAME(S_TOTAL_MS), duration) < 0) {
+            slot_add(cost, SLOT(PC_COUNT), one) < 0 || slot_add(cost, SLOT(PC_TOTAL_MS), duration) < 0) {
             goto done;
         }
         PyObject *parts[3] = {keys, docs, returned};
-        const int names[3] = {N_S_KEYS, N_S_DOCS, N_S_NRETURNED};
+        const Slot *cost_slots[3] = {SLOT(PC_KEYS_EXAMINED), SLOT(PC_DOCS_EXAMINED), SLOT(PC_NRETURNED)};
         for (int i = 0; i < 3; i++) {
             if (parts[i] != NULL && PyObject_IsTrue(parts[i]) && /* ints (read_execution) */
-                attribute_add(cost, state->names[names[i]], parts[i]) < 0) {
+                slot_add(cost, cost_slots[i], parts[i]) < 0) {
                 goto done;
             }
         }
     }
     if (execution->getmore) {
-        if (attribute_add(stats, NAME(S_GETMORES), one) < 0) {
+        if (slot_add(stats, SLOT(ST_GETMORES), one) < 0) {
             goto done;
         }
     } else {
         PyObject *command = execution->command ? execution->command : Py_None;
-        if ((literals = PyObject_GetAttr(stats, NAME(S_LITERALS))) == NULL) {
+        if ((literals = slot_get(stats, SLOT(ST_LITERALS))) == NULL) {
             goto done;
         }
         int status = literals_into(state, literals, shape_op, command, context->types[X_FIELD_LITERALS],
@@ -3836,49 +3995,49 @@ static int add_read_execution(State *state, const Context *context, PyObject *st
             goto done;
         }
     }
-    if (count_if(stats, NAME(S_BLOCKING_SORTS), execution->sort, one) < 0 ||
-        count_if(stats, NAME(S_USED_DISK), execution->disk, one) < 0 ||
-        count_if(stats, NAME(S_ERRORS), execution->error != NULL, one) < 0 ||
-        count_if(stats, NAME(TRUNCATED), execution->truncated, one) < 0) {
+    if (count_if(stats, SLOT(ST_BLOCKING_SORTS), execution->sort, one) < 0 ||
+        count_if(stats, SLOT(ST_USED_DISK), execution->disk, one) < 0 ||
+        count_if(stats, SLOT(ST_ERRORS), execution->error != NULL, one) < 0 ||
+        count_if(stats, SLOT(ST_TRUNCATED), execution->truncated, one) < 0) {
         goto done;
     }
     if (execution->internal != NULL) {
-        if (attribute_add(stats, NAME(INTERNAL), one) < 0 ||
-            (reason = PyObject_GetAttr(stats, NAME(S_INTERNAL_REASON))) == NULL) {
+        if (slot_add(stats, SLOT(ST_INTERNAL), one) < 0 ||
+            (reason = slot_get(stats, SLOT(ST_INTERNAL_REASON))) == NULL) {
             goto done;
         }
         int smaller = reason == Py_None ? 1 : PyObject_RichCompareBool(execution->internal, reason, Py_LT);
-        if (smaller < 0 || (smaller && PyObject_SetAttr(stats, NAME(S_INTERNAL_REASON), execution->internal) < 0)) {
+        if (smaller < 0 || (smaller && slot_set(stats, SLOT(ST_INTERNAL_REASON), execution->internal) < 0)) {
             goto done;
         }
     }
-    if ((longest = PyObject_GetAttr(stats, NAME(S_MAX_IN_LENGTH))) == NULL ||
+    if ((longest = slot_get(stats, SLOT(ST_MAX_IN_LENGTH))) == NULL ||
         (truth = PyObject_RichCompareBool(execution->in_length, longest, Py_GT)) < 0 ||
-        (truth && PyObject_SetAttr(stats, NAME(S_MAX_IN_LENGTH), execution->in_length) < 0)) {
+        (truth && slot_set(stats, SLOT(ST_MAX_IN_LENGTH), execution->in_length) < 0)) {
         goto done;
     }
     if (PyObject_IsTrue(execution->skip)) { /* an int (read_execution) */
-        if (attribute_add(stats, NAME(S_SKIPPED_EXECUTIONS), one) < 0 ||
-            attribute_add(stats, NAME(S_SKIP_TOTAL), execution->skip) < 0 ||
-            (skip_max = PyObject_GetAttr(stats, NAME(S_SKIP_MAX))) == NULL ||
+        if (slot_add(stats, SLOT(ST_SKIPPED_EXECUTIONS), one) < 0 ||
+            slot_add(stats, SLOT(ST_SKIP_TOTAL), execution->skip) < 0 ||
+            (skip_max = slot_get(stats, SLOT(ST_SKIP_MAX))) == NULL ||
             (truth = PyObject_RichCompareBool(execution->skip, skip_max, Py_GT)) < 0 ||
-            (truth && PyObject_SetAttr(stats, NAME(S_SKIP_MAX), execution->skip) < 0)) {
+            (truth && slot_set(stats, SLOT(ST_SKIP_MAX), execution->skip) < 0)) {
             goto done;
         }
     }
-    if (execution->yields != NULL && (attribute_add(stats, NAME(S_NUM_YIELDS), execution->yields) < 0 ||
-                                      attribute_add(stats, NAME(S_YIELDS_MEASURED), one) < 0)) {
+    if (execution->yields != NULL && (slot_add(stats, SLOT(ST_NUM_YIELDS), execution->yields) < 0 ||
+                                      slot_add(stats, SLOT(ST_YIELDS_MEASURED), one) < 0)) {
         goto done;
     }
-    if (execution->response != NULL && (attribute_add(stats, NAME(S_RESPONSE_BYTES), execution->response) < 0 ||
-                                        attribute_add(stats, NAME(S_RESPONSES_MEASURED), one) < 0)) {
+    if (execution->response != NULL && (slot_add(stats, SLOT(ST_RESPONSE_BYTES), execution->response) < 0 ||
+                                        slot_add(stats, SLOT(ST_RESPONSES_MEASURED), one) < 0)) {
         goto done;
     }
-    if (count_if(stats, NAME(S_REPLANNED), execution->replanned, one) < 0) {
+    if (count_if(stats, SLOT(ST_REPLANNED), execution->replanned, one) < 0) {
         goto done;
     }
     if (execution->timing != NULL) {
-        breakdown = own_attribute(stats, NAME(TIMING), Py_None, context->types[X_TIME_BREAKDOWN]);
+        breakdown = own_slot(stats, SLOT(ST_TIMING), Py_None, context->types[X_TIME_BREAKDOWN]);
         if (breakdown == NULL) {
             goto done;
         }
@@ -3890,7 +4049,7 @@ static int add_read_execution(State *state, const Context *context, PyObject *st
         }
     }
     if (execution->app != NULL && PyUnicode_GET_LENGTH(execution->app) > 0) { /* a str (read_execution) */
-        if ((apps = dict_attribute(stats, NAME(S_APPS))) == NULL) {
+        if ((apps = dict_slot(stats, SLOT(ST_APPS))) == NULL) {
             goto done;
         }
         PyObject *held = PyDict_GetItemWithError(apps, execution->app);
@@ -3906,15 +4065,15 @@ static int add_read_execution(State *state, const Context *context, PyObject *st
             PyObject *bulk = PyObject_Vectorcall(context->types[X_IS_BULK_TOOL], &app, 1, NULL);
             truth = bulk != NULL ? PyObject_IsTrue(bulk) : -1;
             Py_XDECREF(bulk);
-            if (truth < 0 || (truth && attribute_add(stats, NAME(S_BULK_WRITTEN), returned) < 0)) {
+            if (truth < 0 || (truth && slot_add(stats, SLOT(ST_BULK_WRITTEN), returned) < 0)) {
                 goto done;
             }
         }
     }
     if (execution->connection != NULL && PyUnicode_GET_LENGTH(execution->connection) > 0) {
         PyObject *connection = NULL;
-        if ((connections = PyObject_GetAttr(stats, NAME(S_CONNECTIONS))) == NULL ||
-            (set = PyObject_GetAttr(connections, NAME(S_MEMBERS))) == NULL ||
+        if ((connections = slot_get(stats, SLOT(ST_CONNECTIONS))) == NULL ||
+            (set = slot_get(connections, SLOT(CS_MEMBERS))) == NULL ||
             (truth = PySequence_Contains(set, execution->connection)) < 0) {
             goto done;
         }
@@ -3934,7 +4093,7 @@ static int add_read_execution(State *state, const Context *context, PyObject *st
         if (value == NULL || PyUnicode_GET_LENGTH(value) == 0) {
             continue;
         }
-        if (hashes == NULL && (hashes = dict_attribute(stats, NAME(S_SERVER_HASHES))) == NULL) {
+        if (hashes == NULL && (hashes = dict_slot(stats, SLOT(ST_SERVER_HASHES))) == NULL) {
             goto done;
         }
         PyObject *capped = item_or_new(hashes, state->names[report_names[i]], context->types[X_CAPPED_SET]);
@@ -3946,37 +4105,37 @@ static int add_read_execution(State *state, const Context *context, PyObject *st
     }
     PyObject *ts = execution->ts;
     if (ts != NULL) {
-        if ((first = PyObject_GetAttr(stats, NAME(S_FIRST_SEEN))) == NULL ||
-            (last = PyObject_GetAttr(stats, NAME(S_LAST_SEEN))) == NULL) {
+        if ((first = slot_get(stats, SLOT(ST_FIRST_SEEN))) == NULL ||
+            (last = slot_get(stats, SLOT(ST_LAST_SEEN))) == NULL) {
             goto done;
         }
         if (first == Py_None || last == Py_None) {
             int earlier = first == Py_None ? 1 : PyObject_RichCompareBool(ts, first, Py_LT);
-            if (earlier < 0 || (earlier && PyObject_SetAttr(stats, NAME(S_FIRST_SEEN), ts) < 0)) {
+            if (earlier < 0 || (earlier && slot_set(stats, SLOT(ST_FIRST_SEEN), ts) < 0)) {
                 goto done;
             }
             int later = last == Py_None ? 1 : PyObject_RichCompareBool(ts, last, Py_GE);
-            if (later < 0 || (later && PyObject_SetAttr(stats, NAME(S_LAST_SEEN), ts) < 0)) {
+            if (later < 0 || (later && slot_set(stats, SLOT(ST_LAST_SEEN), ts) < 0)) {
                 goto done;
             }
         } else {
             int later = PyObject_RichCompareBool(ts, last, Py_GE);
-            if (later < 0 || (later && PyObject_SetAttr(stats, NAME(S_LAST_SEEN), ts) < 0)) {
+            if (later < 0 || (later && slot_set(stats, SLOT(ST_LAST_SEEN), ts) < 0)) {
                 goto done;
             }
             if (!later) {
                 int earlier = PyObject_RichCompareBool(ts, first, Py_LT);
-                if (earlier < 0 || (earlier && PyObject_SetAttr(stats, NAME(S_FIRST_SEEN), ts) < 0)) {
+                if (earlier < 0 || (earlier && slot_set(stats, SLOT(ST_FIRST_SEEN), ts) < 0)) {
                     goto done;
                 }
             }
         }
-        if ((latest = PyObject_GetAttr(stats, NAME(S_LATEST))) == NULL) {
+        if ((latest = slot_get(stats, SLOT(ST_LATEST))) == NULL) {
             goto done;
         }
         truth = 1;
         if (latest != Py_None) {
-            if ((latest_ts = PyObject_GetAttr(latest, NAME(TS))) == NULL) {
+            if ((latest_ts = slot_get(latest, SLOT(LE_TS))) == NULL) {
                 goto done;
             }
             truth = latest_ts == Py_None ? 1 : PyObject_RichCompareBool(ts, latest_ts, Py_GE);
@@ -3988,7 +4147,7 @@ static int add_read_execution(State *state, const Context *context, PyObject *st
         PyObject *docs_or_zero = docs != NULL && PyObject_IsTrue(docs) ? docs : zero;
         PyObject *keys_or_zero = keys != NULL && PyObject_IsTrue(keys) ? keys : zero;
         if ((epoch = PyObject_CallMethodNoArgs(ts, NAME(S_TIMESTAMP))) == NULL ||
-            (timeline = PyObject_GetAttr(stats, NAME(S_TIMELINE))) == NULL ||
+            (timeline = slot_get(stats, SLOT(ST_TIMELINE))) == NULL ||
             timeline_add(state, context, timeline, epoch, duration, docs_or_zero, keys_or_zero) < 0) {
             goto done;
         }
@@ -4000,8 +4159,8 @@ static int add_read_execution(State *state, const Context *context, PyObject *st
                 }
                 goto done;
             }
-            if (plan != NULL && ((order = PyObject_GetAttr(stats, NAME(S_PLAN_ORDER))) == NULL ||
-                                 plan_order_add(state, order, end, plan) < 0)) {
+            if (plan != NULL && ((order = slot_get(stats, SLOT(ST_PLAN_ORDER))) == NULL ||
+                                 plan_order_add(state, context, order, end, plan) < 0)) {
                 goto done;
             }
             if (op_is(shape_op, "aggregate")) {
@@ -4009,7 +4168,7 @@ static int add_read_execution(State *state, const Context *context, PyObject *st
                     goto done;
                 }
             } else {
-                if ((lookup = PyObject_GetAttr(stats, NAME(S_POINT_LOOKUP))) == NULL) {
+                if ((lookup = slot_get(stats, SLOT(ST_POINT_LOOKUP))) == NULL) {
                     goto done;
                 }
                 if (lookup != Py_False) {
@@ -4024,7 +4183,7 @@ static int add_read_execution(State *state, const Context *context, PyObject *st
             }
         }
     } else {
-        if ((latest = PyObject_GetAttr(stats, NAME(S_LATEST))) == NULL ||
+        if ((latest = slot_get(stats, SLOT(ST_LATEST))) == NULL ||
             (latest == Py_None && offer_representative(state, context, stats, execution) < 0)) {
             goto done;
         }
@@ -4100,6 +4259,9 @@ static PyObject *add_execution(PyObject *module, PyObject *const *args, Py_ssize
         return NULL;
     }
     context.in_values = (Py_ssize_t)in_values;
+    if (read_slots(context.types[X_SLOTS], context.slots) < 0) {
+        return NULL;
+    }
     if (Py_TYPE(stats) != (PyTypeObject *)context.types[X_SHAPE_STATS]) {
         Py_RETURN_FALSE;
     }
@@ -4108,7 +4270,7 @@ static PyObject *add_execution(PyObject *module, PyObject *const *args, Py_ssize
     PyObject *shape = NULL, *result = NULL;
     int status = read_execution(state, &context, event, observation, &execution);
     if (status == DONE) {
-        shape = PyObject_GetAttr(stats, NAME(S_SHAPE));
+        shape = slot_get(stats, &context.slots[SL_ST_SHAPE]);
         if (shape == NULL) {
             status = FAILED;
         }

@@ -1025,6 +1025,8 @@ BurstLog.__reduce__ = _sharing_reducer(BurstLog, "bursts")  # type: ignore[metho
 _add_timing = getattr(speedups, "add_timing", None)
 # an in-place build older than FieldLiterals' packed checksums (LITERALS_PACKED) would add them to a set: Python then
 _observe_literals = getattr(speedups, "observe_literals", None) if getattr(speedups, "LITERALS_PACKED", 0) else None
+_SLOTTED = {cls.__name__: cls for cls in (ShapeStats, QueryShape, ShapeObservation, DurationHistogram, Timeline,
+                                          TimeBucket, PlanCost, PlanOrder, PlanRun, CappedSet, LatestExecution, RunLog)}
 # getattr: an in-place build older than this module lacks add_execution (ShapeStats.add then runs in Python)
 _add_execution = getattr(speedups, "add_execution", None)
 #: What add_execution works with, in the order the C code reads it: the classes it makes or checks, the reference
@@ -1033,7 +1035,9 @@ _EXECUTION_CONTEXT = (Event, datetime, ShapeStats, ShapeObservation, PlanCost, C
                       LatestExecution, RunLog, _NO_RUNS, LiteralValues, _NO_LITERAL_VALUES, FieldLiterals,
                       WRAPPER_WIDTHS, IN_VALUES, DISTINCT_CAP, WHOLE_UNITS, SKETCHED, DurationHistogram, EXACT_LIMIT,
                       first_reply_cap, FIRST_BATCH, literal_fingerprint, is_bulk_tool, SMALL_SET, SET_CAP,
-                      Timeline.MAX_BUCKETS, RunLog.MAX_RUNS)
+                      Timeline.MAX_BUCKETS, RunLog.MAX_RUNS,
+                      # the member descriptors of the slots it reads and writes in place, in the order it names them
+                      tuple(vars(_SLOTTED[owner])[name] for owner, name in getattr(speedups, "EXECUTION_SLOTS", ())))
 _STATS_ARGUMENTS = attrgetter(*(item.name for item in fields(ShapeStats)))
 _LATEST_POSITION = [item.name for item in fields(ShapeStats)].index("_latest")
 _SUMMED = attrgetter(*_SUMMED_COUNTERS)
