@@ -504,7 +504,8 @@ static PyObject *scan_json_block(PyObject *module, PyObject *const *args, Py_ssi
     X(S_WIDTH_MINUTES, "width_minutes") X(S_BUCKETS, "buckets") X(S_LAST_MS, "last_ms") \
     X(S_LAST_PLAN, "last_plan") X(S_SWITCHES, "switches") X(S_MEMBERS, "members") X(S_CUTOFF, "cutoff") \
     X(S_ADD, "add") X(S_TRIM, "_trim") X(S_ADD_AT, "add_at") X(S_OBSERVE, "observe") \
-    X(S_RECORD_LOOKUP, "_record_lookup") X(S_TIMESTAMP, "timestamp") X(S_BATCH_SIZE, "batchSize")
+    X(S_RECORD_LOOKUP, "_record_lookup") X(S_TIMESTAMP, "timestamp") X(S_BATCH_SIZE, "batchSize") \
+    X(S_CURSOR, "cursor")
 
 #define NAME_ENUM(symbol, text) N_##symbol,
 enum { NAME_LIST(NAME_ENUM) NAME_COUNT };
@@ -2440,6 +2441,204 @@ static PyObject *shape_command(PyObject *module, PyObject *const *args, Py_ssize
     return Py_BuildValue("(NnL)", shaped, shaper.in_length, skip);
 }
 
+/* ---- the slots of the statistics' classes, read and written in place (add_execution) ----------------------- */
+
+/* The types and constants add_execution works with, in the order of digest._EXECUTION_CONTEXT (a tuple the caller
+ * builds once): the classes it makes, the reference functions it calls back, and the limits it checks. */
+enum {
+    X_EVENT, X_DATETIME, X_SHAPE_STATS, X_SHAPE_OBSERVATION, X_PLAN_COST, X_CAPPED_SET, X_TIME_BUCKET,
+    X_TIME_BREAKDOWN, X_LATEST_EXECUTION, X_RUN_LOG, X_NO_RUNS, X_LITERAL_VALUES, X_NO_LITERAL_VALUES,
+    X_FIELD_LITERALS, X_WIDTHS, X_IN_VALUES, X_DISTINCT_CAP, X_WHOLE, X_SKETCHED, X_HISTOGRAM, X_EXACT_LIMIT,
+    X_FIRST_REPLY_CAP, X_FIRST_BATCH, X_LITERAL_FINGERPRINT, X_IS_BULK_TOOL, X_SMALL_SET, X_SET_CAP, X_MAX_BUCKETS,
+    X_MAX_RUNS, X_SLOTS, X_BLANK_TIME_BUCKET, X_BLANK_PLAN_COST, X_BLANK_CAPPED_SET, X_DUMPS, X_LOG, X_LOG_GAMMA,
+    X_MAX_KEPT, X_BLANK_FIELD_LITERALS, CONTEXT_SIZE
+};
+
+/* The slots add_execution reads and writes, by class; the context's X_SLOTS holds their member descriptors in this
+ * order (digest.py builds it from EXECUTION_SLOTS, which this table makes). */
+#define SLOT_LIST(X) \
+    X(ST_SHAPE, "ShapeStats", "shape") X(ST_COUNT, "ShapeStats", "count") X(ST_GETMORES, "ShapeStats", "getmores") \
+    X(ST_DURATION, "ShapeStats", "duration") X(ST_KEYS_EXAMINED, "ShapeStats", "keys_examined") \
+    X(ST_DOCS_EXAMINED, "ShapeStats", "docs_examined") X(ST_NRETURNED, "ShapeStats", "nreturned") \
+    X(ST_MEASURED, "ShapeStats", "measured") X(ST_KEYS_MEASURED, "ShapeStats", "keys_measured") \
+    X(ST_DOCS_MEASURED, "ShapeStats", "docs_measured") X(ST_PLANS, "ShapeStats", "plans") \
+    X(ST_BLOCKING_SORTS, "ShapeStats", "blocking_sorts") X(ST_USED_DISK, "ShapeStats", "used_disk") \
+    X(ST_ERRORS, "ShapeStats", "errors") X(ST_TRUNCATED, "ShapeStats", "truncated") \
+    X(ST_INTERNAL, "ShapeStats", "internal") X(ST_INTERNAL_REASON, "ShapeStats", "internal_reason") \
+    X(ST_MAX_IN_LENGTH, "ShapeStats", "max_in_length") X(ST_APPS, "ShapeStats", "apps") \
+    X(ST_CONNECTIONS, "ShapeStats", "connections") X(ST_SERVER_HASHES, "ShapeStats", "server_hashes") \
+    X(ST_FIRST_SEEN, "ShapeStats", "first_seen") X(ST_LAST_SEEN, "ShapeStats", "last_seen") \
+    X(ST_TIMELINE, "ShapeStats", "timeline") X(ST_LATEST, "ShapeStats", "_latest") X(ST_RUNS, "ShapeStats", "runs") \
+    X(ST_LITERAL_VALUES, "ShapeStats", "literal_values") X(ST_NUM_YIELDS, "ShapeStats", "num_yields") \
+    X(ST_YIELDS_MEASURED, "ShapeStats", "yields_measured") X(ST_RESPONSE_BYTES, "ShapeStats", "response_bytes") \
+    X(ST_RESPONSES_MEASURED, "ShapeStats", "responses_measured") X(ST_REPLANNED, "ShapeStats", "replanned") \
+    X(ST_SKIPPED_EXECUTIONS, "ShapeStats", "skipped_executions") X(ST_SKIP_TOTAL, "ShapeStats", "skip_total") \
+    X(ST_SKIP_MAX, "ShapeStats", "skip_max") X(ST_UNDER_LIMIT, "ShapeStats", "under_limit") \
+    X(ST_UNDER_LIMIT_RETURNED, "ShapeStats", "under_limit_returned") X(ST_PLAN_COSTS, "ShapeStats", "plan_costs") \
+    X(ST_PLAN_ORDER, "ShapeStats", "plan_order") X(ST_BULK_WRITTEN, "ShapeStats", "bulk_written") \
+    X(ST_LITERALS, "ShapeStats", "literals") X(ST_TIMING, "ShapeStats", "timing") \
+    X(ST_POINT_LOOKUP, "ShapeStats", "_point_lookup") X(SH_OP, "QueryShape", "op") \
+    X(SH_OPTIONS, "QueryShape", "options") X(OB_IN_LENGTH, "ShapeObservation", "in_length") \
+    X(OB_SKIP, "ShapeObservation", "skip") X(HI_COUNTS, "DurationHistogram", "counts") \
+    X(HI_N, "DurationHistogram", "n") X(HI_TOTAL, "DurationHistogram", "total") \
+    X(HI_MAXIMUM, "DurationHistogram", "maximum") X(TL_WIDTH_MINUTES, "Timeline", "width_minutes") \
+    X(TL_BUCKETS, "Timeline", "buckets") X(TB_COUNT, "TimeBucket", "count") \
+    X(TB_TOTAL_MS, "TimeBucket", "total_ms") X(TB_MAX_MS, "TimeBucket", "max_ms") \
+    X(TB_DOCS_EXAMINED, "TimeBucket", "docs_examined") X(TB_KEYS_EXAMINED, "TimeBucket", "keys_examined") \
+    X(TB_BINS, "TimeBucket", "bins") X(PC_COUNT, "PlanCost", "count") X(PC_TOTAL_MS, "PlanCost", "total_ms") \
+    X(PC_KEYS_EXAMINED, "PlanCost", "keys_examined") X(PC_DOCS_EXAMINED, "PlanCost", "docs_examined") \
+    X(PC_NRETURNED, "PlanCost", "nreturned") X(PO_RUNS, "PlanOrder", "runs") X(PR_LAST_MS, "PlanRun", "last_ms") \
+    X(PR_LAST_PLAN, "PlanRun", "last_plan") X(PR_SWITCHES, "PlanRun", "switches") \
+    X(CS_MEMBERS, "CappedSet", "members") X(CS_CUTOFF, "CappedSet", "cutoff") X(LE_NS, "LatestExecution", "ns") \
+    X(LE_OP, "LatestExecution", "op") X(LE_TS, "LatestExecution", "ts") \
+    X(LE_KEPT_COMMAND, "LatestExecution", "kept_command") X(RL_RUNS, "RunLog", "runs") \
+    X(LV_COUNTS, "LiteralValues", "counts") X(LV_RUNS, "LiteralValues", "runs") X(LV_CUTOFF, "LiteralValues", "cutoff") \
+    X(BD_EXECUTIONS, "TimeBreakdown", "executions") X(BD_DURATION_US, "TimeBreakdown", "duration_us") \
+    X(BD_COMPONENTS, "TimeBreakdown", "components") X(BD_HISTOGRAMS, "TimeBreakdown", "histograms") \
+    X(FL_VALUES, "FieldLiterals", "values") X(FL_STRINGS, "FieldLiterals", "strings") \
+    X(FL_STRING_BYTES, "FieldLiterals", "string_bytes") X(FL_LONGEST, "FieldLiterals", "longest") \
+    X(FL_EQUALITIES, "FieldLiterals", "equalities") X(FL_DISTINCT, "FieldLiterals", "distinct") \
+    X(FL_DISTINCT_COUNT, "FieldLiterals", "distinct_count") X(FL_MANY, "FieldLiterals", "many") \
+    X(LS_EXECUTIONS, "LiteralStats", "executions") X(LS_FIELDS, "LiteralStats", "fields")
+
+#define SLOT_ENUM(symbol, owner, name) SL_##symbol,
+enum { SLOT_LIST(SLOT_ENUM) SLOT_COUNT };
+#undef SLOT_ENUM
+#define SLOT_PAIR(symbol, owner, name) {owner, name},
+static const char *const SLOT_NAMES[SLOT_COUNT][2] = {SLOT_LIST(SLOT_PAIR)};
+#undef SLOT_PAIR
+
+/* EXECUTION_SLOTS: ((class name, slot name), ...) in the order the context's X_SLOTS gives their descriptors. */
+static int add_execution_slots(PyObject *module)
+{
+    PyObject *pairs = PyTuple_New(SLOT_COUNT);
+    if (pairs == NULL) {
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < SLOT_COUNT; i++) {
+        PyObject *pair = Py_BuildValue("(ss)", SLOT_NAMES[i][0], SLOT_NAMES[i][1]);
+        if (pair == NULL) {
+            Py_DECREF(pairs);
+            return -1;
+        }
+        PyTuple_SET_ITEM(pairs, i, pair);
+    }
+    int failed = PyModule_AddObjectRef(module, "EXECUTION_SLOTS", pairs) < 0;
+    Py_DECREF(pairs);
+    return failed ? -1 : 0;
+}
+
+/* One slot of a slots class: read and written in place in an object of exactly that class (the descriptor's own
+ * offset), through the attribute protocol for anything else. */
+typedef struct {
+    PyTypeObject *type;
+    Py_ssize_t offset;
+    PyObject *name; /* borrowed from the descriptor */
+} Slot;
+
+typedef struct {
+    PyObject *const *types; /* the context tuple's items, borrowed */
+    long long exact_limit, first_batch, small_set, set_cap, max_buckets, max_runs, distinct_cap, max_kept;
+    Py_ssize_t in_values;
+    double log_gamma;
+    Slot slots[SLOT_COUNT];
+} Context;
+
+#define SLOT(symbol) (&context->slots[SL_##symbol])
+
+/* The slots from their member descriptors (each an object slot of its class, which reads and writes attributes the
+ * usual way); -1 with a TypeError for anything else. */
+static int read_slots(PyObject *descriptors, Slot *slots)
+{
+    if (!PyTuple_CheckExact(descriptors) || PyTuple_GET_SIZE(descriptors) != SLOT_COUNT) {
+        PyErr_SetString(PyExc_TypeError, "add_execution() needs the member descriptors of EXECUTION_SLOTS");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < SLOT_COUNT; i++) {
+        PyObject *descriptor = PyTuple_GET_ITEM(descriptors, i);
+        if (!Py_IS_TYPE(descriptor, &PyMemberDescr_Type)) {
+            PyErr_SetString(PyExc_TypeError, "EXECUTION_SLOTS holds something other than a member descriptor");
+            return -1;
+        }
+        PyMemberDef *member = ((PyMemberDescrObject *)descriptor)->d_member;
+        PyTypeObject *type = PyDescr_TYPE(descriptor);
+        if (member->type != T_OBJECT_EX || (member->flags & READONLY) || type->tp_getattro != PyObject_GenericGetAttr) {
+            PyErr_SetString(PyExc_TypeError, "EXECUTION_SLOTS holds a descriptor that is not a plain object slot");
+            return -1;
+        }
+        slots[i].type = type;
+        slots[i].offset = member->offset;
+        slots[i].name = PyDescr_NAME(descriptor);
+    }
+    return 0;
+}
+
+/* object.slot, a new reference */
+static PyObject *slot_get(PyObject *object, const Slot *slot)
+{
+    if (Py_TYPE(object) == slot->type) {
+        PyObject *value = *(PyObject **)((char *)object + slot->offset);
+        if (value != NULL) {
+            return Py_NewRef(value);
+        }
+    }
+    return PyObject_GetAttr(object, slot->name);
+}
+
+/* object.slot, borrowed: only for an object of the slot's class (NULL otherwise, or when unset, without an error) */
+static PyObject *slot_peek(PyObject *object, const Slot *slot)
+{
+    return Py_TYPE(object) == slot->type ? *(PyObject **)((char *)object + slot->offset) : NULL;
+}
+
+/* object.slot = value */
+static int slot_set(PyObject *object, const Slot *slot, PyObject *value)
+{
+    if (Py_TYPE(object) == slot->type && slot->type->tp_setattro == PyObject_GenericSetAttr) {
+        PyObject **place = (PyObject **)((char *)object + slot->offset);
+        PyObject *old = *place;
+        *place = Py_NewRef(value);
+        Py_XDECREF(old);
+        return 0;
+    }
+    return PyObject_SetAttr(object, slot->name, value);
+}
+
+/* object.slot += addend */
+static int slot_add(PyObject *object, const Slot *slot, PyObject *addend)
+{
+    PyObject *value = slot_get(object, slot);
+    PyObject *sum = value != NULL ? PyNumber_Add(value, addend) : NULL;
+    int failed = sum == NULL || slot_set(object, slot, sum) < 0;
+    Py_XDECREF(value);
+    Py_XDECREF(sum);
+    return failed ? -1 : 0;
+}
+
+/* object.slot is (or will be compared as) larger: object.slot = value when value > object.slot */
+static int slot_raise(PyObject *object, const Slot *slot, PyObject *value)
+{
+    PyObject *held = slot_get(object, slot);
+    int larger = held != NULL ? PyObject_RichCompareBool(value, held, Py_GT) : -1;
+    Py_XDECREF(held);
+    return larger < 0 ? -1 : larger ? slot_set(object, slot, value) : 0;
+}
+
+static PyObject *blank_like(PyObject *template); /* with add_execution, below */
+
+/* The slot of an optional context (NULL without one: the attribute protocol). */
+#define AT(symbol) (context != NULL ? &context->slots[SL_##symbol] : NULL)
+
+static PyObject *get_at(PyObject *object, const Slot *slot, PyObject *name)
+{
+    return slot != NULL ? slot_get(object, slot) : PyObject_GetAttr(object, name);
+}
+
+static int set_at(PyObject *object, const Slot *slot, PyObject *name, PyObject *value)
+{
+    return slot != NULL ? slot_set(object, slot, value) : PyObject_SetAttr(object, name, value);
+}
+
 /* ---- a shape's time breakdown: timing.TimeBreakdown.add ------------------------------------------------------- */
 
 /* round(value) as Python rounds a float (half to even) into *out; 0 when it is not finite or past a long long.
@@ -2467,20 +2666,20 @@ static int list_add(PyObject *list, Py_ssize_t index, PyObject *addend)
     return sum == NULL ? -1 : PyList_SetItem(list, index, sum); /* steals sum, releases the old item */
 }
 
-static int attribute_add(PyObject *object, PyObject *name, PyObject *addend)
+static int attribute_add(PyObject *object, const Slot *slot, PyObject *name, PyObject *addend)
 {
-    PyObject *value = PyObject_GetAttr(object, name);
+    PyObject *value = get_at(object, slot, name);
     PyObject *sum = value != NULL ? PyNumber_Add(value, addend) : NULL;
-    int failed = sum == NULL || PyObject_SetAttr(object, name, sum) < 0;
+    int failed = sum == NULL || set_at(object, slot, name, sum) < 0;
     Py_XDECREF(value);
     Py_XDECREF(sum);
     return failed ? -1 : 0;
 }
 
 /* DurationHistogram.add(bucket) for a whole number of milliseconds under EXACT_LIMIT. */
-static int histogram_add(State *state, PyObject *histogram, PyObject *bucket)
+static int histogram_add(State *state, const Context *context, PyObject *histogram, PyObject *bucket)
 {
-    PyObject *counts = PyObject_GetAttr(histogram, NAME(COUNTS));
+    PyObject *counts = get_at(histogram, AT(HI_COUNTS), NAME(COUNTS));
     if (counts == NULL) {
         return -1;
     }
@@ -2497,12 +2696,14 @@ static int histogram_add(State *state, PyObject *histogram, PyObject *bucket)
         goto done;
     }
     count = held != NULL ? PyNumber_Add(held, one) : Py_NewRef(one);
-    if (count == NULL || PyDict_SetItem(counts, bucket, count) < 0 || attribute_add(histogram, NAME(N_VALUES), one) < 0 ||
-        attribute_add(histogram, NAME(TOTAL), bucket) < 0 || (maximum = PyObject_GetAttr(histogram, NAME(MAXIMUM))) == NULL) {
+    if (count == NULL || PyDict_SetItem(counts, bucket, count) < 0 ||
+        attribute_add(histogram, AT(HI_N), NAME(N_VALUES), one) < 0 ||
+        attribute_add(histogram, AT(HI_TOTAL), NAME(TOTAL), bucket) < 0 ||
+        (maximum = get_at(histogram, AT(HI_MAXIMUM), NAME(MAXIMUM))) == NULL) {
         goto done;
     }
     int larger = PyObject_RichCompareBool(bucket, maximum, Py_GT);
-    if (larger < 0 || (larger && PyObject_SetAttr(histogram, NAME(MAXIMUM), bucket) < 0)) {
+    if (larger < 0 || (larger && set_at(histogram, AT(HI_MAXIMUM), NAME(MAXIMUM), bucket) < 0)) {
         goto done;
     }
     failed = 0;
@@ -2558,8 +2759,8 @@ static int timing_plan(PyObject *timing, PyObject *whole, PyObject *sketched, lo
     return DONE;
 }
 
-static int add_component(State *state, PyObject *components, PyObject *histograms, PyObject *histogram_type,
-                         const Component *component, PyObject *duration)
+static int add_component(State *state, const Context *context, PyObject *components, PyObject *histograms,
+                         PyObject *histogram_type, const Component *component, PyObject *duration)
 {
     PyObject *numbers = PyDict_GetItemWithError(components, component->name);
     if (numbers == NULL) {
@@ -2596,7 +2797,7 @@ static int add_component(State *state, PyObject *components, PyObject *histogram
         }
     }
     PyObject *bucket = PyLong_FromLongLong(component->bucket);
-    failed = bucket == NULL || histogram_add(state, histogram, bucket) < 0;
+    failed = bucket == NULL || histogram_add(state, context, histogram, bucket) < 0;
     Py_XDECREF(bucket);
     return failed ? -1 : 0;
 }
@@ -2609,8 +2810,9 @@ PyDoc_STRVAR(add_timing_doc,
 
 /* TimeBreakdown.add(timing, duration_ms) on breakdown: DONE, FALLBACK (nothing changed: Python must add it) or
  * FAILED (a Python error is set). */
-static int timing_into(State *state, PyObject *breakdown, PyObject *timing, PyObject *duration_ms, PyObject *whole,
-                       PyObject *sketched, PyObject *histogram_type, long long exact_limit)
+static int timing_into(State *state, const Context *context, PyObject *breakdown, PyObject *timing,
+                       PyObject *duration_ms, PyObject *whole, PyObject *sketched, PyObject *histogram_type,
+                       long long exact_limit)
 {
     long long duration_us;
     if (!PyDict_CheckExact(timing) || !PyDict_CheckExact(whole) || !PyAnySet_Check(sketched)) {
@@ -2632,8 +2834,8 @@ static int timing_into(State *state, PyObject *breakdown, PyObject *timing, PyOb
     if (status != DONE) {
         return status;
     }
-    PyObject *components = PyObject_GetAttr(breakdown, NAME(COMPONENTS));
-    PyObject *histograms = components != NULL ? PyObject_GetAttr(breakdown, NAME(HISTOGRAMS)) : NULL;
+    PyObject *components = get_at(breakdown, AT(BD_COMPONENTS), NAME(COMPONENTS));
+    PyObject *histograms = components != NULL ? get_at(breakdown, AT(BD_HISTOGRAMS), NAME(HISTOGRAMS)) : NULL;
     PyObject *duration = histograms != NULL ? PyLong_FromLongLong(duration_us) : NULL;
     PyObject *one = duration != NULL ? PyLong_FromLong(1) : NULL;
     status = FAILED;
@@ -2644,11 +2846,12 @@ static int timing_into(State *state, PyObject *breakdown, PyObject *timing, PyOb
         status = FALLBACK;
         goto done;
     }
-    if (attribute_add(breakdown, NAME(EXECUTIONS), one) < 0 || attribute_add(breakdown, NAME(DURATION_US), duration) < 0) {
+    if (attribute_add(breakdown, AT(BD_EXECUTIONS), NAME(EXECUTIONS), one) < 0 ||
+        attribute_add(breakdown, AT(BD_DURATION_US), NAME(DURATION_US), duration) < 0) {
         goto done;
     }
     for (Py_ssize_t i = 0; i < count; i++) {
-        if (add_component(state, components, histograms, histogram_type, &plan[i], duration) < 0) {
+        if (add_component(state, context, components, histograms, histogram_type, &plan[i], duration) < 0) {
             goto done;
         }
     }
@@ -2678,7 +2881,7 @@ static PyObject *add_timing(PyObject *module, PyObject *const *args, Py_ssize_t 
     if (exact_limit == -1 && PyErr_Occurred()) {
         return NULL;
     }
-    return status_result(timing_into(state, args[0], args[1], args[2], args[3], args[4], args[5], exact_limit));
+    return status_result(timing_into(state, NULL, args[0], args[1], args[2], args[3], args[4], args[5], exact_limit));
 }
 
 
@@ -2921,18 +3124,18 @@ static PyObject *filter_document(State *state, PyObject *op, PyObject *command)
     return NULL;
 }
 
-static int set_number(PyObject *object, PyObject *name, long long value)
+static int set_number(PyObject *object, const Slot *slot, PyObject *name, long long value)
 {
     PyObject *number = PyLong_FromLongLong(value);
-    int failed = number == NULL || PyObject_SetAttr(object, name, number) < 0;
+    int failed = number == NULL || set_at(object, slot, name, number) < 0;
     Py_XDECREF(number);
     return failed ? -1 : 0;
 }
 
 /* An int attribute, or -1 with an error (they are counts: never negative). */
-static long long get_number(PyObject *object, PyObject *name)
+static long long get_number(PyObject *object, const Slot *slot, PyObject *name)
 {
-    PyObject *number = PyObject_GetAttr(object, name);
+    PyObject *number = get_at(object, slot, name);
     if (number == NULL) {
         return -1;
     }
@@ -2941,40 +3144,41 @@ static long long get_number(PyObject *object, PyObject *name)
     return value;
 }
 
-static int add_number(PyObject *object, PyObject *name, long long addend)
+static int add_number(PyObject *object, const Slot *slot, PyObject *name, long long addend)
 {
-    long long value = get_number(object, name);
-    return value == -1 && PyErr_Occurred() ? -1 : set_number(object, name, value + addend);
+    long long value = get_number(object, slot, name);
+    return value == -1 && PyErr_Occurred() ? -1 : set_number(object, slot, name, value + addend);
 }
 
 /* FieldLiterals.add(value, equality), from what measure() found. */
-static int field_add(State *state, PyObject *found, const Literal *literal, long long distinct_cap)
+static int field_add(State *state, const Context *context, PyObject *found, const Literal *literal,
+                     long long distinct_cap)
 {
-    if (add_number(found, NAME(VALUES), 1) < 0) {
+    if (add_number(found, AT(FL_VALUES), NAME(VALUES), 1) < 0) {
         return -1;
     }
     if (literal->length >= 0) {
-        long long longest = get_number(found, NAME(LONGEST));
-        if ((longest == -1 && PyErr_Occurred()) || add_number(found, NAME(STRINGS), 1) < 0 ||
-            add_number(found, NAME(STRING_BYTES), literal->length) < 0 ||
-            (literal->length > longest && set_number(found, NAME(LONGEST), literal->length) < 0)) {
+        long long longest = get_number(found, AT(FL_LONGEST), NAME(LONGEST));
+        if ((longest == -1 && PyErr_Occurred()) || add_number(found, AT(FL_STRINGS), NAME(STRINGS), 1) < 0 ||
+            add_number(found, AT(FL_STRING_BYTES), NAME(STRING_BYTES), literal->length) < 0 ||
+            (literal->length > longest && set_number(found, AT(FL_LONGEST), NAME(LONGEST), literal->length) < 0)) {
             return -1;
         }
     }
     if (!literal->equality) {
         return 0;
     }
-    if (add_number(found, NAME(EQUALITIES), 1) < 0) {
+    if (add_number(found, AT(FL_EQUALITIES), NAME(EQUALITIES), 1) < 0) {
         return -1;
     }
-    PyObject *many = PyObject_GetAttr(found, NAME(MANY));
+    PyObject *many = get_at(found, AT(FL_MANY), NAME(MANY));
     int is_many = many != NULL ? PyObject_IsTrue(many) : -1;
     Py_XDECREF(many);
     if (is_many != 0) {
         return is_many < 0 ? -1 : 0;
     }
     /* FieldLiterals.distinct: the checksums, 4 bytes each (big-endian, ascending), in one bytes object */
-    PyObject *distinct = PyObject_GetAttr(found, NAME(DISTINCT));
+    PyObject *distinct = get_at(found, AT(FL_DISTINCT), NAME(DISTINCT));
     if (distinct == NULL) {
         return -1;
     }
@@ -3010,19 +3214,19 @@ static int field_add(State *state, PyObject *found, const Literal *literal, long
     if (grown == NULL) {
         return -1;
     }
-    int failed = PyObject_SetAttr(found, NAME(DISTINCT), grown) < 0;
+    int failed = set_at(found, AT(FL_DISTINCT), NAME(DISTINCT), grown) < 0;
     Py_DECREF(grown);
     if (failed) {
         return -1;
     }
     if (size > distinct_cap) {
-        return PyObject_SetAttr(found, NAME(MANY), Py_True) < 0 ? -1 : set_number(found, NAME(DISTINCT_COUNT), 0);
+        return set_at(found, AT(FL_MANY), NAME(MANY), Py_True) < 0 ? -1 : set_number(found, AT(FL_DISTINCT_COUNT), NAME(DISTINCT_COUNT), 0);
     }
-    long long counted = get_number(found, NAME(DISTINCT_COUNT));
+    long long counted = get_number(found, AT(FL_DISTINCT_COUNT), NAME(DISTINCT_COUNT));
     if (counted == -1 && PyErr_Occurred()) {
         return -1;
     }
-    return size <= counted ? 0 : set_number(found, NAME(DISTINCT_COUNT), size);
+    return size <= counted ? 0 : set_number(found, AT(FL_DISTINCT_COUNT), NAME(DISTINCT_COUNT), size);
 }
 
 PyDoc_STRVAR(observe_literals_doc,
@@ -3032,8 +3236,8 @@ PyDoc_STRVAR(observe_literals_doc,
 "array as a value, which Python measures by its JSON text).");
 
 /* LiteralStats.observe(op, command) on stats: DONE, FALLBACK (nothing changed: Python must observe it) or FAILED. */
-static int literals_into(State *state, PyObject *stats, PyObject *op, PyObject *command, PyObject *field_type,
-                         PyObject *widths, Py_ssize_t in_values, long long distinct_cap)
+static int literals_into(State *state, const Context *context, PyObject *stats, PyObject *op, PyObject *command,
+                         PyObject *field_type, PyObject *widths, Py_ssize_t in_values, long long distinct_cap)
 {
     if (!PyUnicode_CheckExact(op) || !PyDict_CheckExact(widths)) {
         return FALLBACK;
@@ -3056,21 +3260,23 @@ static int literals_into(State *state, PyObject *stats, PyObject *op, PyObject *
         goto done;
     }
     status = FAILED;
-    if ((fields = PyObject_GetAttr(stats, NAME(FIELDS))) == NULL) {
+    if ((fields = get_at(stats, AT(LS_FIELDS), NAME(FIELDS))) == NULL) {
         goto done;
     }
     if (!PyDict_CheckExact(fields)) {
         status = FALLBACK;
         goto done;
     }
-    if (add_number(stats, NAME(EXECUTIONS), 1) < 0) {
+    if (add_number(stats, AT(LS_EXECUTIONS), NAME(EXECUTIONS), 1) < 0) {
         goto done;
     }
     for (int i = 0; i < found->count; i++) {
         const Literal *literal = &found->items[i];
         PyObject *field = PyDict_GetItemWithError(fields, literal->name);
         if (field == NULL) {
-            if (PyErr_Occurred() || (field = PyObject_CallNoArgs(field_type)) == NULL) {
+            /* field_type: FieldLiterals, or with a context a FieldLiterals() to make the new one like */
+            if (PyErr_Occurred() || (field = context != NULL ? blank_like(field_type) : PyObject_CallNoArgs(field_type)) ==
+                                        NULL) {
                 goto done;
             }
             int failed = PyDict_SetItem(fields, literal->name, field) < 0;
@@ -3079,7 +3285,7 @@ static int literals_into(State *state, PyObject *stats, PyObject *op, PyObject *
                 goto done;
             }
         }
-        if (field_add(state, field, literal, distinct_cap) < 0) {
+        if (field_add(state, context, field, literal, distinct_cap) < 0) {
             goto done;
         }
     }
@@ -3102,181 +3308,11 @@ static PyObject *observe_literals(PyObject *module, PyObject *const *args, Py_ss
     if ((in_values == -1 || distinct_cap == -1) && PyErr_Occurred()) {
         return NULL;
     }
-    return status_result(literals_into(state, args[0], args[1], args[2], args[3], args[4], in_values, distinct_cap));
+    return status_result(
+        literals_into(state, NULL, args[0], args[1], args[2], args[3], args[4], in_values, distinct_cap));
 }
 
 /* ---- a shape's statistics: digest.ShapeStats.add --------------------------------------------------------------- */
-
-/* The types and constants add_execution works with, in the order of digest._EXECUTION_CONTEXT (a tuple the caller
- * builds once): the classes it makes, the reference functions it calls back, and the limits it checks. */
-enum {
-    X_EVENT, X_DATETIME, X_SHAPE_STATS, X_SHAPE_OBSERVATION, X_PLAN_COST, X_CAPPED_SET, X_TIME_BUCKET,
-    X_TIME_BREAKDOWN, X_LATEST_EXECUTION, X_RUN_LOG, X_NO_RUNS, X_LITERAL_VALUES, X_NO_LITERAL_VALUES,
-    X_FIELD_LITERALS, X_WIDTHS, X_IN_VALUES, X_DISTINCT_CAP, X_WHOLE, X_SKETCHED, X_HISTOGRAM, X_EXACT_LIMIT,
-    X_FIRST_REPLY_CAP, X_FIRST_BATCH, X_LITERAL_FINGERPRINT, X_IS_BULK_TOOL, X_SMALL_SET, X_SET_CAP, X_MAX_BUCKETS,
-    X_MAX_RUNS, X_SLOTS, CONTEXT_SIZE
-};
-
-/* The slots add_execution reads and writes, by class; the context's X_SLOTS holds their member descriptors in this
- * order (digest.py builds it from EXECUTION_SLOTS, which this table makes). */
-#define SLOT_LIST(X) \
-    X(ST_SHAPE, "ShapeStats", "shape") X(ST_COUNT, "ShapeStats", "count") X(ST_GETMORES, "ShapeStats", "getmores") \
-    X(ST_DURATION, "ShapeStats", "duration") X(ST_KEYS_EXAMINED, "ShapeStats", "keys_examined") \
-    X(ST_DOCS_EXAMINED, "ShapeStats", "docs_examined") X(ST_NRETURNED, "ShapeStats", "nreturned") \
-    X(ST_MEASURED, "ShapeStats", "measured") X(ST_KEYS_MEASURED, "ShapeStats", "keys_measured") \
-    X(ST_DOCS_MEASURED, "ShapeStats", "docs_measured") X(ST_PLANS, "ShapeStats", "plans") \
-    X(ST_BLOCKING_SORTS, "ShapeStats", "blocking_sorts") X(ST_USED_DISK, "ShapeStats", "used_disk") \
-    X(ST_ERRORS, "ShapeStats", "errors") X(ST_TRUNCATED, "ShapeStats", "truncated") \
-    X(ST_INTERNAL, "ShapeStats", "internal") X(ST_INTERNAL_REASON, "ShapeStats", "internal_reason") \
-    X(ST_MAX_IN_LENGTH, "ShapeStats", "max_in_length") X(ST_APPS, "ShapeStats", "apps") \
-    X(ST_CONNECTIONS, "ShapeStats", "connections") X(ST_SERVER_HASHES, "ShapeStats", "server_hashes") \
-    X(ST_FIRST_SEEN, "ShapeStats", "first_seen") X(ST_LAST_SEEN, "ShapeStats", "last_seen") \
-    X(ST_TIMELINE, "ShapeStats", "timeline") X(ST_LATEST, "ShapeStats", "_latest") X(ST_RUNS, "ShapeStats", "runs") \
-    X(ST_LITERAL_VALUES, "ShapeStats", "literal_values") X(ST_NUM_YIELDS, "ShapeStats", "num_yields") \
-    X(ST_YIELDS_MEASURED, "ShapeStats", "yields_measured") X(ST_RESPONSE_BYTES, "ShapeStats", "response_bytes") \
-    X(ST_RESPONSES_MEASURED, "ShapeStats", "responses_measured") X(ST_REPLANNED, "ShapeStats", "replanned") \
-    X(ST_SKIPPED_EXECUTIONS, "ShapeStats", "skipped_executions") X(ST_SKIP_TOTAL, "ShapeStats", "skip_total") \
-    X(ST_SKIP_MAX, "ShapeStats", "skip_max") X(ST_UNDER_LIMIT, "ShapeStats", "under_limit") \
-    X(ST_UNDER_LIMIT_RETURNED, "ShapeStats", "under_limit_returned") X(ST_PLAN_COSTS, "ShapeStats", "plan_costs") \
-    X(ST_PLAN_ORDER, "ShapeStats", "plan_order") X(ST_BULK_WRITTEN, "ShapeStats", "bulk_written") \
-    X(ST_LITERALS, "ShapeStats", "literals") X(ST_TIMING, "ShapeStats", "timing") \
-    X(ST_POINT_LOOKUP, "ShapeStats", "_point_lookup") X(SH_OP, "QueryShape", "op") \
-    X(SH_OPTIONS, "QueryShape", "options") X(OB_IN_LENGTH, "ShapeObservation", "in_length") \
-    X(OB_SKIP, "ShapeObservation", "skip") X(HI_COUNTS, "DurationHistogram", "counts") \
-    X(HI_N, "DurationHistogram", "n") X(HI_TOTAL, "DurationHistogram", "total") \
-    X(HI_MAXIMUM, "DurationHistogram", "maximum") X(TL_WIDTH_MINUTES, "Timeline", "width_minutes") \
-    X(TL_BUCKETS, "Timeline", "buckets") X(TB_COUNT, "TimeBucket", "count") \
-    X(TB_TOTAL_MS, "TimeBucket", "total_ms") X(TB_MAX_MS, "TimeBucket", "max_ms") \
-    X(TB_DOCS_EXAMINED, "TimeBucket", "docs_examined") X(TB_KEYS_EXAMINED, "TimeBucket", "keys_examined") \
-    X(TB_BINS, "TimeBucket", "bins") X(PC_COUNT, "PlanCost", "count") X(PC_TOTAL_MS, "PlanCost", "total_ms") \
-    X(PC_KEYS_EXAMINED, "PlanCost", "keys_examined") X(PC_DOCS_EXAMINED, "PlanCost", "docs_examined") \
-    X(PC_NRETURNED, "PlanCost", "nreturned") X(PO_RUNS, "PlanOrder", "runs") X(PR_LAST_MS, "PlanRun", "last_ms") \
-    X(PR_LAST_PLAN, "PlanRun", "last_plan") X(PR_SWITCHES, "PlanRun", "switches") \
-    X(CS_MEMBERS, "CappedSet", "members") X(CS_CUTOFF, "CappedSet", "cutoff") X(LE_NS, "LatestExecution", "ns") \
-    X(LE_OP, "LatestExecution", "op") X(LE_TS, "LatestExecution", "ts") \
-    X(LE_KEPT_COMMAND, "LatestExecution", "kept_command") X(RL_RUNS, "RunLog", "runs")
-
-#define SLOT_ENUM(symbol, owner, name) SL_##symbol,
-enum { SLOT_LIST(SLOT_ENUM) SLOT_COUNT };
-#undef SLOT_ENUM
-#define SLOT_PAIR(symbol, owner, name) {owner, name},
-static const char *const SLOT_NAMES[SLOT_COUNT][2] = {SLOT_LIST(SLOT_PAIR)};
-#undef SLOT_PAIR
-
-/* EXECUTION_SLOTS: ((class name, slot name), ...) in the order the context's X_SLOTS gives their descriptors. */
-static int add_execution_slots(PyObject *module)
-{
-    PyObject *pairs = PyTuple_New(SLOT_COUNT);
-    if (pairs == NULL) {
-        return -1;
-    }
-    for (Py_ssize_t i = 0; i < SLOT_COUNT; i++) {
-        PyObject *pair = Py_BuildValue("(ss)", SLOT_NAMES[i][0], SLOT_NAMES[i][1]);
-        if (pair == NULL) {
-            Py_DECREF(pairs);
-            return -1;
-        }
-        PyTuple_SET_ITEM(pairs, i, pair);
-    }
-    int failed = PyModule_AddObjectRef(module, "EXECUTION_SLOTS", pairs) < 0;
-    Py_DECREF(pairs);
-    return failed ? -1 : 0;
-}
-
-/* One slot of a slots class: read and written in place in an object of exactly that class (the descriptor's own
- * offset), through the attribute protocol for anything else. */
-typedef struct {
-    PyTypeObject *type;
-    Py_ssize_t offset;
-    PyObject *name; /* borrowed from the descriptor */
-} Slot;
-
-typedef struct {
-    PyObject *const *types; /* the context tuple's items, borrowed */
-    long long exact_limit, first_batch, small_set, set_cap, max_buckets, max_runs, distinct_cap;
-    Py_ssize_t in_values;
-    Slot slots[SLOT_COUNT];
-} Context;
-
-#define SLOT(symbol) (&context->slots[SL_##symbol])
-
-/* The slots from their member descriptors (each an object slot of its class, which reads and writes attributes the
- * usual way); -1 with a TypeError for anything else. */
-static int read_slots(PyObject *descriptors, Slot *slots)
-{
-    if (!PyTuple_CheckExact(descriptors) || PyTuple_GET_SIZE(descriptors) != SLOT_COUNT) {
-        PyErr_SetString(PyExc_TypeError, "add_execution() needs the member descriptors of EXECUTION_SLOTS");
-        return -1;
-    }
-    for (Py_ssize_t i = 0; i < SLOT_COUNT; i++) {
-        PyObject *descriptor = PyTuple_GET_ITEM(descriptors, i);
-        if (!Py_IS_TYPE(descriptor, &PyMemberDescr_Type)) {
-            PyErr_SetString(PyExc_TypeError, "EXECUTION_SLOTS holds something other than a member descriptor");
-            return -1;
-        }
-        PyMemberDef *member = ((PyMemberDescrObject *)descriptor)->d_member;
-        PyTypeObject *type = PyDescr_TYPE(descriptor);
-        if (member->type != T_OBJECT_EX || (member->flags & READONLY) || type->tp_getattro != PyObject_GenericGetAttr) {
-            PyErr_SetString(PyExc_TypeError, "EXECUTION_SLOTS holds a descriptor that is not a plain object slot");
-            return -1;
-        }
-        slots[i].type = type;
-        slots[i].offset = member->offset;
-        slots[i].name = PyDescr_NAME(descriptor);
-    }
-    return 0;
-}
-
-/* object.slot, a new reference */
-static PyObject *slot_get(PyObject *object, const Slot *slot)
-{
-    if (Py_TYPE(object) == slot->type) {
-        PyObject *value = *(PyObject **)((char *)object + slot->offset);
-        if (value != NULL) {
-            return Py_NewRef(value);
-        }
-    }
-    return PyObject_GetAttr(object, slot->name);
-}
-
-/* object.slot, borrowed: only for an object of the slot's class (NULL otherwise, or when unset, without an error) */
-static PyObject *slot_peek(PyObject *object, const Slot *slot)
-{
-    return Py_TYPE(object) == slot->type ? *(PyObject **)((char *)object + slot->offset) : NULL;
-}
-
-/* object.slot = value */
-static int slot_set(PyObject *object, const Slot *slot, PyObject *value)
-{
-    if (Py_TYPE(object) == slot->type && slot->type->tp_setattro == PyObject_GenericSetAttr) {
-        PyObject **place = (PyObject **)((char *)object + slot->offset);
-        PyObject *old = *place;
-        *place = Py_NewRef(value);
-        Py_XDECREF(old);
-        return 0;
-    }
-    return PyObject_SetAttr(object, slot->name, value);
-}
-
-/* object.slot += addend */
-static int slot_add(PyObject *object, const Slot *slot, PyObject *addend)
-{
-    PyObject *value = slot_get(object, slot);
-    PyObject *sum = value != NULL ? PyNumber_Add(value, addend) : NULL;
-    int failed = sum == NULL || slot_set(object, slot, sum) < 0;
-    Py_XDECREF(value);
-    Py_XDECREF(sum);
-    return failed ? -1 : 0;
-}
-
-/* object.slot is (or will be compared as) larger: object.slot = value when value > object.slot */
-static int slot_raise(PyObject *object, const Slot *slot, PyObject *value)
-{
-    PyObject *held = slot_get(object, slot);
-    int larger = held != NULL ? PyObject_RichCompareBool(value, held, Py_GT) : -1;
-    Py_XDECREF(held);
-    return larger < 0 ? -1 : larger ? slot_set(object, slot, value) : 0;
-}
 
 /* What ShapeStats.add reads of one execution: strong references (NULL: absent or None, unless said). */
 typedef struct {
@@ -3468,6 +3504,41 @@ static int count_in(PyObject *mapping, PyObject *key, PyObject *one)
     return failed ? -1 : 0;
 }
 
+/* A value a blank object may share with its template: one that cannot change. */
+static int immutable(PyObject *value)
+{
+    return value == Py_None || PyBool_Check(value) || PyLong_CheckExact(value) || PyFloat_CheckExact(value) ||
+           PyUnicode_CheckExact(value) || PyBytes_CheckExact(value) ||
+           (PyTuple_CheckExact(value) && PyTuple_GET_SIZE(value) == 0);
+}
+
+/* A new object of the template's slots class with the template's values, as type() makes it: the template is a
+ * type() kept for this (its defaults, all immutable), and copying its slots skips a dataclass __init__ in Python.
+ * Calls the type for a class that is not a plain slots class of object or holds a value that could change. */
+static PyObject *blank_like(PyObject *template)
+{
+    PyTypeObject *type = Py_TYPE(template);
+    PyMemberDef *members = type->tp_members;
+    int plain = (type->tp_flags & Py_TPFLAGS_HEAPTYPE) && type->tp_base == &PyBaseObject_Type &&
+                type->tp_new == PyBaseObject_Type.tp_new && type->tp_dictoffset == 0 &&
+                type->tp_weaklistoffset == 0 && members != NULL;
+    for (PyMemberDef *member = members; plain && member->name != NULL; member++) {
+        PyObject *value = *(PyObject **)((char *)template + member->offset);
+        plain = member->type == T_OBJECT_EX && value != NULL && immutable(value);
+    }
+    if (!plain) {
+        return PyObject_CallNoArgs((PyObject *)type);
+    }
+    PyObject *made = type->tp_alloc(type, 0);
+    if (made == NULL) {
+        return NULL;
+    }
+    for (PyMemberDef *member = members; member->name != NULL; member++) {
+        *(PyObject **)((char *)made + member->offset) = Py_NewRef(*(PyObject **)((char *)template + member->offset));
+    }
+    return made;
+}
+
 /* A slot that must hold a dict, as a new reference (a TypeError for anything else). */
 static PyObject *dict_slot(PyObject *object, const Slot *slot)
 {
@@ -3479,14 +3550,14 @@ static PyObject *dict_slot(PyObject *object, const Slot *slot)
     return value;
 }
 
-/* dict[key], made with type() when missing (a new reference). */
-static PyObject *item_or_new(PyObject *dict, PyObject *key, PyObject *type)
+/* dict[key], made like template (blank_like) when missing (a new reference). */
+static PyObject *item_or_new(PyObject *dict, PyObject *key, PyObject *template)
 {
     PyObject *value = PyDict_GetItemWithError(dict, key);
     if (value != NULL) {
         return Py_NewRef(value);
     }
-    if (PyErr_Occurred() || (value = PyObject_CallNoArgs(type)) == NULL) {
+    if (PyErr_Occurred() || (value = blank_like(template)) == NULL) {
         return NULL;
     }
     if (PyDict_SetItem(dict, key, value) < 0) {
@@ -3526,11 +3597,26 @@ static int histogram_add_value(State *state, const Context *context, PyObject *h
             bucket += 1; /* math.ceil */
         }
     }
-    if (bucket >= exact_limit) {
-        return call_method(histogram, NAME(S_ADD), value, NULL, NULL, NULL); /* logarithmic buckets */
+    if (bucket >= exact_limit) { /* sketch._bucket: EXACT_LIMIT + ceil(log(value / EXACT_LIMIT) / _LOG_GAMMA) */
+        double number = PyLong_CheckExact(value) ? (double)PyLong_AsLongLong(value) : PyFloat_AS_DOUBLE(value);
+        PyObject *ratio = PyFloat_FromDouble(number / (double)exact_limit); /* both exact: one rounding, as Python */
+        PyObject *logarithm = ratio != NULL ? PyObject_Vectorcall(context->types[X_LOG], &ratio, 1, NULL) : NULL;
+        Py_XDECREF(ratio);
+        if (logarithm == NULL) {
+            return -1;
+        }
+        double steps = PyFloat_Check(logarithm) ? PyFloat_AS_DOUBLE(logarithm) / context->log_gamma : -1.0;
+        Py_DECREF(logarithm);
+        if (!(steps >= 0 && steps < 1e15)) {
+            return call_method(histogram, NAME(S_ADD), value, NULL, NULL, NULL); /* not reached for a finite value */
+        }
+        long long whole = (long long)steps;
+        bucket = exact_limit + whole + ((double)whole < steps); /* math.ceil */
     }
     PyObject *counts = dict_slot(histogram, SLOT(HI_COUNTS));
-    PyObject *key = counts != NULL ? (PyLong_CheckExact(value) ? Py_NewRef(value) : PyLong_FromLongLong(bucket)) : NULL;
+    PyObject *key = counts != NULL ? (PyLong_CheckExact(value) && bucket < exact_limit ? Py_NewRef(value)
+                                                                                          : PyLong_FromLongLong(bucket))
+                                   : NULL;
     int failed = key == NULL || count_in(counts, key, state->one) < 0 || slot_add(histogram, SLOT(HI_N), state->one) < 0 ||
                  slot_add(histogram, SLOT(HI_TOTAL), value) < 0 || slot_raise(histogram, SLOT(HI_MAXIMUM), value) < 0;
     Py_XDECREF(counts);
@@ -3655,7 +3741,7 @@ static int timeline_add(State *state, const Context *context, PyObject *timeline
             failed = call_method(timeline, NAME(S_ADD_AT), epoch_seconds, duration, docs, keys);
             goto done;
         }
-        if ((bucket = PyObject_CallNoArgs(context->types[X_TIME_BUCKET])) == NULL) {
+        if ((bucket = blank_like(context->types[X_BLANK_TIME_BUCKET])) == NULL) {
             goto done;
         }
         if (PyDict_SetItem(buckets, start, bucket) < 0) {
@@ -3783,34 +3869,51 @@ static int capped_offer(State *state, const Context *context, PyObject *capped, 
     return known != 0 ? (known < 0 ? -1 : 0) : capped_add(state, context, capped, value);
 }
 
-/* literals.first_reply_cap(shape_op, command) for a find with an int limit and no batch size or an int one;
- * Python's function for the rest. A new reference: an int, or None. */
+/* literals.first_reply_cap(shape_op, command) for a find, or an aggregation with a $limit stage, whose limit is an int
+ * and whose batch size is absent or an int; Python's function for the rest. A new reference: an int, or None. */
 static PyObject *first_reply_cap(State *state, const Context *context, PyObject *shape_op, PyObject *command)
 {
+    PyObject *limit = NULL, *batch = NULL;
     if (PyDict_CheckExact(command) && op_is(shape_op, "find")) {
-        PyObject *limit = PyDict_GetItemWithError(command, NAME(LIMIT));
-        PyObject *batch = limit != NULL ? PyDict_GetItemWithError(command, NAME(S_BATCH_SIZE)) : NULL;
-        if (PyErr_Occurred()) {
-            return NULL;
-        }
-        if (limit != NULL && PyLong_CheckExact(limit) && (batch == NULL || batch == Py_None || PyLong_CheckExact(batch))) {
-            int overflow, batch_overflow = 0;
-            long long number = PyLong_AsLongLongAndOverflow(limit, &overflow);
-            long long size = batch != NULL && batch != Py_None ? PyLong_AsLongLongAndOverflow(batch, &batch_overflow)
-                                                               : -1;
-            if (!overflow && !batch_overflow && number > -(1LL << 62) && number < (1LL << 62)) {
-                long long first_batch = context->first_batch, cap;
-                if (number > 0 && number <= first_batch) {
-                    cap = number;
-                } else {
-                    cap = number < 0 ? -number : number;
-                    cap = cap < first_batch ? cap : first_batch;
-                }
-                if (size >= 0 && size < cap) {
-                    cap = size;
-                }
-                return cap ? PyLong_FromLongLong(cap) : Py_NewRef(Py_None);
+        limit = PyDict_GetItemWithError(command, NAME(LIMIT));
+        batch = limit != NULL ? PyDict_GetItemWithError(command, NAME(S_BATCH_SIZE)) : NULL;
+    } else if (PyDict_CheckExact(command) && op_is(shape_op, "aggregate")) {
+        PyObject *pipeline = PyDict_GetItemWithError(command, NAME(PIPELINE));
+        for (Py_ssize_t i = 0; pipeline != NULL && PyList_CheckExact(pipeline) && i < PyList_GET_SIZE(pipeline); i++) {
+            PyObject *stage = PyList_GET_ITEM(pipeline, i);
+            if (PyDict_CheckExact(stage) && (limit = PyDict_GetItemWithError(stage, NAME(LIMIT_STAGE))) != NULL) {
+                break;
             }
+            if (PyErr_Occurred()) {
+                return NULL;
+            }
+        }
+        PyObject *cursor = limit != NULL ? PyDict_GetItemWithError(command, NAME(S_CURSOR)) : NULL;
+        if (cursor != NULL && !PyDict_CheckExact(cursor)) {
+            limit = NULL; /* a cursor that is not a dict: Python */
+        } else if (cursor != NULL) {
+            batch = PyDict_GetItemWithError(cursor, NAME(S_BATCH_SIZE));
+        }
+    }
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    if (limit != NULL && PyLong_CheckExact(limit) && (batch == NULL || batch == Py_None || PyLong_CheckExact(batch))) {
+        int overflow, batch_overflow = 0;
+        long long number = PyLong_AsLongLongAndOverflow(limit, &overflow);
+        long long size = batch != NULL && batch != Py_None ? PyLong_AsLongLongAndOverflow(batch, &batch_overflow) : -1;
+        if (!overflow && !batch_overflow && number > -(1LL << 62) && number < (1LL << 62)) {
+            long long first_batch = context->first_batch, cap;
+            if (number > 0 && number <= first_batch) {
+                cap = number;
+            } else {
+                cap = number < 0 ? -number : number;
+                cap = cap < first_batch ? cap : first_batch;
+            }
+            if (size >= 0 && size < cap) {
+                cap = size;
+            }
+            return cap ? PyLong_FromLongLong(cap) : Py_NewRef(Py_None);
         }
     }
     PyObject *args[2] = {shape_op, command};
@@ -3862,7 +3965,57 @@ static PyObject *own_slot(PyObject *stats, const Slot *slot, PyObject *shared, P
     return value;
 }
 
-/* An aggregation's run (RunLog.add) and the fingerprint of its literal values (literal_fingerprint, in Python). */
+/* digest.literal_fingerprint(command): a CRC-32 of the pipeline as orjson writes it, None without one (or for one
+ * orjson cannot write); Python's function where orjson.dumps gives something else than bytes. New reference. */
+static PyObject *literal_fingerprint(State *state, const Context *context, PyObject *command)
+{
+    PyObject *pipeline = command != NULL && PyDict_CheckExact(command) ? PyDict_GetItemWithError(command, NAME(PIPELINE))
+                                                                       : NULL;
+    if (pipeline == NULL || !PyList_CheckExact(pipeline)) {
+        return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+    }
+    Py_INCREF(pipeline);
+    PyObject *text = PyObject_Vectorcall(context->types[X_DUMPS], &pipeline, 1, NULL);
+    Py_DECREF(pipeline);
+    if (text == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_TypeError)) { /* orjson.JSONEncodeError is a TypeError */
+            return NULL;
+        }
+        PyErr_Clear();
+        return Py_NewRef(Py_None);
+    }
+    if (!PyBytes_CheckExact(text)) {
+        Py_DECREF(text);
+        return PyObject_Vectorcall(context->types[X_LITERAL_FINGERPRINT], &command, 1, NULL);
+    }
+    uint32_t crc = crc32_of(PyBytes_AS_STRING(text), PyBytes_GET_SIZE(text));
+    Py_DECREF(text);
+    return PyLong_FromUnsignedLong(crc);
+}
+
+/* LiteralValues.add(fingerprint): Python's _trim past twice MAX_KEPT. */
+static int literal_values_add(State *state, const Context *context, PyObject *values, PyObject *fingerprint)
+{
+    if (slot_add(values, SLOT(LV_RUNS), state->one) < 0) {
+        return -1;
+    }
+    PyObject *cutoff = slot_get(values, SLOT(LV_CUTOFF));
+    int above = cutoff == NULL ? -1 : cutoff == Py_None ? 0 : PyObject_RichCompareBool(fingerprint, cutoff, Py_GT);
+    Py_XDECREF(cutoff);
+    if (above != 0) {
+        return above < 0 ? -1 : 0;
+    }
+    PyObject *counts = dict_slot(values, SLOT(LV_COUNTS));
+    if (counts == NULL || count_in(counts, fingerprint, state->one) < 0) {
+        Py_XDECREF(counts);
+        return -1;
+    }
+    Py_ssize_t size = PyDict_GET_SIZE(counts);
+    Py_DECREF(counts);
+    return size > 2 * context->max_kept ? call_method(values, NAME(S_TRIM), NULL, NULL, NULL, NULL) : 0;
+}
+
+/* An aggregation's run (RunLog.add) and the fingerprint of its literal values (LiteralValues.add). */
 static int add_run(State *state, const Context *context, PyObject *stats, PyObject *end, const Execution *execution)
 {
     PyObject *log = own_slot(stats, SLOT(ST_RUNS), context->types[X_NO_RUNS], context->types[X_RUN_LOG]);
@@ -3882,14 +4035,13 @@ static int add_run(State *state, const Context *context, PyObject *stats, PyObje
                (PyList_GET_SIZE(runs) > 2 * context->max_runs && call_method(log, NAME(S_TRIM), NULL, NULL, NULL, NULL) < 0)) {
         goto done;
     }
-    PyObject *command = execution->command ? execution->command : Py_None;
-    if ((fingerprint = PyObject_Vectorcall(context->types[X_LITERAL_FINGERPRINT], &command, 1, NULL)) == NULL) {
+    if ((fingerprint = literal_fingerprint(state, context, execution->command)) == NULL) {
         goto done;
     }
     if (fingerprint != Py_None) {
         values = own_slot(stats, SLOT(ST_LITERAL_VALUES), context->types[X_NO_LITERAL_VALUES],
                           context->types[X_LITERAL_VALUES]);
-        if (values == NULL || call_method(values, NAME(S_ADD), fingerprint, NULL, NULL, NULL) < 0) {
+        if (values == NULL || literal_values_add(state, context, values, fingerprint) < 0) {
             goto done;
         }
     }
@@ -3966,7 +4118,7 @@ static int add_read_execution(State *state, const Context *context, PyObject *st
         plan = interned(execution->plan);
         if ((plans = dict_slot(stats, SLOT(ST_PLANS))) == NULL || count_in(plans, plan, one) < 0 ||
             (costs = dict_slot(stats, SLOT(ST_PLAN_COSTS))) == NULL ||
-            (cost = item_or_new(costs, plan, context->types[X_PLAN_COST])) == NULL ||
+            (cost = item_or_new(costs, plan, context->types[X_BLANK_PLAN_COST])) == NULL ||
             slot_add(cost, SLOT(PC_COUNT), one) < 0 || slot_add(cost, SLOT(PC_TOTAL_MS), duration) < 0) {
             goto done;
         }
@@ -3988,7 +4140,7 @@ static int add_read_execution(State *state, const Context *context, PyObject *st
         if ((literals = slot_get(stats, SLOT(ST_LITERALS))) == NULL) {
             goto done;
         }
-        int status = literals_into(state, literals, shape_op, command, context->types[X_FIELD_LITERALS],
+        int status = literals_into(state, context, literals, shape_op, command, context->types[X_BLANK_FIELD_LITERALS],
                                    context->types[X_WIDTHS], context->in_values, context->distinct_cap);
         if (status == FAILED ||
             (status == FALLBACK && call_method(literals, NAME(S_OBSERVE), shape_op, command, NULL, NULL) < 0)) {
@@ -4041,7 +4193,7 @@ static int add_read_execution(State *state, const Context *context, PyObject *st
         if (breakdown == NULL) {
             goto done;
         }
-        int status = timing_into(state, breakdown, execution->timing, duration, context->types[X_WHOLE],
+        int status = timing_into(state, context, breakdown, execution->timing, duration, context->types[X_WHOLE],
                                  context->types[X_SKETCHED], context->types[X_HISTOGRAM], context->exact_limit);
         if (status == FAILED ||
             (status == FALLBACK && call_method(breakdown, NAME(S_ADD), execution->timing, duration, NULL, NULL) < 0)) {
@@ -4096,7 +4248,7 @@ static int add_read_execution(State *state, const Context *context, PyObject *st
         if (hashes == NULL && (hashes = dict_slot(stats, SLOT(ST_SERVER_HASHES))) == NULL) {
             goto done;
         }
-        PyObject *capped = item_or_new(hashes, state->names[report_names[i]], context->types[X_CAPPED_SET]);
+        PyObject *capped = item_or_new(hashes, state->names[report_names[i]], context->types[X_BLANK_CAPPED_SET]);
         truth = capped != NULL ? capped_offer(state, context, capped, value) : -1;
         Py_XDECREF(capped);
         if (truth < 0) {
@@ -4255,7 +4407,11 @@ static PyObject *add_execution(PyObject *module, PyObject *const *args, Py_ssize
         context_number(context.types, X_MAX_BUCKETS, &context.max_buckets) < 0 ||
         context_number(context.types, X_MAX_RUNS, &context.max_runs) < 0 ||
         context_number(context.types, X_DISTINCT_CAP, &context.distinct_cap) < 0 ||
-        context_number(context.types, X_IN_VALUES, &in_values) < 0) {
+        context_number(context.types, X_IN_VALUES, &in_values) < 0 ||
+        context_number(context.types, X_MAX_KEPT, &context.max_kept) < 0) {
+        return NULL;
+    }
+    if ((context.log_gamma = PyFloat_AsDouble(context.types[X_LOG_GAMMA])) == -1.0 && PyErr_Occurred()) {
         return NULL;
     }
     context.in_values = (Py_ssize_t)in_values;

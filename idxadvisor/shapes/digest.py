@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copyreg
 import fnmatch
+import math
 import pickle
 from collections import Counter
 from collections.abc import Callable
@@ -35,6 +36,7 @@ from idxadvisor.shapes.literals import _WIDTHS as WRAPPER_WIDTHS
 from idxadvisor.shapes.literals import (DISTINCT_CAP, FIRST_BATCH, IN_VALUES, FieldLiterals, LiteralStats,
                                         first_reply_cap)
 from idxadvisor.shapes.shape import QueryShape, ShapeObservation, point_lookup_field, shape_of_shared
+from idxadvisor.shapes.sketch import _LOG_GAMMA as LOG_GAMMA
 from idxadvisor.shapes.sketch import EXACT_LIMIT, DurationHistogram, coarse_bin, coarse_percentile
 from idxadvisor.shapes.timing import _WHOLE as WHOLE_UNITS
 from idxadvisor.shapes.timing import SKETCHED, TimeBreakdown
@@ -1026,7 +1028,8 @@ _add_timing = getattr(speedups, "add_timing", None)
 # an in-place build older than FieldLiterals' packed checksums (LITERALS_PACKED) would add them to a set: Python then
 _observe_literals = getattr(speedups, "observe_literals", None) if getattr(speedups, "LITERALS_PACKED", 0) else None
 _SLOTTED = {cls.__name__: cls for cls in (ShapeStats, QueryShape, ShapeObservation, DurationHistogram, Timeline,
-                                          TimeBucket, PlanCost, PlanOrder, PlanRun, CappedSet, LatestExecution, RunLog)}
+                                          TimeBucket, PlanCost, PlanOrder, PlanRun, CappedSet, LatestExecution, RunLog,
+                                          LiteralValues, TimeBreakdown, FieldLiterals, LiteralStats)}
 # getattr: an in-place build older than this module lacks add_execution (ShapeStats.add then runs in Python)
 _add_execution = getattr(speedups, "add_execution", None)
 #: What add_execution works with, in the order the C code reads it: the classes it makes or checks, the reference
@@ -1037,7 +1040,10 @@ _EXECUTION_CONTEXT = (Event, datetime, ShapeStats, ShapeObservation, PlanCost, C
                       first_reply_cap, FIRST_BATCH, literal_fingerprint, is_bulk_tool, SMALL_SET, SET_CAP,
                       Timeline.MAX_BUCKETS, RunLog.MAX_RUNS,
                       # the member descriptors of the slots it reads and writes in place, in the order it names them
-                      tuple(vars(_SLOTTED[owner])[name] for owner, name in getattr(speedups, "EXECUTION_SLOTS", ())))
+                      tuple(vars(_SLOTTED[owner])[name] for owner, name in getattr(speedups, "EXECUTION_SLOTS", ())),
+                      # what new time buckets, plan costs and capped sets are made like (never changed)
+                      TimeBucket(), PlanCost(), CappedSet(), orjson.dumps, math.log, LOG_GAMMA, LiteralValues.MAX_KEPT,
+                      FieldLiterals())
 _STATS_ARGUMENTS = attrgetter(*(item.name for item in fields(ShapeStats)))
 _LATEST_POSITION = [item.name for item in fields(ShapeStats)].index("_latest")
 _SUMMED = attrgetter(*_SUMMED_COUNTERS)
