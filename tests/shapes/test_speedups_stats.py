@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from idxadvisor import api
 from idxadvisor.config import Settings
 from idxadvisor.models.events import Event
+from idxadvisor.parse import textlog
 from idxadvisor.shapes import digest as digest_module
 from idxadvisor.shapes import shape as shape_module
 from idxadvisor.shapes.digest import Digest, KeptExecution, LatestExecution, ShapeStats
@@ -74,6 +75,15 @@ def assert_same_stats(compiled: ShapeStats, python: ShapeStats) -> None:
     compiled_copy, python_copy = pickle.loads(pickle.dumps(compiled)), pickle.loads(pickle.dumps(python))
     assert compiled_copy == python_copy
     assert typed(compiled_copy) == typed(python_copy)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_memos() -> Iterator[None]:
+    """The text-log body memo and the shape memo left as a fresh process has them: a later test that parses a file
+    twice would see the memo fill up and clear between its two readings (and compare two ShapeSlots)."""
+    yield
+    textlog._BODY_MEMO.clear()
+    shape_module._FINISHED.clear()
 
 
 def _read(path: Path, compiled: bool, monkeypatch: pytest.MonkeyPatch) -> Digest:
@@ -244,3 +254,61 @@ def test_what_the_c_code_leaves_to_python_is_declined_before_anything_changes() 
     assert _speedups.add_execution(object(), Event("a.b", "find"), ShapeObservation(), CONTEXT) is False
     with pytest.raises(TypeError):
         _speedups.add_execution(ShapeStats(shape), Event("a.b", "find"), ShapeObservation(), CONTEXT[:-1])
+
+
+def _demo_executions() -> list[tuple[QueryShape, Event, ShapeObservation]]:
+    from idxadvisor.parse.block import BlockOptions, BlockParser
+    from idxadvisor.shapes.shape import shape_of_shared
+    from tests.helpers import CollectingSink
+
+    sink = CollectingSink()
+    BlockParser("json-log", BlockOptions(reference_year=2024), sink).parse(
+        (FIXTURES_DIR / "demo" / "shop.log").read_bytes())
+    return [(shape, event, observation) for event in sink.events for shape, observation in [shape_of_shared(event)]]
+
+
+def _digest_both_ways(items: list[tuple[QueryShape, Event, ShapeObservation]], compiled: bool,
+                      rounds: int = 1) -> dict[str, ShapeStats]:
+    shapes: dict[str, ShapeStats] = {}
+    for _ in range(rounds):
+        for shape, event, observation in items:
+            stats = shapes.get(shape.fingerprint)
+            if stats is None:
+                stats = shapes[shape.fingerprint] = ShapeStats(shape)
+            if not compiled or not _speedups.add_execution(stats, event, observation, CONTEXT):
+                stats.add(event, observation)
+    return shapes
+
+
+def test_add_execution_holds_what_python_holds_and_leaks_nothing() -> None:
+    """Every object the statistics keep gains as many references through C as through Python, and adding the same
+    executions again and again grows memory no more in C than in Python."""
+    import sys
+    import tracemalloc
+
+    items = _demo_executions()
+    watched = [value for _, event, _ in items for value in (event.__dict__, *event.__dict__.values())
+               if type(value) in (dict, list, str, datetime)]
+    _digest_both_ways(items, compiled=False)  # caches keyed by these values (is_bulk_tool's) filled first
+    before = [sys.getrefcount(value) for value in watched]
+    python = _digest_both_ways(items, compiled=False)
+    after_python = [sys.getrefcount(value) for value in watched]
+    compiled = _digest_both_ways(items, compiled=True)
+    after_both = [sys.getrefcount(value) for value in watched]
+    assert [b - a for a, b in zip(after_python, after_both)] == [b - a for a, b in zip(before, after_python)]
+    assert {key: typed(stats) for key, stats in compiled.items()} == {key: typed(stats) for key, stats in python.items()}
+
+    def growth(compiled: bool) -> int:
+        _digest_both_ways(items, compiled, rounds=3)  # free lists and caches settle
+        tracemalloc.start()
+        try:
+            start = tracemalloc.get_traced_memory()[0]
+            kept = _digest_both_ways(items, compiled, rounds=10)
+            grown = tracemalloc.get_traced_memory()[0] - start
+            del kept
+            return grown
+        finally:
+            tracemalloc.stop()
+
+    python_growth, compiled_growth = growth(False), growth(True)
+    assert compiled_growth <= python_growth + 16 * 1024, (compiled_growth, python_growth)
