@@ -2443,15 +2443,14 @@ static PyObject *shape_command(PyObject *module, PyObject *const *args, Py_ssize
 
 /* ---- the slots of the statistics' classes, read and written in place (add_execution) ----------------------- */
 
-/* The types and constants add_execution works with, in the order of digest._EXECUTION_CONTEXT (a tuple the caller
- * builds once): the classes it makes, the reference functions it calls back, and the limits it checks. */
+/* What add_execution works with, in the order of digest.execution_context(): the classes it checks or makes, blank
+ * objects it makes new ones like, the reference functions it calls back, the limits, and the slots' descriptors. */
 enum {
-    X_EVENT, X_DATETIME, X_SHAPE_STATS, X_SHAPE_OBSERVATION, X_PLAN_COST, X_CAPPED_SET, X_TIME_BUCKET,
-    X_TIME_BREAKDOWN, X_LATEST_EXECUTION, X_RUN_LOG, X_NO_RUNS, X_LITERAL_VALUES, X_NO_LITERAL_VALUES,
-    X_FIELD_LITERALS, X_WIDTHS, X_IN_VALUES, X_DISTINCT_CAP, X_WHOLE, X_SKETCHED, X_HISTOGRAM, X_EXACT_LIMIT,
-    X_FIRST_REPLY_CAP, X_FIRST_BATCH, X_LITERAL_FINGERPRINT, X_IS_BULK_TOOL, X_SMALL_SET, X_SET_CAP, X_MAX_BUCKETS,
-    X_MAX_RUNS, X_SLOTS, X_BLANK_TIME_BUCKET, X_BLANK_PLAN_COST, X_BLANK_CAPPED_SET, X_DUMPS, X_LOG, X_LOG_GAMMA,
-    X_MAX_KEPT, X_BLANK_FIELD_LITERALS, CONTEXT_SIZE
+    X_EVENT, X_DATETIME, X_SHAPE_STATS, X_SHAPE_OBSERVATION, X_TIME_BREAKDOWN, X_LATEST_EXECUTION, X_RUN_LOG,
+    X_NO_RUNS, X_LITERAL_VALUES, X_NO_LITERAL_VALUES, X_HISTOGRAM, X_BLANK_TIME_BUCKET, X_BLANK_PLAN_COST,
+    X_BLANK_CAPPED_SET, X_BLANK_FIELD_LITERALS, X_WIDTHS, X_WHOLE, X_SKETCHED, X_FIRST_REPLY_CAP,
+    X_LITERAL_FINGERPRINT, X_IS_BULK_TOOL, X_DUMPS, X_LOG, X_LOG_GAMMA, X_IN_VALUES, X_DISTINCT_CAP, X_EXACT_LIMIT,
+    X_FIRST_BATCH, X_SMALL_SET, X_SET_CAP, X_MAX_BUCKETS, X_MAX_RUNS, X_MAX_KEPT, X_SLOTS, CONTEXT_SIZE
 };
 
 /* The slots add_execution reads and writes, by class; the context's X_SLOTS holds their member descriptors in this
@@ -4382,7 +4381,7 @@ static int context_number(PyObject *const *types, int index, long long *out)
 
 PyDoc_STRVAR(add_execution_doc,
 "add_execution(stats, event, observation, context, /)\n--\n\n"
-"digest.ShapeStats.add(event, observation) on stats, for the usual execution (context: digest._EXECUTION_CONTEXT).\n"
+"digest.ShapeStats.add(event, observation) on stats, for the usual execution (context: digest.execution_context()).\n"
 "True when added; False, with nothing changed, where Python must add it: an event or statistics of another type, a\n"
 "field of a type the parsers do not produce, a duration that is not an int within 2**53 or a finite float.");
 
@@ -4395,7 +4394,7 @@ static PyObject *add_execution(PyObject *module, PyObject *const *args, Py_ssize
     }
     PyObject *stats = args[0], *event = args[1], *observation = args[2], *tuple = args[3];
     if (!PyTuple_CheckExact(tuple) || PyTuple_GET_SIZE(tuple) != CONTEXT_SIZE) {
-        PyErr_SetString(PyExc_TypeError, "add_execution() needs digest._EXECUTION_CONTEXT");
+        PyErr_SetString(PyExc_TypeError, "add_execution() needs digest.execution_context()");
         return NULL;
     }
     Context context = {.types = &PyTuple_GET_ITEM(tuple, 0)};

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime
 from operator import attrgetter
 from sys import intern
-from types import MappingProxyType
+from types import MappingProxyType, ModuleType
 from typing import Any, TypeVar
 from zlib import crc32
 
@@ -1027,23 +1027,27 @@ BurstLog.__reduce__ = _sharing_reducer(BurstLog, "bursts")  # type: ignore[metho
 _add_timing = getattr(speedups, "add_timing", None)
 # an in-place build older than FieldLiterals' packed checksums (LITERALS_PACKED) would add them to a set: Python then
 _observe_literals = getattr(speedups, "observe_literals", None) if getattr(speedups, "LITERALS_PACKED", 0) else None
-_SLOTTED = {cls.__name__: cls for cls in (ShapeStats, QueryShape, ShapeObservation, DurationHistogram, Timeline,
-                                          TimeBucket, PlanCost, PlanOrder, PlanRun, CappedSet, LatestExecution, RunLog,
-                                          LiteralValues, TimeBreakdown, FieldLiterals, LiteralStats)}
+
+
+def execution_context(compiled: ModuleType) -> tuple[Any, ...]:
+    """What the C ShapeStats.add (``add_execution``) works with, in the order it reads it: the classes it checks or
+    makes, blank objects it makes new ones like (never changed), the reference functions it calls back for the rare
+    pieces, the limits, and the member descriptors of the slots it reads and writes in place, in the order the
+    extension names them (``EXECUTION_SLOTS``)."""
+    slotted = {cls.__name__: cls for cls in (ShapeStats, QueryShape, ShapeObservation, DurationHistogram, Timeline,
+                                             TimeBucket, PlanCost, PlanOrder, PlanRun, CappedSet, LatestExecution,
+                                             RunLog, LiteralValues, TimeBreakdown, FieldLiterals, LiteralStats)}
+    return (Event, datetime, ShapeStats, ShapeObservation, TimeBreakdown, LatestExecution, RunLog, _NO_RUNS,
+            LiteralValues, _NO_LITERAL_VALUES, DurationHistogram, TimeBucket(), PlanCost(), CappedSet(),
+            FieldLiterals(), WRAPPER_WIDTHS, WHOLE_UNITS, SKETCHED, first_reply_cap, literal_fingerprint,
+            is_bulk_tool, orjson.dumps, math.log, LOG_GAMMA, IN_VALUES, DISTINCT_CAP, EXACT_LIMIT, FIRST_BATCH,
+            SMALL_SET, SET_CAP, Timeline.MAX_BUCKETS, RunLog.MAX_RUNS, LiteralValues.MAX_KEPT,
+            tuple(vars(slotted[owner])[name] for owner, name in compiled.EXECUTION_SLOTS))
+
+
 # getattr: an in-place build older than this module lacks add_execution (ShapeStats.add then runs in Python)
 _add_execution = getattr(speedups, "add_execution", None)
-#: What add_execution works with, in the order the C code reads it: the classes it makes or checks, the reference
-#: functions it calls back for the rare pieces (a limit it does not read, a fingerprint, a bulk tool) and the limits.
-_EXECUTION_CONTEXT = (Event, datetime, ShapeStats, ShapeObservation, PlanCost, CappedSet, TimeBucket, TimeBreakdown,
-                      LatestExecution, RunLog, _NO_RUNS, LiteralValues, _NO_LITERAL_VALUES, FieldLiterals,
-                      WRAPPER_WIDTHS, IN_VALUES, DISTINCT_CAP, WHOLE_UNITS, SKETCHED, DurationHistogram, EXACT_LIMIT,
-                      first_reply_cap, FIRST_BATCH, literal_fingerprint, is_bulk_tool, SMALL_SET, SET_CAP,
-                      Timeline.MAX_BUCKETS, RunLog.MAX_RUNS,
-                      # the member descriptors of the slots it reads and writes in place, in the order it names them
-                      tuple(vars(_SLOTTED[owner])[name] for owner, name in getattr(speedups, "EXECUTION_SLOTS", ())),
-                      # what new time buckets, plan costs and capped sets are made like (never changed)
-                      TimeBucket(), PlanCost(), CappedSet(), orjson.dumps, math.log, LOG_GAMMA, LiteralValues.MAX_KEPT,
-                      FieldLiterals())
+_EXECUTION_CONTEXT = execution_context(speedups) if speedups is not None and _add_execution is not None else ()
 _STATS_ARGUMENTS = attrgetter(*(item.name for item in fields(ShapeStats)))
 _LATEST_POSITION = [item.name for item in fields(ShapeStats)].index("_latest")
 _SUMMED = attrgetter(*_SUMMED_COUNTERS)

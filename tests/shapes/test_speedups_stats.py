@@ -43,7 +43,7 @@ if _speedups is None or not hasattr(_speedups, "add_execution"):
         raise RuntimeError("IDXADVISOR_REQUIRE_SPEEDUPS=1 but idxadvisor._speedups.add_execution is not built")
     pytest.skip("idxadvisor._speedups (with add_execution) is not built", allow_module_level=True)
 
-CONTEXT = digest_module._EXECUTION_CONTEXT
+CONTEXT = digest_module.execution_context(_speedups)  # also when IDXADVISOR_PURE_PYTHON=1 leaves the digest's empty
 LOG_SUFFIXES = (".log", ".json", ".gz", ".txt", ".1", ".2")
 
 
@@ -88,6 +88,7 @@ def _fresh_memos() -> Iterator[None]:
 
 def _read(path: Path, compiled: bool, monkeypatch: pytest.MonkeyPatch) -> Digest:
     monkeypatch.setattr(digest_module, "_add_execution", _speedups.add_execution if compiled else None)
+    monkeypatch.setattr(digest_module, "_EXECUTION_CONTEXT", CONTEXT)
     shape_module._FINISHED.clear()  # the memo would hand the second reading the first one's shapes
     digest, _ = api.read_inputs([str(path)], Settings(jobs=1))
     return digest
