@@ -2540,7 +2540,7 @@ typedef struct {
     long long exact_limit, first_batch, small_set, set_cap, max_buckets, max_runs, distinct_cap, max_kept;
     Py_ssize_t in_values;
     double log_gamma;
-    Slot slots[SLOT_COUNT];
+    const Slot *slots; /* SLOT_COUNT of them, in the context's capsule (execution_slots) */
 } Context;
 
 #define SLOT(symbol) (&context->slots[SL_##symbol])
@@ -2570,6 +2570,48 @@ static int read_slots(PyObject *descriptors, Slot *slots)
         slots[i].name = PyDescr_NAME(descriptor);
     }
     return 0;
+}
+
+static const char SLOTS_CAPSULE[] = "idxadvisor._speedups.execution_slots";
+
+/* A capsule's slot table: the slots, then the descriptors' tuple that keeps their names and classes alive. */
+typedef struct {
+    Slot slots[SLOT_COUNT];
+    PyObject *descriptors;
+} SlotTable;
+
+static void slot_table_free(PyObject *capsule)
+{
+    SlotTable *table = PyCapsule_GetPointer(capsule, SLOTS_CAPSULE);
+    if (table != NULL) {
+        Py_XDECREF(table->descriptors);
+        PyMem_Free(table);
+    }
+}
+
+PyDoc_STRVAR(execution_slots_doc,
+"execution_slots(descriptors, /)\n--\n\n"
+"The slot table add_execution reads and writes the statistics through, from the member descriptors of the slots\n"
+"EXECUTION_SLOTS names, in that order (checked once, here): a capsule for digest.execution_context().");
+
+static PyObject *execution_slots(PyObject *module, PyObject *descriptors)
+{
+    (void)module;
+    SlotTable *table = PyMem_Malloc(sizeof(SlotTable));
+    if (table == NULL) {
+        return PyErr_NoMemory();
+    }
+    if (read_slots(descriptors, table->slots) < 0) {
+        PyMem_Free(table);
+        return NULL;
+    }
+    table->descriptors = Py_NewRef(descriptors);
+    PyObject *capsule = PyCapsule_New(table, SLOTS_CAPSULE, slot_table_free);
+    if (capsule == NULL) {
+        Py_DECREF(descriptors);
+        PyMem_Free(table);
+    }
+    return capsule;
 }
 
 /* object.slot, a new reference */
@@ -4414,9 +4456,11 @@ static PyObject *add_execution(PyObject *module, PyObject *const *args, Py_ssize
         return NULL;
     }
     context.in_values = (Py_ssize_t)in_values;
-    if (read_slots(context.types[X_SLOTS], context.slots) < 0) {
-        return NULL;
+    const SlotTable *table = PyCapsule_GetPointer(context.types[X_SLOTS], SLOTS_CAPSULE);
+    if (table == NULL) {
+        return NULL; /* not a slot table of execution_slots(): a TypeError or ValueError says so */
     }
+    context.slots = table->slots;
     if (Py_TYPE(stats) != (PyTypeObject *)context.types[X_SHAPE_STATS]) {
         Py_RETURN_FALSE;
     }
@@ -4448,6 +4492,7 @@ static PyMethodDef speedups_methods[] = {
     {"add_timing", (PyCFunction)(void (*)(void))add_timing, METH_FASTCALL, add_timing_doc},
     {"observe_literals", (PyCFunction)(void (*)(void))observe_literals, METH_FASTCALL, observe_literals_doc},
     {"add_execution", (PyCFunction)(void (*)(void))add_execution, METH_FASTCALL, add_execution_doc},
+    {"execution_slots", execution_slots, METH_O, execution_slots_doc},
     {"tables", tables, METH_NOARGS, tables_doc},
     {NULL, NULL, 0, NULL},
 };

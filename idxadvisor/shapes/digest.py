@@ -1032,8 +1032,8 @@ _observe_literals = getattr(speedups, "observe_literals", None) if getattr(speed
 def execution_context(compiled: ModuleType) -> tuple[Any, ...]:
     """What the C ShapeStats.add (``add_execution``) works with, in the order it reads it: the classes it checks or
     makes, blank objects it makes new ones like (never changed), the reference functions it calls back for the rare
-    pieces, the limits, and the member descriptors of the slots it reads and writes in place, in the order the
-    extension names them (``EXECUTION_SLOTS``)."""
+    pieces, the limits, and the table of the slots it reads and writes in place (made by the extension from their
+    member descriptors, in the order it names them: ``EXECUTION_SLOTS``)."""
     slotted = {cls.__name__: cls for cls in (ShapeStats, QueryShape, ShapeObservation, DurationHistogram, Timeline,
                                              TimeBucket, PlanCost, PlanOrder, PlanRun, CappedSet, LatestExecution,
                                              RunLog, LiteralValues, TimeBreakdown, FieldLiterals, LiteralStats)}
@@ -1042,7 +1042,7 @@ def execution_context(compiled: ModuleType) -> tuple[Any, ...]:
             FieldLiterals(), WRAPPER_WIDTHS, WHOLE_UNITS, SKETCHED, first_reply_cap, literal_fingerprint,
             is_bulk_tool, orjson.dumps, math.log, LOG_GAMMA, IN_VALUES, DISTINCT_CAP, EXACT_LIMIT, FIRST_BATCH,
             SMALL_SET, SET_CAP, Timeline.MAX_BUCKETS, RunLog.MAX_RUNS, LiteralValues.MAX_KEPT,
-            tuple(vars(slotted[owner])[name] for owner, name in compiled.EXECUTION_SLOTS))
+            compiled.execution_slots(tuple(vars(slotted[owner])[name] for owner, name in compiled.EXECUTION_SLOTS)))
 
 
 # getattr: an in-place build older than this module lacks add_execution (ShapeStats.add then runs in Python)

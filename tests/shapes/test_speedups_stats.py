@@ -255,6 +255,10 @@ def test_what_the_c_code_leaves_to_python_is_declined_before_anything_changes() 
     assert _speedups.add_execution(object(), Event("a.b", "find"), ShapeObservation(), CONTEXT) is False
     with pytest.raises(TypeError):
         _speedups.add_execution(ShapeStats(shape), Event("a.b", "find"), ShapeObservation(), CONTEXT[:-1])
+    with pytest.raises((TypeError, ValueError)):  # the slot table must be the extension's own capsule
+        _speedups.add_execution(ShapeStats(shape), Event("a.b", "find"), ShapeObservation(), (*CONTEXT[:-1], ()))
+    with pytest.raises(TypeError):  # a descriptor that is not an object slot of its class
+        _speedups.execution_slots((ShapeStats.__dict__["count"],) * (len(_speedups.EXECUTION_SLOTS) - 1) + (len,))
 
 
 def _demo_executions() -> list[tuple[QueryShape, Event, ShapeObservation]]:
