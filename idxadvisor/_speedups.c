@@ -2491,7 +2491,8 @@ enum {
     X(CS_MEMBERS, "CappedSet", "members") X(CS_CUTOFF, "CappedSet", "cutoff") X(LE_NS, "LatestExecution", "ns") \
     X(LE_OP, "LatestExecution", "op") X(LE_TS, "LatestExecution", "ts") \
     X(LE_KEPT_COMMAND, "LatestExecution", "kept_command") X(RL_RUNS, "RunLog", "runs") \
-    X(LV_COUNTS, "LiteralValues", "counts") X(LV_RUNS, "LiteralValues", "runs") X(LV_CUTOFF, "LiteralValues", "cutoff") \
+    X(LV_COUNTS, "LiteralValues", "counts") X(LV_RUNS, "LiteralValues", "runs") \
+    X(LV_CUTOFF, "LiteralValues", "cutoff") \
     X(BD_EXECUTIONS, "TimeBreakdown", "executions") X(BD_DURATION_US, "TimeBreakdown", "duration_us") \
     X(BD_COMPONENTS, "TimeBreakdown", "components") X(BD_HISTOGRAMS, "TimeBreakdown", "histograms") \
     X(FL_VALUES, "FieldLiterals", "values") X(FL_STRINGS, "FieldLiterals", "strings") \
@@ -3261,7 +3262,9 @@ static int field_add(State *state, const Context *context, PyObject *found, cons
         return -1;
     }
     if (size > distinct_cap) {
-        return set_at(found, AT(FL_MANY), NAME(MANY), Py_True) < 0 ? -1 : set_number(found, AT(FL_DISTINCT_COUNT), NAME(DISTINCT_COUNT), 0);
+        return set_at(found, AT(FL_MANY), NAME(MANY), Py_True) < 0
+                   ? -1
+                   : set_number(found, AT(FL_DISTINCT_COUNT), NAME(DISTINCT_COUNT), 0);
     }
     long long counted = get_number(found, AT(FL_DISTINCT_COUNT), NAME(DISTINCT_COUNT));
     if (counted == -1 && PyErr_Occurred()) {
@@ -3316,8 +3319,8 @@ static int literals_into(State *state, const Context *context, PyObject *stats, 
         PyObject *field = PyDict_GetItemWithError(fields, literal->name);
         if (field == NULL) {
             /* field_type: FieldLiterals, or with a context a FieldLiterals() to make the new one like */
-            if (PyErr_Occurred() || (field = context != NULL ? blank_like(field_type) : PyObject_CallNoArgs(field_type)) ==
-                                        NULL) {
+            if (PyErr_Occurred() ||
+                (field = context != NULL ? blank_like(field_type) : PyObject_CallNoArgs(field_type)) == NULL) {
                 goto done;
             }
             int failed = PyDict_SetItem(fields, literal->name, field) < 0;
@@ -3658,7 +3661,8 @@ static int histogram_add_value(State *state, const Context *context, PyObject *h
     PyObject *key = counts != NULL ? (PyLong_CheckExact(value) && bucket < exact_limit ? Py_NewRef(value)
                                                                                           : PyLong_FromLongLong(bucket))
                                    : NULL;
-    int failed = key == NULL || count_in(counts, key, state->one) < 0 || slot_add(histogram, SLOT(HI_N), state->one) < 0 ||
+    int failed = key == NULL || count_in(counts, key, state->one) < 0 ||
+                 slot_add(histogram, SLOT(HI_N), state->one) < 0 ||
                  slot_add(histogram, SLOT(HI_TOTAL), value) < 0 || slot_raise(histogram, SLOT(HI_MAXIMUM), value) < 0;
     Py_XDECREF(counts);
     Py_XDECREF(key);
@@ -4010,8 +4014,8 @@ static PyObject *own_slot(PyObject *stats, const Slot *slot, PyObject *shared, P
  * orjson cannot write); Python's function where orjson.dumps gives something else than bytes. New reference. */
 static PyObject *literal_fingerprint(State *state, const Context *context, PyObject *command)
 {
-    PyObject *pipeline = command != NULL && PyDict_CheckExact(command) ? PyDict_GetItemWithError(command, NAME(PIPELINE))
-                                                                       : NULL;
+    PyObject *pipeline =
+        command != NULL && PyDict_CheckExact(command) ? PyDict_GetItemWithError(command, NAME(PIPELINE)) : NULL;
     if (pipeline == NULL || !PyList_CheckExact(pipeline)) {
         return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
     }
@@ -4073,7 +4077,8 @@ static int add_run(State *state, const Context *context, PyObject *stats, PyObje
             goto done;
         }
     } else if (PyList_Append(runs, run) < 0 ||
-               (PyList_GET_SIZE(runs) > 2 * context->max_runs && call_method(log, NAME(S_TRIM), NULL, NULL, NULL, NULL) < 0)) {
+               (PyList_GET_SIZE(runs) > 2 * context->max_runs &&
+                call_method(log, NAME(S_TRIM), NULL, NULL, NULL, NULL) < 0)) {
         goto done;
     }
     if ((fingerprint = literal_fingerprint(state, context, execution->command)) == NULL) {

@@ -301,7 +301,8 @@ def test_add_execution_holds_what_python_holds_and_leaks_nothing() -> None:
     compiled = _digest_both_ways(items, compiled=True)
     after_both = [sys.getrefcount(value) for value in watched]
     assert [b - a for a, b in zip(after_python, after_both)] == [b - a for a, b in zip(before, after_python)]
-    assert {key: typed(stats) for key, stats in compiled.items()} == {key: typed(stats) for key, stats in python.items()}
+    assert {key: typed(stats) for key, stats in compiled.items()} == \
+        {key: typed(stats) for key, stats in python.items()}
 
     def growth(compiled: bool) -> int:
         _digest_both_ways(items, compiled, rounds=3)  # free lists and caches settle
