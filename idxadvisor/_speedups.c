@@ -3558,14 +3558,16 @@ static int immutable(PyObject *value)
 
 /* A new object of the template's slots class with the template's values, as type() makes it: the template is a
  * type() kept for this (its defaults, all immutable), and copying its slots skips a dataclass __init__ in Python.
- * Calls the type for a class that is not a plain slots class of object or holds a value that could change. */
+ * Calls the type for a class that is not a plain slots class of object, has a __post_init__, or holds a value that
+ * could change. */
 static PyObject *blank_like(PyObject *template)
 {
     PyTypeObject *type = Py_TYPE(template);
     PyMemberDef *members = type->tp_members;
     int plain = (type->tp_flags & Py_TPFLAGS_HEAPTYPE) && type->tp_base == &PyBaseObject_Type &&
                 type->tp_new == PyBaseObject_Type.tp_new && type->tp_dictoffset == 0 &&
-                type->tp_weaklistoffset == 0 && members != NULL;
+                type->tp_weaklistoffset == 0 && members != NULL && type->tp_dict != NULL &&
+                PyDict_GetItemString(type->tp_dict, "__post_init__") == NULL; /* a dataclass __init__ does no more */
     for (PyMemberDef *member = members; plain && member->name != NULL; member++) {
         PyObject *value = *(PyObject **)((char *)template + member->offset);
         plain = member->type == T_OBJECT_EX && value != NULL && immutable(value);

@@ -318,3 +318,23 @@ def test_add_execution_holds_what_python_holds_and_leaks_nothing() -> None:
 
     python_growth, compiled_growth = growth(False), growth(True)
     assert compiled_growth <= python_growth + 16 * 1024, (compiled_growth, python_growth)
+
+
+def test_new_objects_are_made_as_their_class_makes_them() -> None:
+    """Time buckets, plan costs, capped sets and field literals made without their __init__ (like a blank one) equal
+    what the class makes, of the same class, holding the same default objects."""
+    from idxadvisor.shapes.digest import CappedSet, PlanCost, TimeBucket
+    from idxadvisor.shapes.literals import FieldLiterals
+
+    stats = ShapeStats(_SHAPES[1])
+    event = Event.from_fields({"ns": "shop.orders", "op": "find", "duration_ms": 3, "plan_summary": "COLLSCAN",
+                               "query_hash": "AB", "ts": _START, "command": {"find": "orders", "filter": {"_id": 1}}})
+    assert _speedups.add_execution(stats, event, ShapeObservation(), CONTEXT)
+    made = [next(iter(stats.timeline.buckets.values())), stats.plan_costs["COLLSCAN"],
+            stats.server_hashes["queryHash"], stats.literals.fields["_id"]]
+    expected = [TimeBucket(), PlanCost(), CappedSet(), FieldLiterals()]
+    expected[0].add(3, 0, 0)
+    expected[1].count, expected[1].total_ms = 1, 3.0
+    expected[2].add("AB")
+    expected[3].add(1, True)
+    assert [typed(item) for item in made] == [typed(item) for item in expected]
