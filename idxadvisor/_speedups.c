@@ -505,7 +505,7 @@ static PyObject *scan_json_block(PyObject *module, PyObject *const *args, Py_ssi
     X(S_LAST_PLAN, "last_plan") X(S_SWITCHES, "switches") X(S_MEMBERS, "members") X(S_CUTOFF, "cutoff") \
     X(S_ADD, "add") X(S_TRIM, "_trim") X(S_ADD_AT, "add_at") X(S_OBSERVE, "observe") \
     X(S_RECORD_LOOKUP, "_record_lookup") X(S_TIMESTAMP, "timestamp") X(S_BATCH_SIZE, "batchSize") \
-    X(S_CURSOR, "cursor")
+    X(S_CURSOR, "cursor") X(S_POST_INIT, "__post_init__")
 
 #define NAME_ENUM(symbol, text) N_##symbol,
 enum { NAME_LIST(NAME_ENUM) NAME_COUNT };
@@ -2666,7 +2666,7 @@ static int slot_raise(PyObject *object, const Slot *slot, PyObject *value)
     return larger < 0 ? -1 : larger ? slot_set(object, slot, value) : 0;
 }
 
-static PyObject *blank_like(PyObject *template); /* with add_execution, below */
+static PyObject *blank_like(State *state, PyObject *template); /* with add_execution, below */
 
 /* The slot of an optional context (NULL without one: the attribute protocol). */
 #define AT(symbol) (context != NULL ? &context->slots[SL_##symbol] : NULL)
@@ -3320,7 +3320,7 @@ static int literals_into(State *state, const Context *context, PyObject *stats, 
         if (field == NULL) {
             /* field_type: FieldLiterals, or with a context a FieldLiterals() to make the new one like */
             if (PyErr_Occurred() ||
-                (field = context != NULL ? blank_like(field_type) : PyObject_CallNoArgs(field_type)) == NULL) {
+                (field = context != NULL ? blank_like(state, field_type) : PyObject_CallNoArgs(field_type)) == NULL) {
                 goto done;
             }
             int failed = PyDict_SetItem(fields, literal->name, field) < 0;
@@ -3560,20 +3560,20 @@ static int immutable(PyObject *value)
  * type() kept for this (its defaults, all immutable), and copying its slots skips a dataclass __init__ in Python.
  * Calls the type for a class that is not a plain slots class of object, has a __post_init__, or holds a value that
  * could change. */
-static PyObject *blank_like(PyObject *template)
+static PyObject *blank_like(State *state, PyObject *template)
 {
     PyTypeObject *type = Py_TYPE(template);
     PyMemberDef *members = type->tp_members;
     int plain = (type->tp_flags & Py_TPFLAGS_HEAPTYPE) && type->tp_base == &PyBaseObject_Type &&
                 type->tp_new == PyBaseObject_Type.tp_new && type->tp_dictoffset == 0 &&
                 type->tp_weaklistoffset == 0 && members != NULL && type->tp_dict != NULL &&
-                PyDict_GetItemString(type->tp_dict, "__post_init__") == NULL; /* a dataclass __init__ does no more */
+                PyDict_GetItemWithError(type->tp_dict, NAME(S_POST_INIT)) == NULL; /* __init__ does no more */
     for (PyMemberDef *member = members; plain && member->name != NULL; member++) {
         PyObject *value = *(PyObject **)((char *)template + member->offset);
         plain = member->type == T_OBJECT_EX && value != NULL && immutable(value);
     }
     if (!plain) {
-        return PyObject_CallNoArgs((PyObject *)type);
+        return PyErr_Occurred() ? NULL : PyObject_CallNoArgs((PyObject *)type);
     }
     PyObject *made = type->tp_alloc(type, 0);
     if (made == NULL) {
@@ -3597,13 +3597,13 @@ static PyObject *dict_slot(PyObject *object, const Slot *slot)
 }
 
 /* dict[key], made like template (blank_like) when missing (a new reference). */
-static PyObject *item_or_new(PyObject *dict, PyObject *key, PyObject *template)
+static PyObject *item_or_new(State *state, PyObject *dict, PyObject *key, PyObject *template)
 {
     PyObject *value = PyDict_GetItemWithError(dict, key);
     if (value != NULL) {
         return Py_NewRef(value);
     }
-    if (PyErr_Occurred() || (value = blank_like(template)) == NULL) {
+    if (PyErr_Occurred() || (value = blank_like(state, template)) == NULL) {
         return NULL;
     }
     if (PyDict_SetItem(dict, key, value) < 0) {
@@ -3788,7 +3788,7 @@ static int timeline_add(State *state, const Context *context, PyObject *timeline
             failed = call_method(timeline, NAME(S_ADD_AT), epoch_seconds, duration, docs, keys);
             goto done;
         }
-        if ((bucket = blank_like(context->types[X_BLANK_TIME_BUCKET])) == NULL) {
+        if ((bucket = blank_like(state, context->types[X_BLANK_TIME_BUCKET])) == NULL) {
             goto done;
         }
         if (PyDict_SetItem(buckets, start, bucket) < 0) {
@@ -4166,7 +4166,7 @@ static int add_read_execution(State *state, const Context *context, PyObject *st
         plan = interned(execution->plan);
         if ((plans = dict_slot(stats, SLOT(ST_PLANS))) == NULL || count_in(plans, plan, one) < 0 ||
             (costs = dict_slot(stats, SLOT(ST_PLAN_COSTS))) == NULL ||
-            (cost = item_or_new(costs, plan, context->types[X_BLANK_PLAN_COST])) == NULL ||
+            (cost = item_or_new(state, costs, plan, context->types[X_BLANK_PLAN_COST])) == NULL ||
             slot_add(cost, SLOT(PC_COUNT), one) < 0 || slot_add(cost, SLOT(PC_TOTAL_MS), duration) < 0) {
             goto done;
         }
@@ -4296,7 +4296,8 @@ static int add_read_execution(State *state, const Context *context, PyObject *st
         if (hashes == NULL && (hashes = dict_slot(stats, SLOT(ST_SERVER_HASHES))) == NULL) {
             goto done;
         }
-        PyObject *capped = item_or_new(hashes, state->names[report_names[i]], context->types[X_BLANK_CAPPED_SET]);
+        PyObject *capped =
+            item_or_new(state, hashes, state->names[report_names[i]], context->types[X_BLANK_CAPPED_SET]);
         truth = capped != NULL ? capped_offer(state, context, capped, value) : -1;
         Py_XDECREF(capped);
         if (truth < 0) {
