@@ -10,6 +10,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h> /* T_OBJECT_EX, READONLY: the slots add_execution reads in place */
 #include <stdint.h>
 #include <string.h>
 
@@ -478,7 +479,33 @@ static PyObject *scan_json_block(PyObject *module, PyObject *const *args, Py_ssi
     X(TOTAL, "total") X(MAXIMUM, "maximum") X(EXECUTIONS, "executions") X(DURATION_US, "duration_us") \
     X(COMPONENTS, "components") X(HISTOGRAMS, "histograms") X(VALUES, "values") X(STRINGS, "strings") \
     X(STRING_BYTES, "string_bytes") X(LONGEST, "longest") X(EQUALITIES, "equalities") X(DISTINCT, "distinct") \
-    X(DISTINCT_COUNT, "distinct_count") X(MANY, "many")
+    X(DISTINCT_COUNT, "distinct_count") X(MANY, "many") \
+    X(S_COUNT, "count") X(S_GETMORES, "getmores") X(S_DURATION, "duration") X(S_KEYS, "keys_examined") \
+    X(S_DOCS, "docs_examined") X(S_NRETURNED, "nreturned") X(S_MEASURED, "measured") \
+    X(S_KEYS_MEASURED, "keys_measured") X(S_DOCS_MEASURED, "docs_measured") X(S_PLANS, "plans") \
+    X(S_BLOCKING_SORTS, "blocking_sorts") X(S_USED_DISK, "used_disk") X(S_ERRORS, "errors") \
+    X(S_INTERNAL_REASON, "internal_reason") X(S_MAX_IN_LENGTH, "max_in_length") X(S_APPS, "apps") \
+    X(S_CONNECTIONS, "connections") X(S_SERVER_HASHES, "server_hashes") X(S_FIRST_SEEN, "first_seen") \
+    X(S_LAST_SEEN, "last_seen") X(S_TIMELINE, "timeline") X(S_LATEST, "_latest") X(S_RUNS, "runs") \
+    X(S_LITERAL_VALUES, "literal_values") X(S_NUM_YIELDS, "num_yields") X(S_YIELDS_MEASURED, "yields_measured") \
+    X(S_RESPONSE_BYTES, "response_bytes") X(S_RESPONSES_MEASURED, "responses_measured") \
+    X(S_REPLANNED, "replanned") X(S_SKIPPED_EXECUTIONS, "skipped_executions") X(S_SKIP_TOTAL, "skip_total") \
+    X(S_SKIP_MAX, "skip_max") X(S_UNDER_LIMIT, "under_limit") X(S_UNDER_LIMIT_RETURNED, "under_limit_returned") \
+    X(S_PLAN_COSTS, "plan_costs") X(S_PLAN_ORDER, "plan_order") X(S_BULK_WRITTEN, "bulk_written") \
+    X(S_LITERALS, "literals") X(S_POINT_LOOKUP, "_point_lookup") X(S_SHAPE, "shape") X(S_OPTIONS, "options") \
+    X(S_N_MATCHED, "n_matched") X(S_N_DELETED, "n_deleted") X(S_N_INSERTED, "n_inserted") \
+    X(S_PLAN_SUMMARY, "plan_summary") X(S_HAS_SORT_STAGE, "has_sort_stage") X(S_SPILLS, "spills") \
+    X(S_RESPONSE_LENGTH, "response_length") X(S_REMOTE, "remote") X(S_UNPARSED, "unparsed") \
+    X(S_QUERY_HASH, "query_hash") X(S_PLAN_CACHE_SHAPE_HASH, "plan_cache_shape_hash") \
+    X(S_QUERY_SHAPE_HASH, "query_shape_hash") X(S_PLAN_CACHE_KEY, "plan_cache_key") \
+    X(S_QUERY_HASH_REPORT, "queryHash") X(S_PLAN_CACHE_SHAPE_HASH_REPORT, "planCacheShapeHash") \
+    X(S_QUERY_SHAPE_HASH_REPORT, "queryShapeHash") X(S_PLAN_CACHE_KEY_REPORT, "planCacheKey") \
+    X(S_IN_LENGTH, "in_length") X(S_TOTAL_MS, "total_ms") X(S_MAX_MS, "max_ms") X(S_BINS, "bins") \
+    X(S_WIDTH_MINUTES, "width_minutes") X(S_BUCKETS, "buckets") X(S_LAST_MS, "last_ms") \
+    X(S_LAST_PLAN, "last_plan") X(S_SWITCHES, "switches") X(S_MEMBERS, "members") X(S_CUTOFF, "cutoff") \
+    X(S_ADD, "add") X(S_TRIM, "_trim") X(S_ADD_AT, "add_at") X(S_OBSERVE, "observe") \
+    X(S_RECORD_LOOKUP, "_record_lookup") X(S_TIMESTAMP, "timestamp") X(S_BATCH_SIZE, "batchSize") \
+    X(S_CURSOR, "cursor") X(S_POST_INIT, "__post_init__")
 
 #define NAME_ENUM(symbol, text) N_##symbol,
 enum { NAME_LIST(NAME_ENUM) NAME_COUNT };
@@ -586,6 +613,7 @@ typedef struct {
     PyObject *app_prefixes;     /* tuple: INTERNAL_APP_PREFIXES */
     PyObject *fromisoformat;    /* datetime.datetime.fromisoformat */
     PyObject *zero;             /* the int 0 */
+    PyObject *one;              /* the int 1 */
 } State;
 
 static State *module_state(PyObject *module)
@@ -615,6 +643,7 @@ static int state_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(state->app_prefixes);
     Py_VISIT(state->fromisoformat);
     Py_VISIT(state->zero);
+    Py_VISIT(state->one);
     return 0;
 }
 
@@ -640,6 +669,7 @@ static int state_clear(PyObject *module)
     Py_CLEAR(state->app_prefixes);
     Py_CLEAR(state->fromisoformat);
     Py_CLEAR(state->zero);
+    Py_CLEAR(state->one);
     return 0;
 }
 
@@ -681,11 +711,13 @@ static PyObject *string_set(const char *const *texts, size_t count)
     return set;
 }
 
+static int add_execution_slots(PyObject *module); /* with add_execution, below */
+
 static int speedups_exec(PyObject *module)
 {
     State *state = module_state(module);
     /* observe_literals keeps FieldLiterals.distinct as packed bytes (an older build kept a set: see shapes/digest.py) */
-    if (PyModule_AddIntConstant(module, "LITERALS_PACKED", 1) < 0) {
+    if (PyModule_AddIntConstant(module, "LITERALS_PACKED", 1) < 0 || add_execution_slots(module) < 0) {
         return -1;
     }
     for (int i = 0; i < NAME_COUNT; i++) {
@@ -727,7 +759,8 @@ static int speedups_exec(PyObject *module)
     state->extended_markers = string_set(EXTENDED_JSON_MARKERS, COUNT_OF(EXTENDED_JSON_MARKERS));
     state->number_markers = string_set(NUMBER_MARKERS, COUNT_OF(NUMBER_MARKERS));
     if (state->field_operators == NULL || state->top_level_operators == NULL || state->extended_markers == NULL ||
-        state->number_markers == NULL || (state->zero = PyLong_FromLong(0)) == NULL) {
+        state->number_markers == NULL || (state->zero = PyLong_FromLong(0)) == NULL ||
+        (state->one = PyLong_FromLong(1)) == NULL) {
         return -1;
     }
     if ((state->app_prefixes = PyTuple_New((Py_ssize_t)APP_PREFIX_COUNT)) == NULL) {
@@ -2408,6 +2441,246 @@ static PyObject *shape_command(PyObject *module, PyObject *const *args, Py_ssize
     return Py_BuildValue("(NnL)", shaped, shaper.in_length, skip);
 }
 
+/* ---- the slots of the statistics' classes, read and written in place (add_execution) ----------------------- */
+
+/* What add_execution works with, in the order of digest.execution_context(): the classes it checks or makes, blank
+ * objects it makes new ones like, the reference functions it calls back, the limits, and the slots' descriptors. */
+enum {
+    X_EVENT, X_DATETIME, X_SHAPE_STATS, X_SHAPE_OBSERVATION, X_TIME_BREAKDOWN, X_LATEST_EXECUTION, X_RUN_LOG,
+    X_NO_RUNS, X_LITERAL_VALUES, X_NO_LITERAL_VALUES, X_HISTOGRAM, X_BLANK_TIME_BUCKET, X_BLANK_PLAN_COST,
+    X_BLANK_CAPPED_SET, X_BLANK_FIELD_LITERALS, X_WIDTHS, X_WHOLE, X_SKETCHED, X_FIRST_REPLY_CAP,
+    X_LITERAL_FINGERPRINT, X_IS_BULK_TOOL, X_DUMPS, X_LOG, X_LOG_GAMMA, X_IN_VALUES, X_DISTINCT_CAP, X_EXACT_LIMIT,
+    X_FIRST_BATCH, X_SMALL_SET, X_SET_CAP, X_MAX_BUCKETS, X_MAX_RUNS, X_MAX_KEPT, X_SLOTS, CONTEXT_SIZE
+};
+
+/* The slots add_execution reads and writes, by class; the context's X_SLOTS holds their member descriptors in this
+ * order (digest.py builds it from EXECUTION_SLOTS, which this table makes). */
+#define SLOT_LIST(X) \
+    X(ST_SHAPE, "ShapeStats", "shape") X(ST_COUNT, "ShapeStats", "count") X(ST_GETMORES, "ShapeStats", "getmores") \
+    X(ST_DURATION, "ShapeStats", "duration") X(ST_KEYS_EXAMINED, "ShapeStats", "keys_examined") \
+    X(ST_DOCS_EXAMINED, "ShapeStats", "docs_examined") X(ST_NRETURNED, "ShapeStats", "nreturned") \
+    X(ST_MEASURED, "ShapeStats", "measured") X(ST_KEYS_MEASURED, "ShapeStats", "keys_measured") \
+    X(ST_DOCS_MEASURED, "ShapeStats", "docs_measured") X(ST_PLANS, "ShapeStats", "plans") \
+    X(ST_BLOCKING_SORTS, "ShapeStats", "blocking_sorts") X(ST_USED_DISK, "ShapeStats", "used_disk") \
+    X(ST_ERRORS, "ShapeStats", "errors") X(ST_TRUNCATED, "ShapeStats", "truncated") \
+    X(ST_INTERNAL, "ShapeStats", "internal") X(ST_INTERNAL_REASON, "ShapeStats", "internal_reason") \
+    X(ST_MAX_IN_LENGTH, "ShapeStats", "max_in_length") X(ST_APPS, "ShapeStats", "apps") \
+    X(ST_CONNECTIONS, "ShapeStats", "connections") X(ST_SERVER_HASHES, "ShapeStats", "server_hashes") \
+    X(ST_FIRST_SEEN, "ShapeStats", "first_seen") X(ST_LAST_SEEN, "ShapeStats", "last_seen") \
+    X(ST_TIMELINE, "ShapeStats", "timeline") X(ST_LATEST, "ShapeStats", "_latest") X(ST_RUNS, "ShapeStats", "runs") \
+    X(ST_LITERAL_VALUES, "ShapeStats", "literal_values") X(ST_NUM_YIELDS, "ShapeStats", "num_yields") \
+    X(ST_YIELDS_MEASURED, "ShapeStats", "yields_measured") X(ST_RESPONSE_BYTES, "ShapeStats", "response_bytes") \
+    X(ST_RESPONSES_MEASURED, "ShapeStats", "responses_measured") X(ST_REPLANNED, "ShapeStats", "replanned") \
+    X(ST_SKIPPED_EXECUTIONS, "ShapeStats", "skipped_executions") X(ST_SKIP_TOTAL, "ShapeStats", "skip_total") \
+    X(ST_SKIP_MAX, "ShapeStats", "skip_max") X(ST_UNDER_LIMIT, "ShapeStats", "under_limit") \
+    X(ST_UNDER_LIMIT_RETURNED, "ShapeStats", "under_limit_returned") X(ST_PLAN_COSTS, "ShapeStats", "plan_costs") \
+    X(ST_PLAN_ORDER, "ShapeStats", "plan_order") X(ST_BULK_WRITTEN, "ShapeStats", "bulk_written") \
+    X(ST_LITERALS, "ShapeStats", "literals") X(ST_TIMING, "ShapeStats", "timing") \
+    X(ST_POINT_LOOKUP, "ShapeStats", "_point_lookup") X(SH_OP, "QueryShape", "op") \
+    X(SH_OPTIONS, "QueryShape", "options") X(OB_IN_LENGTH, "ShapeObservation", "in_length") \
+    X(OB_SKIP, "ShapeObservation", "skip") X(HI_COUNTS, "DurationHistogram", "counts") \
+    X(HI_N, "DurationHistogram", "n") X(HI_TOTAL, "DurationHistogram", "total") \
+    X(HI_MAXIMUM, "DurationHistogram", "maximum") X(TL_WIDTH_MINUTES, "Timeline", "width_minutes") \
+    X(TL_BUCKETS, "Timeline", "buckets") X(TB_COUNT, "TimeBucket", "count") \
+    X(TB_TOTAL_MS, "TimeBucket", "total_ms") X(TB_MAX_MS, "TimeBucket", "max_ms") \
+    X(TB_DOCS_EXAMINED, "TimeBucket", "docs_examined") X(TB_KEYS_EXAMINED, "TimeBucket", "keys_examined") \
+    X(TB_BINS, "TimeBucket", "bins") X(PC_COUNT, "PlanCost", "count") X(PC_TOTAL_MS, "PlanCost", "total_ms") \
+    X(PC_KEYS_EXAMINED, "PlanCost", "keys_examined") X(PC_DOCS_EXAMINED, "PlanCost", "docs_examined") \
+    X(PC_NRETURNED, "PlanCost", "nreturned") X(PO_RUNS, "PlanOrder", "runs") X(PR_LAST_MS, "PlanRun", "last_ms") \
+    X(PR_LAST_PLAN, "PlanRun", "last_plan") X(PR_SWITCHES, "PlanRun", "switches") \
+    X(CS_MEMBERS, "CappedSet", "members") X(CS_CUTOFF, "CappedSet", "cutoff") X(LE_NS, "LatestExecution", "ns") \
+    X(LE_OP, "LatestExecution", "op") X(LE_TS, "LatestExecution", "ts") \
+    X(LE_KEPT_COMMAND, "LatestExecution", "kept_command") X(RL_RUNS, "RunLog", "runs") \
+    X(LV_COUNTS, "LiteralValues", "counts") X(LV_RUNS, "LiteralValues", "runs") \
+    X(LV_CUTOFF, "LiteralValues", "cutoff") \
+    X(BD_EXECUTIONS, "TimeBreakdown", "executions") X(BD_DURATION_US, "TimeBreakdown", "duration_us") \
+    X(BD_COMPONENTS, "TimeBreakdown", "components") X(BD_HISTOGRAMS, "TimeBreakdown", "histograms") \
+    X(FL_VALUES, "FieldLiterals", "values") X(FL_STRINGS, "FieldLiterals", "strings") \
+    X(FL_STRING_BYTES, "FieldLiterals", "string_bytes") X(FL_LONGEST, "FieldLiterals", "longest") \
+    X(FL_EQUALITIES, "FieldLiterals", "equalities") X(FL_DISTINCT, "FieldLiterals", "distinct") \
+    X(FL_DISTINCT_COUNT, "FieldLiterals", "distinct_count") X(FL_MANY, "FieldLiterals", "many") \
+    X(LS_EXECUTIONS, "LiteralStats", "executions") X(LS_FIELDS, "LiteralStats", "fields")
+
+#define SLOT_ENUM(symbol, owner, name) SL_##symbol,
+enum { SLOT_LIST(SLOT_ENUM) SLOT_COUNT };
+#undef SLOT_ENUM
+#define SLOT_PAIR(symbol, owner, name) {owner, name},
+static const char *const SLOT_NAMES[SLOT_COUNT][2] = {SLOT_LIST(SLOT_PAIR)};
+#undef SLOT_PAIR
+
+/* EXECUTION_SLOTS: ((class name, slot name), ...) in the order the context's X_SLOTS gives their descriptors. */
+static int add_execution_slots(PyObject *module)
+{
+    PyObject *pairs = PyTuple_New(SLOT_COUNT);
+    if (pairs == NULL) {
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < SLOT_COUNT; i++) {
+        PyObject *pair = Py_BuildValue("(ss)", SLOT_NAMES[i][0], SLOT_NAMES[i][1]);
+        if (pair == NULL) {
+            Py_DECREF(pairs);
+            return -1;
+        }
+        PyTuple_SET_ITEM(pairs, i, pair);
+    }
+    int failed = PyModule_AddObjectRef(module, "EXECUTION_SLOTS", pairs) < 0;
+    Py_DECREF(pairs);
+    return failed ? -1 : 0;
+}
+
+/* One slot of a slots class: read and written in place in an object of exactly that class (the descriptor's own
+ * offset), through the attribute protocol for anything else. */
+typedef struct {
+    PyTypeObject *type;
+    Py_ssize_t offset;
+    PyObject *name; /* borrowed from the descriptor */
+} Slot;
+
+typedef struct {
+    PyObject *const *types; /* the context tuple's items, borrowed */
+    long long exact_limit, first_batch, small_set, set_cap, max_buckets, max_runs, distinct_cap, max_kept;
+    Py_ssize_t in_values;
+    double log_gamma;
+    const Slot *slots; /* SLOT_COUNT of them, in the context's capsule (execution_slots) */
+} Context;
+
+#define SLOT(symbol) (&context->slots[SL_##symbol])
+
+/* The slots from their member descriptors (each an object slot of its class, which reads and writes attributes the
+ * usual way); -1 with a TypeError for anything else. */
+static int read_slots(PyObject *descriptors, Slot *slots)
+{
+    if (!PyTuple_CheckExact(descriptors) || PyTuple_GET_SIZE(descriptors) != SLOT_COUNT) {
+        PyErr_SetString(PyExc_TypeError, "add_execution() needs the member descriptors of EXECUTION_SLOTS");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < SLOT_COUNT; i++) {
+        PyObject *descriptor = PyTuple_GET_ITEM(descriptors, i);
+        if (!Py_IS_TYPE(descriptor, &PyMemberDescr_Type)) {
+            PyErr_SetString(PyExc_TypeError, "EXECUTION_SLOTS holds something other than a member descriptor");
+            return -1;
+        }
+        PyMemberDef *member = ((PyMemberDescrObject *)descriptor)->d_member;
+        PyTypeObject *type = PyDescr_TYPE(descriptor);
+        if (member->type != T_OBJECT_EX || (member->flags & READONLY) || type->tp_getattro != PyObject_GenericGetAttr) {
+            PyErr_SetString(PyExc_TypeError, "EXECUTION_SLOTS holds a descriptor that is not a plain object slot");
+            return -1;
+        }
+        slots[i].type = type;
+        slots[i].offset = member->offset;
+        slots[i].name = PyDescr_NAME(descriptor);
+    }
+    return 0;
+}
+
+static const char SLOTS_CAPSULE[] = "idxadvisor._speedups.execution_slots";
+
+/* A capsule's slot table: the slots, then the descriptors' tuple that keeps their names and classes alive. */
+typedef struct {
+    Slot slots[SLOT_COUNT];
+    PyObject *descriptors;
+} SlotTable;
+
+static void slot_table_free(PyObject *capsule)
+{
+    SlotTable *table = PyCapsule_GetPointer(capsule, SLOTS_CAPSULE);
+    if (table != NULL) {
+        Py_XDECREF(table->descriptors);
+        PyMem_Free(table);
+    }
+}
+
+PyDoc_STRVAR(execution_slots_doc,
+"execution_slots(descriptors, /)\n--\n\n"
+"The slot table add_execution reads and writes the statistics through, from the member descriptors of the slots\n"
+"EXECUTION_SLOTS names, in that order (checked once, here): a capsule for digest.execution_context().");
+
+static PyObject *execution_slots(PyObject *module, PyObject *descriptors)
+{
+    (void)module;
+    SlotTable *table = PyMem_Malloc(sizeof(SlotTable));
+    if (table == NULL) {
+        return PyErr_NoMemory();
+    }
+    if (read_slots(descriptors, table->slots) < 0) {
+        PyMem_Free(table);
+        return NULL;
+    }
+    table->descriptors = Py_NewRef(descriptors);
+    PyObject *capsule = PyCapsule_New(table, SLOTS_CAPSULE, slot_table_free);
+    if (capsule == NULL) {
+        Py_DECREF(descriptors);
+        PyMem_Free(table);
+    }
+    return capsule;
+}
+
+/* object.slot, a new reference */
+static PyObject *slot_get(PyObject *object, const Slot *slot)
+{
+    if (Py_TYPE(object) == slot->type) {
+        PyObject *value = *(PyObject **)((char *)object + slot->offset);
+        if (value != NULL) {
+            return Py_NewRef(value);
+        }
+    }
+    return PyObject_GetAttr(object, slot->name);
+}
+
+/* object.slot, borrowed: only for an object of the slot's class (NULL otherwise, or when unset, without an error) */
+static PyObject *slot_peek(PyObject *object, const Slot *slot)
+{
+    return Py_TYPE(object) == slot->type ? *(PyObject **)((char *)object + slot->offset) : NULL;
+}
+
+/* object.slot = value */
+static int slot_set(PyObject *object, const Slot *slot, PyObject *value)
+{
+    if (Py_TYPE(object) == slot->type && slot->type->tp_setattro == PyObject_GenericSetAttr) {
+        PyObject **place = (PyObject **)((char *)object + slot->offset);
+        PyObject *old = *place;
+        *place = Py_NewRef(value);
+        Py_XDECREF(old);
+        return 0;
+    }
+    return PyObject_SetAttr(object, slot->name, value);
+}
+
+/* object.slot += addend */
+static int slot_add(PyObject *object, const Slot *slot, PyObject *addend)
+{
+    PyObject *value = slot_get(object, slot);
+    PyObject *sum = value != NULL ? PyNumber_Add(value, addend) : NULL;
+    int failed = sum == NULL || slot_set(object, slot, sum) < 0;
+    Py_XDECREF(value);
+    Py_XDECREF(sum);
+    return failed ? -1 : 0;
+}
+
+/* object.slot is (or will be compared as) larger: object.slot = value when value > object.slot */
+static int slot_raise(PyObject *object, const Slot *slot, PyObject *value)
+{
+    PyObject *held = slot_get(object, slot);
+    int larger = held != NULL ? PyObject_RichCompareBool(value, held, Py_GT) : -1;
+    Py_XDECREF(held);
+    return larger < 0 ? -1 : larger ? slot_set(object, slot, value) : 0;
+}
+
+static PyObject *blank_like(State *state, PyObject *template); /* with add_execution, below */
+
+/* The slot of an optional context (NULL without one: the attribute protocol). */
+#define AT(symbol) (context != NULL ? &context->slots[SL_##symbol] : NULL)
+
+static PyObject *get_at(PyObject *object, const Slot *slot, PyObject *name)
+{
+    return slot != NULL ? slot_get(object, slot) : PyObject_GetAttr(object, name);
+}
+
+static int set_at(PyObject *object, const Slot *slot, PyObject *name, PyObject *value)
+{
+    return slot != NULL ? slot_set(object, slot, value) : PyObject_SetAttr(object, name, value);
+}
+
 /* ---- a shape's time breakdown: timing.TimeBreakdown.add ------------------------------------------------------- */
 
 /* round(value) as Python rounds a float (half to even) into *out; 0 when it is not finite or past a long long.
@@ -2435,20 +2708,20 @@ static int list_add(PyObject *list, Py_ssize_t index, PyObject *addend)
     return sum == NULL ? -1 : PyList_SetItem(list, index, sum); /* steals sum, releases the old item */
 }
 
-static int attribute_add(PyObject *object, PyObject *name, PyObject *addend)
+static int attribute_add(PyObject *object, const Slot *slot, PyObject *name, PyObject *addend)
 {
-    PyObject *value = PyObject_GetAttr(object, name);
+    PyObject *value = get_at(object, slot, name);
     PyObject *sum = value != NULL ? PyNumber_Add(value, addend) : NULL;
-    int failed = sum == NULL || PyObject_SetAttr(object, name, sum) < 0;
+    int failed = sum == NULL || set_at(object, slot, name, sum) < 0;
     Py_XDECREF(value);
     Py_XDECREF(sum);
     return failed ? -1 : 0;
 }
 
 /* DurationHistogram.add(bucket) for a whole number of milliseconds under EXACT_LIMIT. */
-static int histogram_add(State *state, PyObject *histogram, PyObject *bucket)
+static int histogram_add(State *state, const Context *context, PyObject *histogram, PyObject *bucket)
 {
-    PyObject *counts = PyObject_GetAttr(histogram, NAME(COUNTS));
+    PyObject *counts = get_at(histogram, AT(HI_COUNTS), NAME(COUNTS));
     if (counts == NULL) {
         return -1;
     }
@@ -2465,12 +2738,14 @@ static int histogram_add(State *state, PyObject *histogram, PyObject *bucket)
         goto done;
     }
     count = held != NULL ? PyNumber_Add(held, one) : Py_NewRef(one);
-    if (count == NULL || PyDict_SetItem(counts, bucket, count) < 0 || attribute_add(histogram, NAME(N_VALUES), one) < 0 ||
-        attribute_add(histogram, NAME(TOTAL), bucket) < 0 || (maximum = PyObject_GetAttr(histogram, NAME(MAXIMUM))) == NULL) {
+    if (count == NULL || PyDict_SetItem(counts, bucket, count) < 0 ||
+        attribute_add(histogram, AT(HI_N), NAME(N_VALUES), one) < 0 ||
+        attribute_add(histogram, AT(HI_TOTAL), NAME(TOTAL), bucket) < 0 ||
+        (maximum = get_at(histogram, AT(HI_MAXIMUM), NAME(MAXIMUM))) == NULL) {
         goto done;
     }
     int larger = PyObject_RichCompareBool(bucket, maximum, Py_GT);
-    if (larger < 0 || (larger && PyObject_SetAttr(histogram, NAME(MAXIMUM), bucket) < 0)) {
+    if (larger < 0 || (larger && set_at(histogram, AT(HI_MAXIMUM), NAME(MAXIMUM), bucket) < 0)) {
         goto done;
     }
     failed = 0;
@@ -2526,8 +2801,8 @@ static int timing_plan(PyObject *timing, PyObject *whole, PyObject *sketched, lo
     return DONE;
 }
 
-static int add_component(State *state, PyObject *components, PyObject *histograms, PyObject *histogram_type,
-                         const Component *component, PyObject *duration)
+static int add_component(State *state, const Context *context, PyObject *components, PyObject *histograms,
+                         PyObject *histogram_type, const Component *component, PyObject *duration)
 {
     PyObject *numbers = PyDict_GetItemWithError(components, component->name);
     if (numbers == NULL) {
@@ -2564,7 +2839,7 @@ static int add_component(State *state, PyObject *components, PyObject *histogram
         }
     }
     PyObject *bucket = PyLong_FromLongLong(component->bucket);
-    failed = bucket == NULL || histogram_add(state, histogram, bucket) < 0;
+    failed = bucket == NULL || histogram_add(state, context, histogram, bucket) < 0;
     Py_XDECREF(bucket);
     return failed ? -1 : 0;
 }
@@ -2575,6 +2850,68 @@ PyDoc_STRVAR(add_timing_doc,
 "float of a name in whole, each sketched one under exact_limit milliseconds once rounded. True when added; False,\n"
 "with nothing changed, where Python must add it.");
 
+/* TimeBreakdown.add(timing, duration_ms) on breakdown: DONE, FALLBACK (nothing changed: Python must add it) or
+ * FAILED (a Python error is set). */
+static int timing_into(State *state, const Context *context, PyObject *breakdown, PyObject *timing,
+                       PyObject *duration_ms, PyObject *whole, PyObject *sketched, PyObject *histogram_type,
+                       long long exact_limit)
+{
+    long long duration_us;
+    if (!PyDict_CheckExact(timing) || !PyDict_CheckExact(whole) || !PyAnySet_Check(sketched)) {
+        return FALLBACK;
+    }
+    if (PyLong_CheckExact(duration_ms)) {
+        int overflow;
+        long long milliseconds = PyLong_AsLongLongAndOverflow(duration_ms, &overflow);
+        if (overflow || milliseconds > 9000000000000000LL || milliseconds < -9000000000000000LL) {
+            return FALLBACK;
+        }
+        duration_us = milliseconds * 1000;
+    } else if (!PyFloat_CheckExact(duration_ms) || !rounded(PyFloat_AS_DOUBLE(duration_ms) * 1000.0, &duration_us)) {
+        return FALLBACK;
+    }
+    Component plan[16];
+    Py_ssize_t count = 0;
+    int status = timing_plan(timing, whole, sketched, exact_limit, plan, &count);
+    if (status != DONE) {
+        return status;
+    }
+    PyObject *components = get_at(breakdown, AT(BD_COMPONENTS), NAME(COMPONENTS));
+    PyObject *histograms = components != NULL ? get_at(breakdown, AT(BD_HISTOGRAMS), NAME(HISTOGRAMS)) : NULL;
+    PyObject *duration = histograms != NULL ? PyLong_FromLongLong(duration_us) : NULL;
+    PyObject *one = duration != NULL ? PyLong_FromLong(1) : NULL;
+    status = FAILED;
+    if (one == NULL) {
+        goto done;
+    }
+    if (!PyDict_CheckExact(components) || !PyDict_CheckExact(histograms)) {
+        status = FALLBACK;
+        goto done;
+    }
+    if (attribute_add(breakdown, AT(BD_EXECUTIONS), NAME(EXECUTIONS), one) < 0 ||
+        attribute_add(breakdown, AT(BD_DURATION_US), NAME(DURATION_US), duration) < 0) {
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        if (add_component(state, context, components, histograms, histogram_type, &plan[i], duration) < 0) {
+            goto done;
+        }
+    }
+    status = DONE;
+done:
+    Py_XDECREF(components);
+    Py_XDECREF(histograms);
+    Py_XDECREF(duration);
+    Py_XDECREF(one);
+    return status;
+}
+
+/* True, False or NULL for what a *_into function said. */
+static PyObject *status_result(int status)
+{
+    return status == FAILED ? NULL : Py_NewRef(status == DONE ? Py_True : Py_False);
+}
+
 static PyObject *add_timing(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     State *state = module_state(module);
@@ -2582,60 +2919,11 @@ static PyObject *add_timing(PyObject *module, PyObject *const *args, Py_ssize_t 
         PyErr_SetString(PyExc_TypeError, "add_timing() takes exactly 7 arguments");
         return NULL;
     }
-    PyObject *breakdown = args[0], *timing = args[1], *duration_ms = args[2], *whole = args[3];
-    PyObject *sketched = args[4], *histogram_type = args[5];
-    long long exact_limit = PyLong_AsLongLong(args[6]), duration_us;
+    long long exact_limit = PyLong_AsLongLong(args[6]);
     if (exact_limit == -1 && PyErr_Occurred()) {
         return NULL;
     }
-    if (!PyDict_CheckExact(timing) || !PyDict_CheckExact(whole) || !PyAnySet_Check(sketched)) {
-        Py_RETURN_FALSE;
-    }
-    if (PyLong_CheckExact(duration_ms)) {
-        int overflow;
-        long long milliseconds = PyLong_AsLongLongAndOverflow(duration_ms, &overflow);
-        if (overflow || milliseconds > 9000000000000000LL || milliseconds < -9000000000000000LL) {
-            Py_RETURN_FALSE;
-        }
-        duration_us = milliseconds * 1000;
-    } else if (!PyFloat_CheckExact(duration_ms) || !rounded(PyFloat_AS_DOUBLE(duration_ms) * 1000.0, &duration_us)) {
-        Py_RETURN_FALSE;
-    }
-    Component plan[16];
-    Py_ssize_t count = 0;
-    int status = timing_plan(timing, whole, sketched, exact_limit, plan, &count);
-    if (status != DONE) {
-        if (status == FAILED) {
-            return NULL;
-        }
-        Py_RETURN_FALSE;
-    }
-    PyObject *components = PyObject_GetAttr(breakdown, NAME(COMPONENTS));
-    PyObject *histograms = components != NULL ? PyObject_GetAttr(breakdown, NAME(HISTOGRAMS)) : NULL;
-    PyObject *duration = histograms != NULL ? PyLong_FromLongLong(duration_us) : NULL;
-    PyObject *one = duration != NULL ? PyLong_FromLong(1) : NULL, *result = NULL;
-    if (one == NULL) {
-        goto done;
-    }
-    if (!PyDict_CheckExact(components) || !PyDict_CheckExact(histograms)) {
-        result = Py_NewRef(Py_False);
-        goto done;
-    }
-    if (attribute_add(breakdown, NAME(EXECUTIONS), one) < 0 || attribute_add(breakdown, NAME(DURATION_US), duration) < 0) {
-        goto done;
-    }
-    for (Py_ssize_t i = 0; i < count; i++) {
-        if (add_component(state, components, histograms, histogram_type, &plan[i], duration) < 0) {
-            goto done;
-        }
-    }
-    result = Py_NewRef(Py_True);
-done:
-    Py_XDECREF(components);
-    Py_XDECREF(histograms);
-    Py_XDECREF(duration);
-    Py_XDECREF(one);
-    return result;
+    return status_result(timing_into(state, NULL, args[0], args[1], args[2], args[3], args[4], args[5], exact_limit));
 }
 
 
@@ -2878,18 +3166,18 @@ static PyObject *filter_document(State *state, PyObject *op, PyObject *command)
     return NULL;
 }
 
-static int set_number(PyObject *object, PyObject *name, long long value)
+static int set_number(PyObject *object, const Slot *slot, PyObject *name, long long value)
 {
     PyObject *number = PyLong_FromLongLong(value);
-    int failed = number == NULL || PyObject_SetAttr(object, name, number) < 0;
+    int failed = number == NULL || set_at(object, slot, name, number) < 0;
     Py_XDECREF(number);
     return failed ? -1 : 0;
 }
 
 /* An int attribute, or -1 with an error (they are counts: never negative). */
-static long long get_number(PyObject *object, PyObject *name)
+static long long get_number(PyObject *object, const Slot *slot, PyObject *name)
 {
-    PyObject *number = PyObject_GetAttr(object, name);
+    PyObject *number = get_at(object, slot, name);
     if (number == NULL) {
         return -1;
     }
@@ -2898,40 +3186,41 @@ static long long get_number(PyObject *object, PyObject *name)
     return value;
 }
 
-static int add_number(PyObject *object, PyObject *name, long long addend)
+static int add_number(PyObject *object, const Slot *slot, PyObject *name, long long addend)
 {
-    long long value = get_number(object, name);
-    return value == -1 && PyErr_Occurred() ? -1 : set_number(object, name, value + addend);
+    long long value = get_number(object, slot, name);
+    return value == -1 && PyErr_Occurred() ? -1 : set_number(object, slot, name, value + addend);
 }
 
 /* FieldLiterals.add(value, equality), from what measure() found. */
-static int field_add(State *state, PyObject *found, const Literal *literal, long long distinct_cap)
+static int field_add(State *state, const Context *context, PyObject *found, const Literal *literal,
+                     long long distinct_cap)
 {
-    if (add_number(found, NAME(VALUES), 1) < 0) {
+    if (add_number(found, AT(FL_VALUES), NAME(VALUES), 1) < 0) {
         return -1;
     }
     if (literal->length >= 0) {
-        long long longest = get_number(found, NAME(LONGEST));
-        if ((longest == -1 && PyErr_Occurred()) || add_number(found, NAME(STRINGS), 1) < 0 ||
-            add_number(found, NAME(STRING_BYTES), literal->length) < 0 ||
-            (literal->length > longest && set_number(found, NAME(LONGEST), literal->length) < 0)) {
+        long long longest = get_number(found, AT(FL_LONGEST), NAME(LONGEST));
+        if ((longest == -1 && PyErr_Occurred()) || add_number(found, AT(FL_STRINGS), NAME(STRINGS), 1) < 0 ||
+            add_number(found, AT(FL_STRING_BYTES), NAME(STRING_BYTES), literal->length) < 0 ||
+            (literal->length > longest && set_number(found, AT(FL_LONGEST), NAME(LONGEST), literal->length) < 0)) {
             return -1;
         }
     }
     if (!literal->equality) {
         return 0;
     }
-    if (add_number(found, NAME(EQUALITIES), 1) < 0) {
+    if (add_number(found, AT(FL_EQUALITIES), NAME(EQUALITIES), 1) < 0) {
         return -1;
     }
-    PyObject *many = PyObject_GetAttr(found, NAME(MANY));
+    PyObject *many = get_at(found, AT(FL_MANY), NAME(MANY));
     int is_many = many != NULL ? PyObject_IsTrue(many) : -1;
     Py_XDECREF(many);
     if (is_many != 0) {
         return is_many < 0 ? -1 : 0;
     }
     /* FieldLiterals.distinct: the checksums, 4 bytes each (big-endian, ascending), in one bytes object */
-    PyObject *distinct = PyObject_GetAttr(found, NAME(DISTINCT));
+    PyObject *distinct = get_at(found, AT(FL_DISTINCT), NAME(DISTINCT));
     if (distinct == NULL) {
         return -1;
     }
@@ -2967,19 +3256,21 @@ static int field_add(State *state, PyObject *found, const Literal *literal, long
     if (grown == NULL) {
         return -1;
     }
-    int failed = PyObject_SetAttr(found, NAME(DISTINCT), grown) < 0;
+    int failed = set_at(found, AT(FL_DISTINCT), NAME(DISTINCT), grown) < 0;
     Py_DECREF(grown);
     if (failed) {
         return -1;
     }
     if (size > distinct_cap) {
-        return PyObject_SetAttr(found, NAME(MANY), Py_True) < 0 ? -1 : set_number(found, NAME(DISTINCT_COUNT), 0);
+        return set_at(found, AT(FL_MANY), NAME(MANY), Py_True) < 0
+                   ? -1
+                   : set_number(found, AT(FL_DISTINCT_COUNT), NAME(DISTINCT_COUNT), 0);
     }
-    long long counted = get_number(found, NAME(DISTINCT_COUNT));
+    long long counted = get_number(found, AT(FL_DISTINCT_COUNT), NAME(DISTINCT_COUNT));
     if (counted == -1 && PyErr_Occurred()) {
         return -1;
     }
-    return size <= counted ? 0 : set_number(found, NAME(DISTINCT_COUNT), size);
+    return size <= counted ? 0 : set_number(found, AT(FL_DISTINCT_COUNT), NAME(DISTINCT_COUNT), size);
 }
 
 PyDoc_STRVAR(observe_literals_doc,
@@ -2988,25 +3279,17 @@ PyDoc_STRVAR(observe_literals_doc,
 "JSON wrappers. True when observed; False, with nothing changed, where Python must observe it (a document or\n"
 "array as a value, which Python measures by its JSON text).");
 
-static PyObject *observe_literals(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+/* LiteralStats.observe(op, command) on stats: DONE, FALLBACK (nothing changed: Python must observe it) or FAILED. */
+static int literals_into(State *state, const Context *context, PyObject *stats, PyObject *op, PyObject *command,
+                         PyObject *field_type, PyObject *widths, Py_ssize_t in_values, long long distinct_cap)
 {
-    State *state = module_state(module);
-    if (nargs != 7) {
-        PyErr_SetString(PyExc_TypeError, "observe_literals() takes exactly 7 arguments");
-        return NULL;
-    }
-    PyObject *stats = args[0], *op = args[1], *command = args[2], *field_type = args[3], *widths = args[4];
-    Py_ssize_t in_values = PyLong_AsSsize_t(args[5]);
-    long long distinct_cap = PyLong_AsLongLong(args[6]);
-    if ((in_values == -1 || distinct_cap == -1) && PyErr_Occurred()) {
-        return NULL;
-    }
     if (!PyUnicode_CheckExact(op) || !PyDict_CheckExact(widths)) {
-        Py_RETURN_FALSE;
+        return FALLBACK;
     }
     Literals *found = PyMem_Malloc(sizeof(Literals));
     if (found == NULL) {
-        return PyErr_NoMemory();
+        PyErr_NoMemory();
+        return FAILED;
     }
     found->count = 0;
     int status = DONE;
@@ -3016,26 +3299,28 @@ static PyObject *observe_literals(PyObject *module, PyObject *const *args, Py_ss
     } else if (document != NULL && PyDict_CheckExact(document)) {
         status = walk_literals(state, widths, in_values, document, 0, found);
     }
-    PyObject *result = NULL, *fields = NULL;
+    PyObject *fields = NULL;
     if (status != DONE) {
-        result = status == FAILED ? NULL : Py_NewRef(Py_False);
         goto done;
     }
-    if ((fields = PyObject_GetAttr(stats, NAME(FIELDS))) == NULL) {
+    status = FAILED;
+    if ((fields = get_at(stats, AT(LS_FIELDS), NAME(FIELDS))) == NULL) {
         goto done;
     }
     if (!PyDict_CheckExact(fields)) {
-        result = Py_NewRef(Py_False);
+        status = FALLBACK;
         goto done;
     }
-    if (add_number(stats, NAME(EXECUTIONS), 1) < 0) {
+    if (add_number(stats, AT(LS_EXECUTIONS), NAME(EXECUTIONS), 1) < 0) {
         goto done;
     }
     for (int i = 0; i < found->count; i++) {
         const Literal *literal = &found->items[i];
         PyObject *field = PyDict_GetItemWithError(fields, literal->name);
         if (field == NULL) {
-            if (PyErr_Occurred() || (field = PyObject_CallNoArgs(field_type)) == NULL) {
+            /* field_type: FieldLiterals, or with a context a FieldLiterals() to make the new one like */
+            if (PyErr_Occurred() ||
+                (field = context != NULL ? blank_like(state, field_type) : PyObject_CallNoArgs(field_type)) == NULL) {
                 goto done;
             }
             int failed = PyDict_SetItem(fields, literal->name, field) < 0;
@@ -3044,14 +3329,1166 @@ static PyObject *observe_literals(PyObject *module, PyObject *const *args, Py_ss
                 goto done;
             }
         }
-        if (field_add(state, field, literal, distinct_cap) < 0) {
+        if (field_add(state, context, field, literal, distinct_cap) < 0) {
             goto done;
         }
     }
-    result = Py_NewRef(Py_True);
+    status = DONE;
 done:
     Py_XDECREF(fields);
     PyMem_Free(found);
+    return status;
+}
+
+static PyObject *observe_literals(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    State *state = module_state(module);
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "observe_literals() takes exactly 7 arguments");
+        return NULL;
+    }
+    Py_ssize_t in_values = PyLong_AsSsize_t(args[5]);
+    long long distinct_cap = PyLong_AsLongLong(args[6]);
+    if ((in_values == -1 || distinct_cap == -1) && PyErr_Occurred()) {
+        return NULL;
+    }
+    return status_result(
+        literals_into(state, NULL, args[0], args[1], args[2], args[3], args[4], in_values, distinct_cap));
+}
+
+/* ---- a shape's statistics: digest.ShapeStats.add --------------------------------------------------------------- */
+
+/* What ShapeStats.add reads of one execution: strong references (NULL: absent or None, unless said). */
+typedef struct {
+    PyObject *fields;    /* the event's __dict__ */
+    PyObject *ns, *op;   /* present, op a str */
+    PyObject *duration;  /* the duration the statistics use: 0.0 for none or a damaged one */
+    int histogram;       /* whether the duration goes into the histogram (it is not None) */
+    PyObject *keys, *docs, *returned, *plan, *app, *connection, *remote, *ts, *command, *originating, *timing;
+    PyObject *internal, *error, *yields, *response, *in_length, *skip;
+    PyObject *hashes[4];
+    int getmore, written, sort, disk, truncated, unparsed, replanned;
+} Execution;
+
+static void execution_clear(Execution *execution)
+{
+    PyObject **held[] = {&execution->fields, &execution->ns, &execution->op, &execution->duration, &execution->keys,
+                         &execution->docs, &execution->returned, &execution->plan, &execution->app,
+                         &execution->connection, &execution->remote, &execution->ts, &execution->command,
+                         &execution->originating, &execution->timing, &execution->internal, &execution->error,
+                         &execution->yields, &execution->response, &execution->in_length, &execution->skip,
+                         &execution->hashes[0], &execution->hashes[1], &execution->hashes[2], &execution->hashes[3]};
+    for (size_t i = 0; i < COUNT_OF(held); i++) {
+        Py_CLEAR(*held[i]);
+    }
+}
+
+/* An event field as a strong reference into *out, NULL for absent or None. */
+static int field_of(PyObject *fields, PyObject *name, PyObject **out)
+{
+    PyObject *value = PyDict_GetItemWithError(fields, name);
+    if (value == NULL) {
+        return PyErr_Occurred() ? FAILED : DONE;
+    }
+    *out = value == Py_None ? NULL : Py_NewRef(value);
+    return DONE;
+}
+
+/* A counter field: None or an int (anything else: Python). */
+static int counter_of(PyObject *fields, PyObject *name, PyObject **out)
+{
+    int status = field_of(fields, name, out);
+    return status == DONE && *out != NULL && !PyLong_CheckExact(*out) ? FALLBACK : status;
+}
+
+/* A text field: None or a str. */
+static int text_of(PyObject *fields, PyObject *name, PyObject **out)
+{
+    int status = field_of(fields, name, out);
+    return status == DONE && *out != NULL && !PyUnicode_CheckExact(*out) ? FALLBACK : status;
+}
+
+/* The truth of a flag field: absent, None, a bool or an int (anything else: Python). */
+static int flag_of(PyObject *fields, PyObject *name, int *out)
+{
+    PyObject *value = PyDict_GetItemWithError(fields, name);
+    if (value == NULL) {
+        *out = 0;
+        return PyErr_Occurred() ? FAILED : DONE;
+    }
+    if (value != Py_None && !PyBool_Check(value) && !PyLong_CheckExact(value)) {
+        return FALLBACK;
+    }
+    *out = value != Py_None && PyObject_IsTrue(value);
+    return DONE;
+}
+
+/* A duration the C code adds exactly as Python does: an int within 2**53 or a finite float. */
+static int plain_duration(PyObject *value)
+{
+    if (PyLong_CheckExact(value)) {
+        int overflow;
+        long long number = PyLong_AsLongLongAndOverflow(value, &overflow);
+        return !overflow && number <= (1LL << 53) && number >= -(1LL << 53);
+    }
+    return PyFloat_CheckExact(value) && isfinite(PyFloat_AS_DOUBLE(value));
+}
+
+/* Reads everything ShapeStats.add needs of the event, or says FALLBACK for what the C code leaves to Python. */
+static int read_execution(State *state, const Context *context, PyObject *event, PyObject *observation,
+                          Execution *execution)
+{
+    if (Py_TYPE(event) != (PyTypeObject *)context->types[X_EVENT] ||
+        Py_TYPE(observation) != (PyTypeObject *)context->types[X_SHAPE_OBSERVATION]) {
+        return FALLBACK;
+    }
+    PyObject *fields = execution->fields = PyObject_GenericGetDict(event, NULL);
+    if (fields == NULL) {
+        return FAILED;
+    }
+    if (!PyDict_CheckExact(fields)) {
+        return FALLBACK;
+    }
+    int status = field_of(fields, NAME(NS), &execution->ns);
+    if (status == DONE) {
+        status = text_of(fields, NAME(OP), &execution->op);
+    }
+    if (status != DONE || execution->ns == NULL || execution->op == NULL) {
+        return status == DONE ? FALLBACK : status;
+    }
+    PyObject *duration = PyDict_GetItemWithError(fields, NAME(DURATION_MS));
+    if (duration == NULL && PyErr_Occurred()) {
+        return FAILED;
+    }
+    execution->histogram = duration != Py_None;
+    if (duration == NULL || duration == Py_None) {
+        if ((execution->duration = PyFloat_FromDouble(0.0)) == NULL) {
+            return FAILED;
+        }
+    } else if (!plain_duration(duration)) {
+        return FALLBACK;
+    } else {
+        execution->duration = Py_NewRef(duration);
+    }
+    PyObject *op = execution->op;
+    execution->getmore = op_is(op, "getMore");
+    execution->written = op_is(op, "update") ? N_S_N_MATCHED : op_is(op, "delete") ? N_S_N_DELETED
+                                                             : op_is(op, "insert") ? N_S_N_INSERTED : 0;
+    int statement;
+    if ((status = counter_of(fields, NAME(S_KEYS), &execution->keys)) != DONE ||
+        (status = counter_of(fields, NAME(S_DOCS), &execution->docs)) != DONE ||
+        (status = counter_of(fields, NAME(S_NRETURNED), &execution->returned)) != DONE ||
+        (status = flag_of(fields, NAME(STATEMENT), &statement)) != DONE) {
+        return status;
+    }
+    if (execution->returned == NULL && (statement || execution->written)) {
+        PyObject *name = state->names[execution->written ? execution->written : N_S_N_DELETED];
+        if ((status = counter_of(fields, name, &execution->returned)) != DONE) {
+            return status;
+        }
+    }
+    int spills;
+    if ((status = text_of(fields, NAME(S_PLAN_SUMMARY), &execution->plan)) != DONE ||
+        (status = flag_of(fields, NAME(S_HAS_SORT_STAGE), &execution->sort)) != DONE ||
+        (status = flag_of(fields, NAME(S_USED_DISK), &execution->disk)) != DONE ||
+        (status = flag_of(fields, NAME(S_SPILLS), &spills)) != DONE ||
+        (status = field_of(fields, NAME(ERROR), &execution->error)) != DONE ||
+        (status = flag_of(fields, NAME(TRUNCATED), &execution->truncated)) != DONE ||
+        (status = flag_of(fields, NAME(S_UNPARSED), &execution->unparsed)) != DONE ||
+        (status = text_of(fields, NAME(INTERNAL), &execution->internal)) != DONE ||
+        (status = counter_of(fields, NAME(S_NUM_YIELDS), &execution->yields)) != DONE ||
+        (status = counter_of(fields, NAME(S_RESPONSE_LENGTH), &execution->response)) != DONE ||
+        (status = flag_of(fields, NAME(S_REPLANNED), &execution->replanned)) != DONE ||
+        (status = field_of(fields, NAME(TIMING), &execution->timing)) != DONE ||
+        (status = text_of(fields, NAME(APP_NAME), &execution->app)) != DONE ||
+        (status = text_of(fields, NAME(CONNECTION), &execution->connection)) != DONE ||
+        (status = field_of(fields, NAME(S_REMOTE), &execution->remote)) != DONE ||
+        (status = field_of(fields, NAME(TS), &execution->ts)) != DONE ||
+        (status = field_of(fields, NAME(COMMAND), &execution->command)) != DONE ||
+        (status = field_of(fields, NAME(ORIGINATING_COMMAND), &execution->originating)) != DONE) {
+        return status;
+    }
+    execution->disk = execution->disk || spills;
+    static const int hash_names[4] = {N_S_QUERY_HASH, N_S_PLAN_CACHE_SHAPE_HASH, N_S_QUERY_SHAPE_HASH,
+                                      N_S_PLAN_CACHE_KEY};
+    for (int i = 0; i < 4; i++) {
+        if ((status = text_of(fields, state->names[hash_names[i]], &execution->hashes[i])) != DONE) {
+            return status;
+        }
+    }
+    if (execution->ts != NULL && Py_TYPE(execution->ts) != (PyTypeObject *)context->types[X_DATETIME]) {
+        return FALLBACK;
+    }
+    execution->in_length = slot_get(observation, SLOT(OB_IN_LENGTH));
+    execution->skip = execution->in_length != NULL ? slot_get(observation, SLOT(OB_SKIP)) : NULL;
+    if (execution->skip == NULL) {
+        return FAILED;
+    }
+    return PyLong_CheckExact(execution->in_length) && PyLong_CheckExact(execution->skip) ? DONE : FALLBACK;
+}
+
+/* A string, truthy and interned: sys.intern(text) as a new reference. */
+static PyObject *interned(PyObject *text)
+{
+    Py_INCREF(text);
+    PyUnicode_InternInPlace(&text);
+    return text;
+}
+
+/* mapping[key] = mapping.get(key, 0) + 1 */
+static int count_in(PyObject *mapping, PyObject *key, PyObject *one)
+{
+    PyObject *held = PyDict_GetItemWithError(mapping, key);
+    if (held == NULL && PyErr_Occurred()) {
+        return -1;
+    }
+    PyObject *count = held != NULL ? PyNumber_Add(held, one) : Py_NewRef(one);
+    int failed = count == NULL || PyDict_SetItem(mapping, key, count) < 0;
+    Py_XDECREF(count);
+    return failed ? -1 : 0;
+}
+
+/* A value a blank object may share with its template: one that cannot change. */
+static int immutable(PyObject *value)
+{
+    return value == Py_None || PyBool_Check(value) || PyLong_CheckExact(value) || PyFloat_CheckExact(value) ||
+           PyUnicode_CheckExact(value) || PyBytes_CheckExact(value) ||
+           (PyTuple_CheckExact(value) && PyTuple_GET_SIZE(value) == 0);
+}
+
+/* A new object of the template's slots class with the template's values, as type() makes it: the template is a
+ * type() kept for this (its defaults, all immutable), and copying its slots skips a dataclass __init__ in Python.
+ * Calls the type for a class that is not a plain slots class of object, has a __post_init__, or holds a value that
+ * could change. */
+static PyObject *blank_like(State *state, PyObject *template)
+{
+    PyTypeObject *type = Py_TYPE(template);
+    PyMemberDef *members = type->tp_members;
+    int plain = (type->tp_flags & Py_TPFLAGS_HEAPTYPE) && type->tp_base == &PyBaseObject_Type &&
+                type->tp_new == PyBaseObject_Type.tp_new && type->tp_dictoffset == 0 &&
+                type->tp_weaklistoffset == 0 && members != NULL && type->tp_dict != NULL &&
+                PyDict_GetItemWithError(type->tp_dict, NAME(S_POST_INIT)) == NULL; /* __init__ does no more */
+    for (PyMemberDef *member = members; plain && member->name != NULL; member++) {
+        PyObject *value = *(PyObject **)((char *)template + member->offset);
+        plain = member->type == T_OBJECT_EX && value != NULL && immutable(value);
+    }
+    if (!plain) {
+        return PyErr_Occurred() ? NULL : PyObject_CallNoArgs((PyObject *)type);
+    }
+    PyObject *made = type->tp_alloc(type, 0);
+    if (made == NULL) {
+        return NULL;
+    }
+    for (PyMemberDef *member = members; member->name != NULL; member++) {
+        *(PyObject **)((char *)made + member->offset) = Py_NewRef(*(PyObject **)((char *)template + member->offset));
+    }
+    return made;
+}
+
+/* A slot that must hold a dict, as a new reference (a TypeError for anything else). */
+static PyObject *dict_slot(PyObject *object, const Slot *slot)
+{
+    PyObject *value = slot_get(object, slot);
+    if (value != NULL && !PyDict_CheckExact(value)) {
+        PyErr_Format(PyExc_TypeError, "%U is not a dict", slot->name);
+        Py_CLEAR(value);
+    }
+    return value;
+}
+
+/* dict[key], made like template (blank_like) when missing (a new reference). */
+static PyObject *item_or_new(State *state, PyObject *dict, PyObject *key, PyObject *template)
+{
+    PyObject *value = PyDict_GetItemWithError(dict, key);
+    if (value != NULL) {
+        return Py_NewRef(value);
+    }
+    if (PyErr_Occurred() || (value = blank_like(state, template)) == NULL) {
+        return NULL;
+    }
+    if (PyDict_SetItem(dict, key, value) < 0) {
+        Py_DECREF(value);
+        return NULL;
+    }
+    return value;
+}
+
+/* object.name(args...) through Python (the reference method), its result dropped. */
+static int call_method(PyObject *object, PyObject *name, PyObject *first, PyObject *second, PyObject *third,
+                       PyObject *fourth)
+{
+    PyObject *args[5] = {object, first, second, third, fourth};
+    size_t count = 1 + (first != NULL) + (second != NULL) + (third != NULL) + (fourth != NULL);
+    PyObject *result = PyObject_VectorcallMethod(name, args, count | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    Py_XDECREF(result);
+    return result == NULL ? -1 : 0;
+}
+
+/* DurationHistogram.add(value) for an int within 2**53 or a finite float (Python's method past exact_limit). */
+static int histogram_add_value(State *state, const Context *context, PyObject *histogram, PyObject *value)
+{
+    long long bucket, exact_limit = context->exact_limit;
+    if (PyLong_CheckExact(value)) {
+        bucket = PyLong_AsLongLong(value);
+        if (bucket < 0) {
+            return bucket == -1 && PyErr_Occurred() ? -1 : 0;
+        }
+    } else {
+        double number = PyFloat_AS_DOUBLE(value);
+        if (!(number >= 0)) {
+            return 0; /* NaN or negative: not a duration */
+        }
+        bucket = number < (double)exact_limit ? (long long)number : exact_limit;
+        if (bucket < exact_limit && (double)bucket < number) {
+            bucket += 1; /* math.ceil */
+        }
+    }
+    if (bucket >= exact_limit) { /* sketch._bucket: EXACT_LIMIT + ceil(log(value / EXACT_LIMIT) / _LOG_GAMMA) */
+        double number = PyLong_CheckExact(value) ? (double)PyLong_AsLongLong(value) : PyFloat_AS_DOUBLE(value);
+        PyObject *ratio = PyFloat_FromDouble(number / (double)exact_limit); /* both exact: one rounding, as Python */
+        PyObject *logarithm = ratio != NULL ? PyObject_Vectorcall(context->types[X_LOG], &ratio, 1, NULL) : NULL;
+        Py_XDECREF(ratio);
+        if (logarithm == NULL) {
+            return -1;
+        }
+        double steps = PyFloat_Check(logarithm) ? PyFloat_AS_DOUBLE(logarithm) / context->log_gamma : -1.0;
+        Py_DECREF(logarithm);
+        if (!(steps >= 0 && steps < 1e15)) {
+            return call_method(histogram, NAME(S_ADD), value, NULL, NULL, NULL); /* not reached for a finite value */
+        }
+        long long whole = (long long)steps;
+        bucket = exact_limit + whole + ((double)whole < steps); /* math.ceil */
+    }
+    PyObject *counts = dict_slot(histogram, SLOT(HI_COUNTS));
+    PyObject *key = counts != NULL ? (PyLong_CheckExact(value) && bucket < exact_limit ? Py_NewRef(value)
+                                                                                          : PyLong_FromLongLong(bucket))
+                                   : NULL;
+    int failed = key == NULL || count_in(counts, key, state->one) < 0 ||
+                 slot_add(histogram, SLOT(HI_N), state->one) < 0 ||
+                 slot_add(histogram, SLOT(HI_TOTAL), value) < 0 || slot_raise(histogram, SLOT(HI_MAXIMUM), value) < 0;
+    Py_XDECREF(counts);
+    Py_XDECREF(key);
+    return failed ? -1 : 0;
+}
+
+/* sketch.coarse_bin(value): 0 under 1 ms, then 8 bins per power of two (frexp without the maths library). */
+static int coarse_bin_of(PyObject *value, long long *out)
+{
+    double number = PyFloat_Check(value) ? PyFloat_AS_DOUBLE(value) : PyLong_AsDouble(value);
+    if (number == -1.0 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (number < 1) {
+        *out = 0;
+        return 0;
+    }
+    if (!isfinite(number)) {
+        PyErr_SetString(number != number ? PyExc_ValueError : PyExc_OverflowError, "coarse_bin of a non-finite value");
+        return -1;
+    }
+    uint64_t bits;
+    memcpy(&bits, &number, sizeof bits);
+    long long exponent = (long long)((bits >> 52) & 0x7ffU) - 1022; /* a normal number: value >= 1 */
+    bits = (bits & ~(0x7ffULL << 52)) | (1022ULL << 52);
+    double mantissa;
+    memcpy(&mantissa, &bits, sizeof mantissa);
+    *out = exponent * 8 + (long long)((mantissa - 0.5) * 2 * 8) - 7;
+    return 0;
+}
+
+/* TimeBucket.add(duration, docs, keys) */
+static int bucket_add(State *state, const Context *context, PyObject *bucket, PyObject *duration, PyObject *docs,
+                      PyObject *keys)
+{
+    PyObject *bins = slot_get(bucket, SLOT(TB_BINS));
+    PyObject *count = bins != NULL ? slot_get(bucket, SLOT(TB_COUNT)) : NULL;
+    PyObject *maximum = count != NULL ? slot_get(bucket, SLOT(TB_MAX_MS)) : NULL;
+    PyObject *index = NULL, *top = NULL, *made = NULL;
+    int failed = -1;
+    if (maximum == NULL) {
+        goto done;
+    }
+    long long index_value, top_value;
+    if (bins != Py_None) {
+        if (!PyDict_CheckExact(bins)) {
+            PyErr_SetString(PyExc_TypeError, "TimeBucket.bins is not a dict");
+            goto done;
+        }
+        if (coarse_bin_of(duration, &index_value) < 0 || (index = PyLong_FromLongLong(index_value)) == NULL ||
+            count_in(bins, index, state->one) < 0) {
+            goto done;
+        }
+    } else {
+        int counted = PyObject_IsTrue(count), differs = 0;
+        if (counted < 0 || (counted && (differs = PyObject_RichCompareBool(duration, maximum, Py_NE)) < 0)) {
+            goto done;
+        }
+        if (counted && differs) {
+            if (coarse_bin_of(duration, &index_value) < 0 || coarse_bin_of(maximum, &top_value) < 0) {
+                goto done;
+            }
+            if (index_value != top_value) {
+                if ((index = PyLong_FromLongLong(index_value)) == NULL ||
+                    (top = PyLong_FromLongLong(top_value)) == NULL || (made = PyDict_New()) == NULL ||
+                    PyDict_SetItem(made, top, count) < 0 || PyDict_SetItem(made, index, state->one) < 0 ||
+                    slot_set(bucket, SLOT(TB_BINS), made) < 0) {
+                    goto done;
+                }
+            }
+        }
+    }
+    if (slot_add(bucket, SLOT(TB_COUNT), state->one) < 0 || slot_add(bucket, SLOT(TB_TOTAL_MS), duration) < 0 ||
+        slot_raise(bucket, SLOT(TB_MAX_MS), duration) < 0 || slot_add(bucket, SLOT(TB_DOCS_EXAMINED), docs) < 0 ||
+        slot_add(bucket, SLOT(TB_KEYS_EXAMINED), keys) < 0) {
+        goto done;
+    }
+    failed = 0;
+done:
+    Py_XDECREF(bins);
+    Py_XDECREF(count);
+    Py_XDECREF(maximum);
+    Py_XDECREF(index);
+    Py_XDECREF(top);
+    Py_XDECREF(made);
+    return failed;
+}
+
+/* Timeline.add_at(epoch_seconds, duration, docs, keys); Python's method when the timeline must coarsen. */
+static int timeline_add(State *state, const Context *context, PyObject *timeline, PyObject *epoch_seconds,
+                        PyObject *duration, PyObject *docs, PyObject *keys)
+{
+    PyObject *sixty = PyLong_FromLong(60);
+    PyObject *floored = sixty != NULL ? PyNumber_FloorDivide(epoch_seconds, sixty) : NULL;
+    PyObject *minute = floored != NULL ? PyNumber_Long(floored) : NULL;
+    PyObject *width = minute != NULL ? slot_get(timeline, SLOT(TL_WIDTH_MINUTES)) : NULL;
+    PyObject *start = NULL, *remainder = NULL, *buckets = NULL, *bucket = NULL;
+    int failed = -1;
+    if (width == NULL) {
+        goto done;
+    }
+    int single = PyObject_RichCompareBool(width, state->one, Py_EQ);
+    if (single < 0) {
+        goto done;
+    }
+    if (single) {
+        start = Py_NewRef(minute);
+    } else if ((remainder = PyNumber_Remainder(minute, width)) == NULL ||
+               (start = PyNumber_Subtract(minute, remainder)) == NULL) {
+        goto done;
+    }
+    if ((buckets = dict_slot(timeline, SLOT(TL_BUCKETS))) == NULL) {
+        goto done;
+    }
+    bucket = PyDict_GetItemWithError(buckets, start);
+    if (bucket == NULL) {
+        if (PyErr_Occurred()) {
+            goto done;
+        }
+        if (PyDict_GET_SIZE(buckets) >= context->max_buckets) { /* a new bucket past the cap: Python coarsens */
+            failed = call_method(timeline, NAME(S_ADD_AT), epoch_seconds, duration, docs, keys);
+            goto done;
+        }
+        if ((bucket = blank_like(state, context->types[X_BLANK_TIME_BUCKET])) == NULL) {
+            goto done;
+        }
+        if (PyDict_SetItem(buckets, start, bucket) < 0) {
+            Py_CLEAR(bucket);
+            goto done;
+        }
+    } else {
+        Py_INCREF(bucket);
+    }
+    failed = bucket_add(state, context, bucket, duration, docs, keys);
+done:
+    Py_XDECREF(sixty);
+    Py_XDECREF(floored);
+    Py_XDECREF(minute);
+    Py_XDECREF(width);
+    Py_XDECREF(start);
+    Py_XDECREF(remainder);
+    Py_XDECREF(buckets);
+    Py_XDECREF(bucket);
+    return failed;
+}
+
+/* PlanOrder.add(end, plan) for an execution after the last one; Python's method for the first or an earlier one. */
+static int plan_order_add(State *state, const Context *context, PyObject *order, PyObject *end, PyObject *plan)
+{
+    PyObject *runs = slot_get(order, SLOT(PO_RUNS));
+    if (runs == NULL) {
+        return -1;
+    }
+    PyObject *last = NULL, *last_ms = NULL, *last_plan = NULL;
+    int failed = -1, later = 0;
+    if (PyList_CheckExact(runs) && PyList_GET_SIZE(runs) > 0) {
+        last = Py_NewRef(PyList_GET_ITEM(runs, PyList_GET_SIZE(runs) - 1));
+        if ((last_ms = slot_get(last, SLOT(PR_LAST_MS))) == NULL ||
+            (later = PyObject_RichCompareBool(end, last_ms, Py_GE)) < 0) {
+            goto done;
+        }
+    }
+    if (!later) {
+        failed = call_method(order, NAME(S_ADD), end, plan, NULL, NULL);
+        goto done;
+    }
+    if ((last_plan = slot_get(last, SLOT(PR_LAST_PLAN))) == NULL) {
+        goto done;
+    }
+    int changed = PyObject_RichCompareBool(plan, last_plan, Py_NE);
+    if (changed < 0 || (changed && slot_add(last, SLOT(PR_SWITCHES), state->one) < 0) ||
+        slot_set(last, SLOT(PR_LAST_MS), end) < 0 || slot_set(last, SLOT(PR_LAST_PLAN), plan) < 0) {
+        goto done;
+    }
+    failed = 0;
+done:
+    Py_DECREF(runs);
+    Py_XDECREF(last);
+    Py_XDECREF(last_ms);
+    Py_XDECREF(last_plan);
+    return failed;
+}
+
+/* CappedSet.add(value): members in a tuple up to small_set, then a set; Python's method for a trim or another form. */
+static int capped_add(State *state, const Context *context, PyObject *capped, PyObject *value)
+{
+    PyObject *members = slot_get(capped, SLOT(CS_MEMBERS));
+    if (members == NULL) {
+        return -1;
+    }
+    PyObject *cutoff = NULL, *grown = NULL;
+    int failed = -1;
+    int known = PySequence_Contains(members, value);
+    if (known != 0) {
+        failed = known < 0 ? -1 : 0;
+        goto done;
+    }
+    if ((cutoff = slot_get(capped, SLOT(CS_CUTOFF))) == NULL) {
+        goto done;
+    }
+    if (cutoff != Py_None) {
+        int above = PyObject_RichCompareBool(value, cutoff, Py_GT);
+        if (above != 0) {
+            failed = above < 0 ? -1 : 0;
+            goto done;
+        }
+    }
+    Py_ssize_t size;
+    if (PyTuple_CheckExact(members)) {
+        size = PyTuple_GET_SIZE(members);
+        if (size < context->small_set) {
+            if ((grown = PyTuple_New(size + 1)) == NULL) {
+                goto done;
+            }
+            for (Py_ssize_t i = 0; i < size; i++) {
+                PyTuple_SET_ITEM(grown, i, Py_NewRef(PyTuple_GET_ITEM(members, i)));
+            }
+            PyTuple_SET_ITEM(grown, size, Py_NewRef(value));
+        } else if ((grown = PySet_New(members)) == NULL || PySet_Add(grown, value) < 0) {
+            goto done;
+        }
+        if (slot_set(capped, SLOT(CS_MEMBERS), grown) < 0) {
+            goto done;
+        }
+        size = PyObject_Size(grown);
+    } else if (PySet_CheckExact(members)) {
+        if (PySet_Add(members, value) < 0) {
+            goto done;
+        }
+        size = PySet_GET_SIZE(members);
+    } else {
+        failed = call_method(capped, NAME(S_ADD), value, NULL, NULL, NULL);
+        goto done;
+    }
+    failed = size > 2 * context->set_cap ? call_method(capped, NAME(S_TRIM), NULL, NULL, NULL, NULL) : 0;
+done:
+    Py_DECREF(members);
+    Py_XDECREF(cutoff);
+    Py_XDECREF(grown);
+    return failed;
+}
+
+/* CappedSet.add(value) unless value is a member already (ShapeStats.add's own test first). */
+static int capped_offer(State *state, const Context *context, PyObject *capped, PyObject *value)
+{
+    PyObject *members = slot_get(capped, SLOT(CS_MEMBERS));
+    int known = members != NULL ? PySequence_Contains(members, value) : -1;
+    Py_XDECREF(members);
+    return known != 0 ? (known < 0 ? -1 : 0) : capped_add(state, context, capped, value);
+}
+
+/* literals.first_reply_cap(shape_op, command) for a find, or an aggregation with a $limit stage, whose limit is an int
+ * and whose batch size is absent or an int; Python's function for the rest. A new reference: an int, or None. */
+static PyObject *first_reply_cap(State *state, const Context *context, PyObject *shape_op, PyObject *command)
+{
+    PyObject *limit = NULL, *batch = NULL;
+    if (PyDict_CheckExact(command) && op_is(shape_op, "find")) {
+        limit = PyDict_GetItemWithError(command, NAME(LIMIT));
+        batch = limit != NULL ? PyDict_GetItemWithError(command, NAME(S_BATCH_SIZE)) : NULL;
+    } else if (PyDict_CheckExact(command) && op_is(shape_op, "aggregate")) {
+        PyObject *pipeline = PyDict_GetItemWithError(command, NAME(PIPELINE));
+        for (Py_ssize_t i = 0; pipeline != NULL && PyList_CheckExact(pipeline) && i < PyList_GET_SIZE(pipeline); i++) {
+            PyObject *stage = PyList_GET_ITEM(pipeline, i);
+            if (PyDict_CheckExact(stage) && (limit = PyDict_GetItemWithError(stage, NAME(LIMIT_STAGE))) != NULL) {
+                break;
+            }
+            if (PyErr_Occurred()) {
+                return NULL;
+            }
+        }
+        PyObject *cursor = limit != NULL ? PyDict_GetItemWithError(command, NAME(S_CURSOR)) : NULL;
+        if (cursor != NULL && !PyDict_CheckExact(cursor)) {
+            limit = NULL; /* a cursor that is not a dict: Python */
+        } else if (cursor != NULL) {
+            batch = PyDict_GetItemWithError(cursor, NAME(S_BATCH_SIZE));
+        }
+    }
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    if (limit != NULL && PyLong_CheckExact(limit) && (batch == NULL || batch == Py_None || PyLong_CheckExact(batch))) {
+        int overflow, batch_overflow = 0;
+        long long number = PyLong_AsLongLongAndOverflow(limit, &overflow);
+        long long size = batch != NULL && batch != Py_None ? PyLong_AsLongLongAndOverflow(batch, &batch_overflow) : -1;
+        if (!overflow && !batch_overflow && number > -(1LL << 62) && number < (1LL << 62)) {
+            long long first_batch = context->first_batch, cap;
+            if (number > 0 && number <= first_batch) {
+                cap = number;
+            } else {
+                cap = number < 0 ? -number : number;
+                cap = cap < first_batch ? cap : first_batch;
+            }
+            if (size >= 0 && size < cap) {
+                cap = size;
+            }
+            return cap ? PyLong_FromLongLong(cap) : Py_NewRef(Py_None);
+        }
+    }
+    PyObject *args[2] = {shape_op, command};
+    return PyObject_Vectorcall(context->types[X_FIRST_REPLY_CAP], args, 2, NULL);
+}
+
+/* ShapeStats._offer_representative(event). The kept LatestExecution is refilled in place when the statistics hold
+ * the only reference to it (nothing else can tell it from a new one: it has no __dict__ and no weak references). */
+static int offer_representative(State *state, const Context *context, PyObject *stats, const Execution *execution)
+{
+    (void)state;
+    if (execution->truncated || execution->unparsed) {
+        return 0;
+    }
+    PyObject *command = execution->getmore ? execution->originating : execution->command;
+    if (command == NULL) {
+        return 0;
+    }
+    PyObject *values[4] = {execution->ns, execution->op, execution->ts ? execution->ts : Py_None, command};
+    PyObject *held = slot_peek(stats, SLOT(ST_LATEST));
+    if (held != NULL && Py_REFCNT(held) == 1 && Py_TYPE(held) == SLOT(LE_NS)->type &&
+        SLOT(LE_NS)->type == (PyTypeObject *)context->types[X_LATEST_EXECUTION]) {
+        const Slot *slots[4] = {SLOT(LE_NS), SLOT(LE_OP), SLOT(LE_TS), SLOT(LE_KEPT_COMMAND)};
+        for (int i = 0; i < 4; i++) {
+            if (slot_set(held, slots[i], values[i]) < 0) {
+                return -1;
+            }
+        }
+        return 0;
+    }
+    PyObject *latest = PyObject_Vectorcall(context->types[X_LATEST_EXECUTION], values, 4, NULL);
+    int failed = latest == NULL || slot_set(stats, SLOT(ST_LATEST), latest) < 0;
+    Py_XDECREF(latest);
+    return failed ? -1 : 0;
+}
+
+/* A slot that starts as a shared empty object (shared): replaced by a fresh type() first. New reference. */
+static PyObject *own_slot(PyObject *stats, const Slot *slot, PyObject *shared, PyObject *type)
+{
+    PyObject *value = slot_get(stats, slot);
+    if (value != shared) {
+        return value;
+    }
+    Py_DECREF(value);
+    if ((value = PyObject_CallNoArgs(type)) == NULL || slot_set(stats, slot, value) < 0) {
+        Py_XDECREF(value);
+        return NULL;
+    }
+    return value;
+}
+
+/* digest.literal_fingerprint(command): a CRC-32 of the pipeline as orjson writes it, None without one (or for one
+ * orjson cannot write); Python's function where orjson.dumps gives something else than bytes. New reference. */
+static PyObject *literal_fingerprint(State *state, const Context *context, PyObject *command)
+{
+    PyObject *pipeline =
+        command != NULL && PyDict_CheckExact(command) ? PyDict_GetItemWithError(command, NAME(PIPELINE)) : NULL;
+    if (pipeline == NULL || !PyList_CheckExact(pipeline)) {
+        return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+    }
+    Py_INCREF(pipeline);
+    PyObject *text = PyObject_Vectorcall(context->types[X_DUMPS], &pipeline, 1, NULL);
+    Py_DECREF(pipeline);
+    if (text == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_TypeError)) { /* orjson.JSONEncodeError is a TypeError */
+            return NULL;
+        }
+        PyErr_Clear();
+        return Py_NewRef(Py_None);
+    }
+    if (!PyBytes_CheckExact(text)) {
+        Py_DECREF(text);
+        return PyObject_Vectorcall(context->types[X_LITERAL_FINGERPRINT], &command, 1, NULL);
+    }
+    uint32_t crc = crc32_of(PyBytes_AS_STRING(text), PyBytes_GET_SIZE(text));
+    Py_DECREF(text);
+    return PyLong_FromUnsignedLong(crc);
+}
+
+/* LiteralValues.add(fingerprint): Python's _trim past twice MAX_KEPT. */
+static int literal_values_add(State *state, const Context *context, PyObject *values, PyObject *fingerprint)
+{
+    if (slot_add(values, SLOT(LV_RUNS), state->one) < 0) {
+        return -1;
+    }
+    PyObject *cutoff = slot_get(values, SLOT(LV_CUTOFF));
+    int above = cutoff == NULL ? -1 : cutoff == Py_None ? 0 : PyObject_RichCompareBool(fingerprint, cutoff, Py_GT);
+    Py_XDECREF(cutoff);
+    if (above != 0) {
+        return above < 0 ? -1 : 0;
+    }
+    PyObject *counts = dict_slot(values, SLOT(LV_COUNTS));
+    if (counts == NULL || count_in(counts, fingerprint, state->one) < 0) {
+        Py_XDECREF(counts);
+        return -1;
+    }
+    Py_ssize_t size = PyDict_GET_SIZE(counts);
+    Py_DECREF(counts);
+    return size > 2 * context->max_kept ? call_method(values, NAME(S_TRIM), NULL, NULL, NULL, NULL) : 0;
+}
+
+/* An aggregation's run (RunLog.add) and the fingerprint of its literal values (LiteralValues.add). */
+static int add_run(State *state, const Context *context, PyObject *stats, PyObject *end, const Execution *execution)
+{
+    PyObject *log = own_slot(stats, SLOT(ST_RUNS), context->types[X_NO_RUNS], context->types[X_RUN_LOG]);
+    PyObject *runs = log != NULL ? slot_get(log, SLOT(RL_RUNS)) : NULL;
+    PyObject *start = runs != NULL ? PyNumber_Subtract(end, execution->duration) : NULL;
+    PyObject *run = start != NULL ? PyTuple_Pack(2, start, execution->duration) : NULL;
+    PyObject *fingerprint = NULL, *values = NULL;
+    int failed = -1;
+    if (run == NULL) {
+        goto done;
+    }
+    if (!PyList_CheckExact(runs)) {
+        if (call_method(log, NAME(S_ADD), start, execution->duration, NULL, NULL) < 0) {
+            goto done;
+        }
+    } else if (PyList_Append(runs, run) < 0 ||
+               (PyList_GET_SIZE(runs) > 2 * context->max_runs &&
+                call_method(log, NAME(S_TRIM), NULL, NULL, NULL, NULL) < 0)) {
+        goto done;
+    }
+    if ((fingerprint = literal_fingerprint(state, context, execution->command)) == NULL) {
+        goto done;
+    }
+    if (fingerprint != Py_None) {
+        values = own_slot(stats, SLOT(ST_LITERAL_VALUES), context->types[X_NO_LITERAL_VALUES],
+                          context->types[X_LITERAL_VALUES]);
+        if (values == NULL || literal_values_add(state, context, values, fingerprint) < 0) {
+            goto done;
+        }
+    }
+    failed = 0;
+done:
+    Py_XDECREF(log);
+    Py_XDECREF(runs);
+    Py_XDECREF(start);
+    Py_XDECREF(run);
+    Py_XDECREF(fingerprint);
+    Py_XDECREF(values);
+    return failed;
+}
+
+/* object.slot += 1 where flag is set */
+static int count_if(PyObject *object, const Slot *slot, int flag, PyObject *one)
+{
+    return flag ? slot_add(object, slot, one) : 0;
+}
+
+/* The statistics of one execution, in ShapeStats.add's order: everything is read and nothing can decline any more
+ * (the pieces the C code leaves to Python are called here, each one whole). */
+static int add_read_execution(State *state, const Context *context, PyObject *stats, PyObject *shape,
+                              const Execution *execution)
+{
+    PyObject *one = PyLong_FromLong(1), *histogram = NULL, *plans = NULL, *costs = NULL, *cost = NULL;
+    PyObject *shape_op = NULL, *options = NULL, *cap = NULL, *literals = NULL, *plan = NULL, *breakdown = NULL;
+    PyObject *apps = NULL, *app = NULL, *count = NULL, *connections = NULL, *hashes = NULL, *set = NULL;
+    PyObject *first = NULL, *last = NULL, *latest = NULL, *latest_ts = NULL, *epoch = NULL, *timeline = NULL;
+    PyObject *end = NULL, *order = NULL, *lookup = NULL, *reason = NULL, *skip_max = NULL, *longest = NULL;
+    PyObject *duration = execution->duration, *keys = execution->keys, *docs = execution->docs;
+    PyObject *returned = execution->returned;
+    int failed = -1, truth;
+    if (one == NULL || slot_add(stats, SLOT(ST_COUNT), one) < 0) {
+        goto done;
+    }
+    if (execution->histogram && ((histogram = slot_get(stats, SLOT(ST_DURATION))) == NULL ||
+                                 histogram_add_value(state, context, histogram, duration) < 0)) {
+        goto done;
+    }
+    if (keys != NULL && (slot_add(stats, SLOT(ST_KEYS_EXAMINED), keys) < 0 ||
+                         slot_add(stats, SLOT(ST_KEYS_MEASURED), one) < 0)) {
+        goto done;
+    }
+    if (docs != NULL && (slot_add(stats, SLOT(ST_DOCS_EXAMINED), docs) < 0 ||
+                         slot_add(stats, SLOT(ST_DOCS_MEASURED), one) < 0)) {
+        goto done;
+    }
+    if ((shape_op = slot_get(shape, SLOT(SH_OP))) == NULL) {
+        goto done;
+    }
+    if (returned != NULL) {
+        if (slot_add(stats, SLOT(ST_NRETURNED), returned) < 0 ||
+            ((keys != NULL || docs != NULL) && slot_add(stats, SLOT(ST_MEASURED), one) < 0) ||
+            (options = slot_get(shape, SLOT(SH_OPTIONS))) == NULL ||
+            (truth = PySequence_Contains(options, NAME(LIMIT))) < 0) {
+            goto done;
+        }
+        if (truth && !execution->getmore) { /* ShapeStats._count_under_limit */
+            if ((cap = first_reply_cap(state, context, shape_op, execution->command ? execution->command : Py_None)) ==
+                NULL) {
+                goto done;
+            }
+            if (cap != Py_None) {
+                int under = PyObject_RichCompareBool(returned, cap, Py_LT);
+                if (under < 0 || (under && (slot_add(stats, SLOT(ST_UNDER_LIMIT), one) < 0 ||
+                                            slot_add(stats, SLOT(ST_UNDER_LIMIT_RETURNED), returned) < 0))) {
+                    goto done;
+                }
+            }
+        }
+    }
+    if (execution->plan != NULL && PyUnicode_GET_LENGTH(execution->plan) > 0) { /* a str (read_execution) */
+        plan = interned(execution->plan);
+        if ((plans = dict_slot(stats, SLOT(ST_PLANS))) == NULL || count_in(plans, plan, one) < 0 ||
+            (costs = dict_slot(stats, SLOT(ST_PLAN_COSTS))) == NULL ||
+            (cost = item_or_new(state, costs, plan, context->types[X_BLANK_PLAN_COST])) == NULL ||
+            slot_add(cost, SLOT(PC_COUNT), one) < 0 || slot_add(cost, SLOT(PC_TOTAL_MS), duration) < 0) {
+            goto done;
+        }
+        PyObject *parts[3] = {keys, docs, returned};
+        const Slot *cost_slots[3] = {SLOT(PC_KEYS_EXAMINED), SLOT(PC_DOCS_EXAMINED), SLOT(PC_NRETURNED)};
+        for (int i = 0; i < 3; i++) {
+            if (parts[i] != NULL && PyObject_IsTrue(parts[i]) && /* ints (read_execution) */
+                slot_add(cost, cost_slots[i], parts[i]) < 0) {
+                goto done;
+            }
+        }
+    }
+    if (execution->getmore) {
+        if (slot_add(stats, SLOT(ST_GETMORES), one) < 0) {
+            goto done;
+        }
+    } else {
+        PyObject *command = execution->command ? execution->command : Py_None;
+        if ((literals = slot_get(stats, SLOT(ST_LITERALS))) == NULL) {
+            goto done;
+        }
+        int status = literals_into(state, context, literals, shape_op, command, context->types[X_BLANK_FIELD_LITERALS],
+                                   context->types[X_WIDTHS], context->in_values, context->distinct_cap);
+        if (status == FAILED ||
+            (status == FALLBACK && call_method(literals, NAME(S_OBSERVE), shape_op, command, NULL, NULL) < 0)) {
+            goto done;
+        }
+    }
+    if (count_if(stats, SLOT(ST_BLOCKING_SORTS), execution->sort, one) < 0 ||
+        count_if(stats, SLOT(ST_USED_DISK), execution->disk, one) < 0 ||
+        count_if(stats, SLOT(ST_ERRORS), execution->error != NULL, one) < 0 ||
+        count_if(stats, SLOT(ST_TRUNCATED), execution->truncated, one) < 0) {
+        goto done;
+    }
+    if (execution->internal != NULL) {
+        if (slot_add(stats, SLOT(ST_INTERNAL), one) < 0 ||
+            (reason = slot_get(stats, SLOT(ST_INTERNAL_REASON))) == NULL) {
+            goto done;
+        }
+        int smaller = reason == Py_None ? 1 : PyObject_RichCompareBool(execution->internal, reason, Py_LT);
+        if (smaller < 0 || (smaller && slot_set(stats, SLOT(ST_INTERNAL_REASON), execution->internal) < 0)) {
+            goto done;
+        }
+    }
+    if ((longest = slot_get(stats, SLOT(ST_MAX_IN_LENGTH))) == NULL ||
+        (truth = PyObject_RichCompareBool(execution->in_length, longest, Py_GT)) < 0 ||
+        (truth && slot_set(stats, SLOT(ST_MAX_IN_LENGTH), execution->in_length) < 0)) {
+        goto done;
+    }
+    if (PyObject_IsTrue(execution->skip)) { /* an int (read_execution) */
+        if (slot_add(stats, SLOT(ST_SKIPPED_EXECUTIONS), one) < 0 ||
+            slot_add(stats, SLOT(ST_SKIP_TOTAL), execution->skip) < 0 ||
+            (skip_max = slot_get(stats, SLOT(ST_SKIP_MAX))) == NULL ||
+            (truth = PyObject_RichCompareBool(execution->skip, skip_max, Py_GT)) < 0 ||
+            (truth && slot_set(stats, SLOT(ST_SKIP_MAX), execution->skip) < 0)) {
+            goto done;
+        }
+    }
+    if (execution->yields != NULL && (slot_add(stats, SLOT(ST_NUM_YIELDS), execution->yields) < 0 ||
+                                      slot_add(stats, SLOT(ST_YIELDS_MEASURED), one) < 0)) {
+        goto done;
+    }
+    if (execution->response != NULL && (slot_add(stats, SLOT(ST_RESPONSE_BYTES), execution->response) < 0 ||
+                                        slot_add(stats, SLOT(ST_RESPONSES_MEASURED), one) < 0)) {
+        goto done;
+    }
+    if (count_if(stats, SLOT(ST_REPLANNED), execution->replanned, one) < 0) {
+        goto done;
+    }
+    if (execution->timing != NULL) {
+        breakdown = own_slot(stats, SLOT(ST_TIMING), Py_None, context->types[X_TIME_BREAKDOWN]);
+        if (breakdown == NULL) {
+            goto done;
+        }
+        int status = timing_into(state, context, breakdown, execution->timing, duration, context->types[X_WHOLE],
+                                 context->types[X_SKETCHED], context->types[X_HISTOGRAM], context->exact_limit);
+        if (status == FAILED ||
+            (status == FALLBACK && call_method(breakdown, NAME(S_ADD), execution->timing, duration, NULL, NULL) < 0)) {
+            goto done;
+        }
+    }
+    if (execution->app != NULL && PyUnicode_GET_LENGTH(execution->app) > 0) { /* a str (read_execution) */
+        if ((apps = dict_slot(stats, SLOT(ST_APPS))) == NULL) {
+            goto done;
+        }
+        PyObject *held = PyDict_GetItemWithError(apps, execution->app);
+        if (held == NULL && PyErr_Occurred()) {
+            goto done;
+        }
+        app = held == NULL ? interned(execution->app) : Py_NewRef(execution->app);
+        count = held == NULL ? Py_NewRef(one) : PyNumber_Add(held, one);
+        if (count == NULL || PyDict_SetItem(apps, app, count) < 0) {
+            goto done;
+        }
+        if (returned != NULL && PyObject_IsTrue(returned) && execution->written) {
+            PyObject *bulk = PyObject_Vectorcall(context->types[X_IS_BULK_TOOL], &app, 1, NULL);
+            truth = bulk != NULL ? PyObject_IsTrue(bulk) : -1;
+            Py_XDECREF(bulk);
+            if (truth < 0 || (truth && slot_add(stats, SLOT(ST_BULK_WRITTEN), returned) < 0)) {
+                goto done;
+            }
+        }
+    }
+    if (execution->connection != NULL && PyUnicode_GET_LENGTH(execution->connection) > 0) {
+        PyObject *connection = NULL;
+        if ((connections = slot_get(stats, SLOT(ST_CONNECTIONS))) == NULL ||
+            (set = slot_get(connections, SLOT(CS_MEMBERS))) == NULL ||
+            (truth = PySequence_Contains(set, execution->connection)) < 0) {
+            goto done;
+        }
+        if (!truth) {
+            connection = interned(execution->connection);
+            truth = capped_add(state, context, connections, connection);
+            Py_DECREF(connection);
+            if (truth < 0) {
+                goto done;
+            }
+        }
+    }
+    static const int report_names[4] = {N_S_QUERY_HASH_REPORT, N_S_PLAN_CACHE_SHAPE_HASH_REPORT,
+                                        N_S_QUERY_SHAPE_HASH_REPORT, N_S_PLAN_CACHE_KEY_REPORT};
+    for (int i = 0; i < 4; i++) {
+        PyObject *value = execution->hashes[i];
+        if (value == NULL || PyUnicode_GET_LENGTH(value) == 0) {
+            continue;
+        }
+        if (hashes == NULL && (hashes = dict_slot(stats, SLOT(ST_SERVER_HASHES))) == NULL) {
+            goto done;
+        }
+        PyObject *capped =
+            item_or_new(state, hashes, state->names[report_names[i]], context->types[X_BLANK_CAPPED_SET]);
+        truth = capped != NULL ? capped_offer(state, context, capped, value) : -1;
+        Py_XDECREF(capped);
+        if (truth < 0) {
+            goto done;
+        }
+    }
+    PyObject *ts = execution->ts;
+    if (ts != NULL) {
+        if ((first = slot_get(stats, SLOT(ST_FIRST_SEEN))) == NULL ||
+            (last = slot_get(stats, SLOT(ST_LAST_SEEN))) == NULL) {
+            goto done;
+        }
+        if (first == Py_None || last == Py_None) {
+            int earlier = first == Py_None ? 1 : PyObject_RichCompareBool(ts, first, Py_LT);
+            if (earlier < 0 || (earlier && slot_set(stats, SLOT(ST_FIRST_SEEN), ts) < 0)) {
+                goto done;
+            }
+            int later = last == Py_None ? 1 : PyObject_RichCompareBool(ts, last, Py_GE);
+            if (later < 0 || (later && slot_set(stats, SLOT(ST_LAST_SEEN), ts) < 0)) {
+                goto done;
+            }
+        } else {
+            int later = PyObject_RichCompareBool(ts, last, Py_GE);
+            if (later < 0 || (later && slot_set(stats, SLOT(ST_LAST_SEEN), ts) < 0)) {
+                goto done;
+            }
+            if (!later) {
+                int earlier = PyObject_RichCompareBool(ts, first, Py_LT);
+                if (earlier < 0 || (earlier && slot_set(stats, SLOT(ST_FIRST_SEEN), ts) < 0)) {
+                    goto done;
+                }
+            }
+        }
+        if ((latest = slot_get(stats, SLOT(ST_LATEST))) == NULL) {
+            goto done;
+        }
+        truth = 1;
+        if (latest != Py_None) {
+            if ((latest_ts = slot_get(latest, SLOT(LE_TS))) == NULL) {
+                goto done;
+            }
+            truth = latest_ts == Py_None ? 1 : PyObject_RichCompareBool(ts, latest_ts, Py_GE);
+        }
+        if (truth < 0 || (truth && offer_representative(state, context, stats, execution) < 0)) {
+            goto done;
+        }
+        PyObject *zero = state->zero;
+        PyObject *docs_or_zero = docs != NULL && PyObject_IsTrue(docs) ? docs : zero;
+        PyObject *keys_or_zero = keys != NULL && PyObject_IsTrue(keys) ? keys : zero;
+        if ((epoch = PyObject_CallMethodNoArgs(ts, NAME(S_TIMESTAMP))) == NULL ||
+            (timeline = slot_get(stats, SLOT(ST_TIMELINE))) == NULL ||
+            timeline_add(state, context, timeline, epoch, duration, docs_or_zero, keys_or_zero) < 0) {
+            goto done;
+        }
+        if (!execution->getmore) {
+            end = PyFloat_CheckExact(epoch) ? PyFloat_FromDouble(PyFloat_AS_DOUBLE(epoch) * 1000.0) : NULL;
+            if (end == NULL) {
+                if (!PyErr_Occurred()) {
+                    PyErr_SetString(PyExc_TypeError, "datetime.timestamp() did not return a float");
+                }
+                goto done;
+            }
+            if (plan != NULL && ((order = slot_get(stats, SLOT(ST_PLAN_ORDER))) == NULL ||
+                                 plan_order_add(state, context, order, end, plan) < 0)) {
+                goto done;
+            }
+            if (op_is(shape_op, "aggregate")) {
+                if (add_run(state, context, stats, end, execution) < 0) {
+                    goto done;
+                }
+            } else {
+                if ((lookup = slot_get(stats, SLOT(ST_POINT_LOOKUP))) == NULL) {
+                    goto done;
+                }
+                if (lookup != Py_False) {
+                    PyObject *caller = execution->connection != NULL && PyUnicode_GET_LENGTH(execution->connection)
+                                           ? execution->connection
+                                           : (execution->remote ? execution->remote : Py_None);
+                    if (call_method(stats, NAME(S_RECORD_LOOKUP), end, duration, caller,
+                                    app != NULL ? app : (execution->app ? execution->app : Py_None)) < 0) {
+                        goto done;
+                    }
+                }
+            }
+        }
+    } else {
+        if ((latest = slot_get(stats, SLOT(ST_LATEST))) == NULL ||
+            (latest == Py_None && offer_representative(state, context, stats, execution) < 0)) {
+            goto done;
+        }
+    }
+    failed = 0;
+done:
+    Py_XDECREF(one);
+    Py_XDECREF(histogram);
+    Py_XDECREF(plans);
+    Py_XDECREF(costs);
+    Py_XDECREF(cost);
+    Py_XDECREF(shape_op);
+    Py_XDECREF(options);
+    Py_XDECREF(cap);
+    Py_XDECREF(literals);
+    Py_XDECREF(plan);
+    Py_XDECREF(breakdown);
+    Py_XDECREF(apps);
+    Py_XDECREF(app);
+    Py_XDECREF(count);
+    Py_XDECREF(connections);
+    Py_XDECREF(hashes);
+    Py_XDECREF(set);
+    Py_XDECREF(first);
+    Py_XDECREF(last);
+    Py_XDECREF(latest);
+    Py_XDECREF(latest_ts);
+    Py_XDECREF(epoch);
+    Py_XDECREF(timeline);
+    Py_XDECREF(end);
+    Py_XDECREF(order);
+    Py_XDECREF(lookup);
+    Py_XDECREF(reason);
+    Py_XDECREF(skip_max);
+    Py_XDECREF(longest);
+    return failed;
+}
+
+static int context_number(PyObject *const *types, int index, long long *out)
+{
+    *out = PyLong_AsLongLong(types[index]);
+    return *out == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+PyDoc_STRVAR(add_execution_doc,
+"add_execution(stats, event, observation, context, /)\n--\n\n"
+"digest.ShapeStats.add(event, observation) on stats, for the usual execution (context: digest.execution_context()).\n"
+"True when added; False, with nothing changed, where Python must add it: an event or statistics of another type, a\n"
+"field of a type the parsers do not produce, a duration that is not an int within 2**53 or a finite float.");
+
+static PyObject *add_execution(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    State *state = module_state(module);
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "add_execution() takes exactly 4 arguments");
+        return NULL;
+    }
+    PyObject *stats = args[0], *event = args[1], *observation = args[2], *tuple = args[3];
+    if (!PyTuple_CheckExact(tuple) || PyTuple_GET_SIZE(tuple) != CONTEXT_SIZE) {
+        PyErr_SetString(PyExc_TypeError, "add_execution() needs digest.execution_context()");
+        return NULL;
+    }
+    Context context = {.types = &PyTuple_GET_ITEM(tuple, 0)};
+    long long in_values;
+    if (context_number(context.types, X_EXACT_LIMIT, &context.exact_limit) < 0 ||
+        context_number(context.types, X_FIRST_BATCH, &context.first_batch) < 0 ||
+        context_number(context.types, X_SMALL_SET, &context.small_set) < 0 ||
+        context_number(context.types, X_SET_CAP, &context.set_cap) < 0 ||
+        context_number(context.types, X_MAX_BUCKETS, &context.max_buckets) < 0 ||
+        context_number(context.types, X_MAX_RUNS, &context.max_runs) < 0 ||
+        context_number(context.types, X_DISTINCT_CAP, &context.distinct_cap) < 0 ||
+        context_number(context.types, X_IN_VALUES, &in_values) < 0 ||
+        context_number(context.types, X_MAX_KEPT, &context.max_kept) < 0) {
+        return NULL;
+    }
+    if ((context.log_gamma = PyFloat_AsDouble(context.types[X_LOG_GAMMA])) == -1.0 && PyErr_Occurred()) {
+        return NULL;
+    }
+    context.in_values = (Py_ssize_t)in_values;
+    const SlotTable *table = PyCapsule_GetPointer(context.types[X_SLOTS], SLOTS_CAPSULE);
+    if (table == NULL) {
+        return NULL; /* not a slot table of execution_slots(): a TypeError or ValueError says so */
+    }
+    context.slots = table->slots;
+    if (Py_TYPE(stats) != (PyTypeObject *)context.types[X_SHAPE_STATS]) {
+        Py_RETURN_FALSE;
+    }
+    Execution execution;
+    memset(&execution, 0, sizeof execution);
+    PyObject *shape = NULL, *result = NULL;
+    int status = read_execution(state, &context, event, observation, &execution);
+    if (status == DONE) {
+        shape = slot_get(stats, &context.slots[SL_ST_SHAPE]);
+        if (shape == NULL) {
+            status = FAILED;
+        }
+    }
+    if (status == DONE) {
+        result = add_read_execution(state, &context, stats, shape, &execution) < 0 ? NULL : Py_NewRef(Py_True);
+    } else {
+        result = status_result(status);
+    }
+    Py_XDECREF(shape);
+    execution_clear(&execution);
     return result;
 }
 
@@ -3062,6 +4499,8 @@ static PyMethodDef speedups_methods[] = {
     {"shape_command", (PyCFunction)(void (*)(void))shape_command, METH_FASTCALL, shape_command_doc},
     {"add_timing", (PyCFunction)(void (*)(void))add_timing, METH_FASTCALL, add_timing_doc},
     {"observe_literals", (PyCFunction)(void (*)(void))observe_literals, METH_FASTCALL, observe_literals_doc},
+    {"add_execution", (PyCFunction)(void (*)(void))add_execution, METH_FASTCALL, add_execution_doc},
+    {"execution_slots", execution_slots, METH_O, execution_slots_doc},
     {"tables", tables, METH_NOARGS, tables_doc},
     {NULL, NULL, 0, NULL},
 };

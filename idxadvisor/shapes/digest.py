@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copyreg
 import fnmatch
+import math
 import pickle
 from collections import Counter
 from collections.abc import Callable
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime
 from operator import attrgetter
 from sys import intern
-from types import MappingProxyType
+from types import MappingProxyType, ModuleType
 from typing import Any, TypeVar
 from zlib import crc32
 
@@ -32,8 +33,10 @@ import orjson
 from idxadvisor.models.events import Event
 from idxadvisor.parse.accel import speedups
 from idxadvisor.shapes.literals import _WIDTHS as WRAPPER_WIDTHS
-from idxadvisor.shapes.literals import DISTINCT_CAP, IN_VALUES, FieldLiterals, LiteralStats, first_reply_cap
+from idxadvisor.shapes.literals import (DISTINCT_CAP, FIRST_BATCH, IN_VALUES, FieldLiterals, LiteralStats,
+                                        first_reply_cap)
 from idxadvisor.shapes.shape import QueryShape, ShapeObservation, point_lookup_field, shape_of_shared
+from idxadvisor.shapes.sketch import _LOG_GAMMA as LOG_GAMMA
 from idxadvisor.shapes.sketch import EXACT_LIMIT, DurationHistogram, coarse_bin, coarse_percentile
 from idxadvisor.shapes.timing import _WHOLE as WHOLE_UNITS
 from idxadvisor.shapes.timing import SKETCHED, TimeBreakdown
@@ -1024,6 +1027,27 @@ BurstLog.__reduce__ = _sharing_reducer(BurstLog, "bursts")  # type: ignore[metho
 _add_timing = getattr(speedups, "add_timing", None)
 # an in-place build older than FieldLiterals' packed checksums (LITERALS_PACKED) would add them to a set: Python then
 _observe_literals = getattr(speedups, "observe_literals", None) if getattr(speedups, "LITERALS_PACKED", 0) else None
+
+
+def execution_context(compiled: ModuleType) -> tuple[Any, ...]:
+    """What the C ShapeStats.add (``add_execution``) works with, in the order it reads it: the classes it checks or
+    makes, blank objects it makes new ones like (never changed), the reference functions it calls back for the rare
+    pieces, the limits, and the table of the slots it reads and writes in place (made by the extension from their
+    member descriptors, in the order it names them: ``EXECUTION_SLOTS``)."""
+    slotted = {cls.__name__: cls for cls in (ShapeStats, QueryShape, ShapeObservation, DurationHistogram, Timeline,
+                                             TimeBucket, PlanCost, PlanOrder, PlanRun, CappedSet, LatestExecution,
+                                             RunLog, LiteralValues, TimeBreakdown, FieldLiterals, LiteralStats)}
+    return (Event, datetime, ShapeStats, ShapeObservation, TimeBreakdown, LatestExecution, RunLog, _NO_RUNS,
+            LiteralValues, _NO_LITERAL_VALUES, DurationHistogram, TimeBucket(), PlanCost(), CappedSet(),
+            FieldLiterals(), WRAPPER_WIDTHS, WHOLE_UNITS, SKETCHED, first_reply_cap, literal_fingerprint,
+            is_bulk_tool, orjson.dumps, math.log, LOG_GAMMA, IN_VALUES, DISTINCT_CAP, EXACT_LIMIT, FIRST_BATCH,
+            SMALL_SET, SET_CAP, Timeline.MAX_BUCKETS, RunLog.MAX_RUNS, LiteralValues.MAX_KEPT,
+            compiled.execution_slots(tuple(vars(slotted[owner])[name] for owner, name in compiled.EXECUTION_SLOTS)))
+
+
+# getattr: an in-place build older than this module lacks add_execution (ShapeStats.add then runs in Python)
+_add_execution = getattr(speedups, "add_execution", None)
+_EXECUTION_CONTEXT = execution_context(speedups) if speedups is not None and _add_execution is not None else ()
 _STATS_ARGUMENTS = attrgetter(*(item.name for item in fields(ShapeStats)))
 _LATEST_POSITION = [item.name for item in fields(ShapeStats)].index("_latest")
 _SUMMED = attrgetter(*_SUMMED_COUNTERS)
@@ -1074,8 +1098,8 @@ class Digest:
         duration = event.duration_ms
         if duration is not None and duration < self.options.min_ms:  # an unknown duration is not known to be fast
             stats.add_fast(event)
-        else:
-            stats.add(event, observation)
+        elif _add_execution is None or not _add_execution(stats, event, observation, _EXECUTION_CONTEXT):
+            stats.add(event, observation)  # the reference; the C extension declines what it does not take on
 
     def _excluded(self, event: Event) -> str | None:
         """Why --since/--until leave the event out (called only when one of them is set)."""
