@@ -163,6 +163,8 @@ def _built_if(model: type[_Built], values: dict[str, Any], plain: bool) -> _Buil
 
 
 _INT = {int}
+_FLOAT_OR_NONE_TYPES = (float, type(None))
+_UNITS = ("ms", "count", "bytes")
 _STR = {str}
 _STR_OR_NONE = ({str}, {type(None)}, {str, type(None)})
 
@@ -191,6 +193,16 @@ class TimeComponentReport(_Model):
     p95: float | None = None  # times only
     share: float | None = None  # times only: its part of those executions' duration
 
+    @classmethod
+    def of(cls, **values: Any) -> TimeComponentReport:
+        """A component from a breakdown's numbers, every field given: validated only if one is not of its field's
+        type already (a count summed as a float, a total that is an int)."""
+        plain = (type(values["executions"]) is int and type(values["total"]) is float
+                 and type(values["mean"]) is float and type(values["p95"]) in _FLOAT_OR_NONE_TYPES
+                 and type(values["share"]) in _FLOAT_OR_NONE_TYPES and values["unit"] in _UNITS
+                 and type(values["name"]) is str and type(values["label"]) is str and len(values) == 8)
+        return _built_if(cls, values, plain)
+
 
 class TimeBreakdownReport(_Model):
     """Where a shape's time went, as the server logged it (see docs/time-breakdown.md)."""
@@ -198,6 +210,13 @@ class TimeBreakdownReport(_Model):
     executions: int  # executions that logged any component
     waited_share: float | None = None  # the part of the duration spent not working, where the log says it
     components: list[TimeComponentReport] = Field(default_factory=list)
+
+    @classmethod
+    def of(cls, executions: int, waited_share: float | None,
+           components: list[TimeComponentReport]) -> TimeBreakdownReport:
+        """A shape's breakdown from its numbers and its components' models (``TimeComponentReport.of``)."""
+        values = {"executions": executions, "waited_share": waited_share, "components": components}
+        return _built_if(cls, values, type(executions) is int and type(waited_share) in _FLOAT_OR_NONE_TYPES)
 
 
 class ShapeReport(_Model):

@@ -181,13 +181,12 @@ def time_breakdown_report(breakdown: TimeBreakdown | None) -> TimeBreakdownRepor
             continue
         p95 = breakdown.percentile(name, 95)
         share = breakdown.share(name)
-        components.append(TimeComponentReport(
+        components.append(TimeComponentReport.of(
             name=name, label=label, unit=unit, executions=breakdown.measured(name), total=_rounded(total),
             mean=_rounded(breakdown.mean(name) or 0.0), p95=_rounded(p95),
             share=None if share is None else round(share, 4)))
     waited = breakdown.waited_share()
-    return TimeBreakdownReport(executions=breakdown.executions,
-                               waited_share=None if waited is None else round(waited, 4), components=components)
+    return TimeBreakdownReport.of(breakdown.executions, None if waited is None else round(waited, 4), components)
 
 
 def _burst_report(stats: ShapeStats) -> BurstReport | None:
