@@ -101,9 +101,13 @@ class DurationHistogram:
         """``percentile`` of each of ``ps``, in one pass over the buckets sorted once."""
         if not self.n:
             return [0.0 for _ in ps]
-        wanted = sorted((max(1, math.ceil(p / 100 * self.n)), place) for place, p in enumerate(ps))
+        n, counts = self.n, self.counts
+        if len(counts) == 1:  # a shape that always took the same time, to the millisecond
+            value = min(_bucket_value(next(iter(counts))), self.maximum)
+            return [value if math.ceil(p / 100 * n) <= n else self.maximum for p in ps]
+        wanted = sorted([(max(1, math.ceil(p / 100 * n)), place) for place, p in enumerate(ps)])
         found = [self.maximum] * len(wanted)
-        counts, position, seen = self.counts, 0, 0
+        position, seen = 0, 0
         for bucket in sorted(counts):
             seen += counts[bucket]
             while position < len(wanted) and seen >= wanted[position][0]:
