@@ -7,6 +7,7 @@ the user asked for them (``--show-values``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from operator import itemgetter
 from typing import Any, Literal, TypeVar
@@ -93,6 +94,22 @@ class TimelinePoint(_Model):
         return _built(cls, {"start": start, "count": count, "total_ms": total_ms, "max_ms": max_ms, "p95_ms": p95_ms,
                             "docs_examined": docs_examined, "keys_examined": keys_examined})
 
+    @classmethod
+    def points(cls, rows: Iterable[tuple[datetime, int, float, float, float, int, int]]) -> list[TimelinePoint]:
+        """``of`` each row (start, count, total_ms, max_ms, p95_ms, docs_examined, keys_examined), in one loop."""
+        every = _every_field(cls)
+        points = []
+        for start, count, total_ms, max_ms, p95_ms, docs_examined, keys_examined in rows:
+            point = _new_model(cls)
+            _set(point, "__dict__", {"start": start, "count": count, "total_ms": total_ms, "max_ms": max_ms,
+                                     "p95_ms": p95_ms, "docs_examined": docs_examined,
+                                     "keys_examined": keys_examined})
+            _set_fields_set(point, every)
+            _set_extra(point, None)
+            _set_private(point, None)
+            points.append(point)
+        return points
+
 
 _new_model = BaseModel.__new__
 _set = object.__setattr__
@@ -135,6 +152,20 @@ class RunReport(_Model):
     def of(cls, start: datetime, duration_ms: float) -> RunReport:
         """A run from a digest's own numbers (an aggregation keeps up to 1,000)."""
         return _built(cls, {"start": start, "duration_ms": duration_ms})
+
+    @classmethod
+    def runs(cls, rows: Iterable[tuple[datetime, float]]) -> list[RunReport]:
+        """``of`` each (start, duration_ms), in one loop."""
+        every = _every_field(cls)
+        runs = []
+        for start, duration_ms in rows:
+            run = _new_model(cls)
+            _set(run, "__dict__", {"start": start, "duration_ms": duration_ms})
+            _set_fields_set(run, every)
+            _set_extra(run, None)
+            _set_private(run, None)
+            runs.append(run)
+        return runs
 
 
 class PlanCostReport(_Model):
@@ -194,13 +225,15 @@ class TimeComponentReport(_Model):
     share: float | None = None  # times only: its part of those executions' duration
 
     @classmethod
-    def of(cls, **values: Any) -> TimeComponentReport:
-        """A component from a breakdown's numbers, every field given: validated only if one is not of its field's
-        type already (a count summed as a float, a total that is an int)."""
-        plain = (type(values["executions"]) is int and type(values["total"]) is float
-                 and type(values["mean"]) is float and type(values["p95"]) in _FLOAT_OR_NONE_TYPES
-                 and type(values["share"]) in _FLOAT_OR_NONE_TYPES and values["unit"] in _UNITS
-                 and type(values["name"]) is str and type(values["label"]) is str and len(values) == 8)
+    def of(cls, name: str, label: str, unit: str, executions: int, total: float, mean: float, p95: float | None,
+           share: float | None) -> TimeComponentReport:
+        """A component from a breakdown's numbers: validated only if one is not of its field's type already (a count
+        summed as a float, a total that is an int)."""
+        values = {"name": name, "label": label, "unit": unit, "executions": executions, "total": total, "mean": mean,
+                  "p95": p95, "share": share}
+        plain = (type(executions) is int and type(total) is float and type(mean) is float
+                 and type(p95) in _FLOAT_OR_NONE_TYPES and type(share) in _FLOAT_OR_NONE_TYPES and unit in _UNITS
+                 and type(name) is str and type(label) is str)
         return _built_if(cls, values, plain)
 
 

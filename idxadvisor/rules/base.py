@@ -195,7 +195,9 @@ class RuleContext:
 
     def roles(self, stats: ShapeStats) -> Roles:
         """``roles_of`` the shape, worked out once for the rules and the index selection."""
-        known: dict[tuple[str, int], Roles] = self.derived("roles", lambda shapes: {})
+        known = self._derived.get("roles") if self._derived_from is self.shapes else None  # asked twice a shape
+        if known is None:
+            known = self.derived("roles", _no_roles_yet)
         key = (stats.shape.fingerprint, stats.max_in_length)
         roles = known.get(key)
         if roles is None:
@@ -225,6 +227,10 @@ def _finite(value: float) -> bool:
         return math.isfinite(value)
     except OverflowError:
         return False
+
+
+def _no_roles_yet(shapes: list[ShapeStats]) -> dict[tuple[str, int], Roles]:
+    return {}
 
 
 def _by_ns(shapes: list[ShapeStats]) -> dict[str, list[ShapeStats]]:
