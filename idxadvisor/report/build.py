@@ -309,7 +309,8 @@ def traffic_report(shapes: Iterable[ShapeStats]) -> list[TrafficReport]:
     apps: Counter[str] = Counter()
     operations = 0
     for stats in shapes:
-        apps.update(stats.apps)
+        if stats.apps:  # Counter.update walks even an empty mapping in Python
+            apps.update(stats.apps)
         operations += stats.count
     if not apps:
         return []

@@ -304,13 +304,14 @@ def _print_findings(report: Report, console: Console, width: int, limit: int | N
     if len(shown) < len(items):
         title += f" (top {len(shown)} by impact; --format json lists all)"
     console.print(Text(title, style="bold"))
+    blocks: list[Group] = []  # printed at once: each print costs Rich a pass of its own
     for group, members in shown:
         if group is None or len(members) == 1:
-            console.print(_finding_block(members[0], width))
+            blocks.append(_finding_block(members[0], width))
             continue
-        console.print(_group_head(group, width))
-        for finding in members:
-            console.print(_finding_block(finding, width, indent=2, ns=False))
+        blocks.append(_group_head(group, width))
+        blocks += [_finding_block(finding, width, indent=2, ns=False) for finding in members]
+    console.print(Group(*blocks))
 
 
 def _group_head(group: FindingGroup, width: int) -> Group:
