@@ -565,7 +565,8 @@ class Skip(_Model):
     def of(cls, fingerprint: str, ns: str, shape: str, reason: str) -> Skip:
         """A skip, validated only if a value is not a string (a report has one per shape without a finding)."""
         values = {"fingerprint": fingerprint, "ns": ns, "shape": shape, "reason": reason}
-        return _built_if(cls, values, {type(fingerprint), type(ns), type(shape), type(reason)} == _STR)
+        return _built_if(cls, values, type(fingerprint) is str and type(ns) is str and type(shape) is str
+                         and type(reason) is str)
 
 
 class Summary(_Model):
