@@ -39,27 +39,30 @@ def _write_items(items: list[BaseModel], out: TextIO) -> None:
             out.write(item.model_dump_json(indent=2).replace("\n", _ITEM_INDENT))  # JSON strings hold no raw newline
         out.write("\n  ]")
         return
-    adapter = _list_adapter(model)
+    adapter = _held_list_adapter(model)
     separator = "["
     for start in range(0, len(items), _ITEMS_AT_ONCE):
-        # '[\n  {…},\n  {…}\n]' indented one level more, less its brackets: the items as the report holds them
-        text = adapter.dump_json(items[start:start + _ITEMS_AT_ONCE], indent=2).decode().replace("\n", "\n  ")
+        # the items as a top-level field's list holds them, indented by the serialiser itself, less what holds them
+        text = adapter.dump_json({"items": items[start:start + _ITEMS_AT_ONCE]}, indent=2).decode()
         out.write(separator)
-        out.write(text[1:-4])
+        out.write(text[len(_HELD_OPENING):-len(_HELD_CLOSING)])
         separator = ","
     out.write("\n  ]")
 
 
 #: Items serialised in one call: fewer calls than one per item, and a string of a few megabytes at most.
 _ITEMS_AT_ONCE = 200
+_HELD_OPENING = '{\n  "items": ['
+_HELD_CLOSING = "\n  ]\n}"
 _ADAPTERS: dict[type[BaseModel], TypeAdapter] = {}
 
 
-def _list_adapter(model: type[BaseModel]) -> TypeAdapter:
-    """The serialiser of a list of ``model`` (one per report model, made when first needed)."""
+def _held_list_adapter(model: type[BaseModel]) -> TypeAdapter:
+    """The serialiser of ``{"items": [model, …]}`` (one per report model, made when first needed): its items sit
+    as deep as those of a report's top-level list."""
     adapter = _ADAPTERS.get(model)
     if adapter is None:
-        adapter = _ADAPTERS[model] = TypeAdapter(list[model])  # type: ignore[valid-type]
+        adapter = _ADAPTERS[model] = TypeAdapter(dict[str, list[model]])  # type: ignore[valid-type]
     return adapter
 
 
