@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, TypeVar
 
 from idxadvisor.config import Settings
@@ -151,8 +151,13 @@ class ShapeAnalysis:
         """Whether the planner may consider the index for these queries, whatever their predicates: visible, not
         partial, and with the collection's collation (read from the _id index), which queries use unless they name
         another (shapes do not record it)."""
+        return not index.hidden and ShapeAnalysis._plannable_once_visible(index, indexes)
+
+    @staticmethod
+    def _plannable_once_visible(index: IndexSpec, indexes: list[IndexSpec]) -> bool:
+        """``plannable`` of the index were it not hidden."""
         collection_collation = next((other.collation for other in indexes if other.is_id_index), None)
-        return not index.hidden and index.partial_filter is None and index.collation == collection_collation
+        return index.partial_filter is None and index.collation == collection_collation
 
     def bounded_by(self, indexes: Iterable[IndexSpec]) -> IndexSpec | None:
         """An index the planner may use that at least bounds the scan (its first field has an equality or a range of
@@ -172,8 +177,7 @@ class ShapeAnalysis:
         return None
 
     def _usable(self, index: IndexSpec, indexes: list[IndexSpec]) -> bool:
-        unhidden = replace(index, hidden=False)
-        if not self.plannable(unhidden, indexes) or not serves(index.key, self.roles):
+        if not self._plannable_once_visible(index, indexes) or not serves(index.key, self.roles):
             return False
         leading = index.key[0][0]
         bounded = leading in self.roles.equality or (leading in self.roles.range
