@@ -299,7 +299,7 @@ class ShapeReport(_Model):
         digest's own names and counts), validated only where validation could change one: a number from a log or a
         server not of its field's type (a counter given as a double), a server hash that is not a string, or a
         command shown as an example. A report has one per shape."""
-        return _built_if(cls, values, values["example"] is None and len(values) == len(cls.model_fields)
+        return _built_if(cls, values, values["example"] is None and len(values) == len(_every_field(cls))
                          and _plain_shape_values(values))
 
 
