@@ -258,6 +258,9 @@ class Rule:
     priority: ClassVar[int] = 0
     #: The finding stands when an existing index serves the shape already (it is reported without an index).
     stands_without_index: ClassVar[bool] = False
+    #: False for a rule whose findings are about a collection's indexes (``check_collection``) or that reviews other
+    #: rules' proposals (``review``): its ``check`` says nothing of any shape, and the engine does not ask it.
+    checks_shapes: ClassVar[bool] = True
     defaults: ClassVar[dict[str, Any]] = {}
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:

@@ -173,8 +173,8 @@ def _applying(rules: list[Rule], op: str, blocked: bool, known: dict[tuple[str, 
     (``known`` holds the lists worked out already: a workload has a handful of operations)."""
     applying = known.get((op, blocked))
     if applying is None:
-        applying = known[(op, blocked)] = [rule for rule in rules
-                                           if op in rule.applies_to and not (blocked and rule.proposes_index)]
+        applying = known[(op, blocked)] = [rule for rule in rules if op in rule.applies_to and rule.checks_shapes
+                                           and not (blocked and rule.proposes_index)]
     return applying
 
 
