@@ -172,3 +172,18 @@ def test_a_collection_dropped_and_restored_has_the_indexes_built_after_the_drop(
     indexes = {index.name: index for index in build_inventory(summary.index_sightings, []).indexes[NS]}
     assert indexes["name_1"].dropped and not indexes["sku_1"].dropped
     assert indexes["sku_1"].built_at == START + timedelta(seconds=122)
+
+
+def test_a_key_pattern_seen_again_is_read_as_it_is_not_as_an_equal_one() -> None:
+    """Key patterns are read once per distinct pattern; ``True == 1`` yet a boolean direction is no index."""
+    from idxadvisor.models.inventory import IndexSighting
+
+    when = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    sightings = [IndexSighting("shop.orders", "created", None, [["status", True]], when, "createIndexes commands"),
+                 IndexSighting("shop.orders", "created", None, [["status", 1]], when + timedelta(seconds=1),
+                               "createIndexes commands"),
+                 IndexSighting("shop.orders", "created", None, [["status", 1.0]], when + timedelta(seconds=2),
+                               "createIndexes commands")]
+    inventory = build_inventory(sightings, [])
+    assert [(index.key, index.sources) for index in inventory.indexes["shop.orders"]] == \
+        [((("status", 1),), ["createIndexes commands"])]
