@@ -145,7 +145,7 @@ def build_inventory(sightings: Iterable[IndexSighting], shapes: Iterable[ShapeSt
 def _time_order(sighting: IndexSighting) -> tuple[bool, datetime, bool]:
     """Sightings in time order, a creation before anything else at the same time. Times with an offset are compared
     in UTC, the same instants in the same order: two times of different timezone objects (a log's sightings have
-    thousands) are each asked for their offset at every comparison, which took two fifths of the inventory's time."""
+    thousands) are each asked for their offset at every comparison, which took about half of the inventory's time."""
     ts = sighting.ts
     if ts is None:
         return True, datetime.min, sighting.kind != CREATED
