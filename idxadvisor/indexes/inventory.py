@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from idxadvisor.indexes.catalog import IndexCatalog
@@ -106,10 +106,10 @@ def build_inventory(sightings: Iterable[IndexSighting], shapes: Iterable[ShapeSt
             by_name[(ns, name)] = index
         return index
 
-    ordered = sorted(sightings, key=lambda sighting: (sighting.ts is None, sighting.ts or datetime.min,
-                                                      sighting.kind != CREATED))
+    ordered = sorted(sightings, key=_time_order)
+    known: dict[tuple, KeyPattern | None] = {}
     for sighting in ordered:  # in time order: a drop counts only for what was created before it
-        key = _key(sighting.key)
+        key = _sighted_key(sighting.key, known)
         if sighting.kind == DROPPED:
             if key is not None:
                 _drop(by_key.get((sighting.ns, key)), sighting)
@@ -142,6 +142,19 @@ def build_inventory(sightings: Iterable[IndexSighting], shapes: Iterable[ShapeSt
     return inventory
 
 
+def _time_order(sighting: IndexSighting) -> tuple[bool, datetime, bool]:
+    """Sightings in time order, a creation before anything else at the same time. Times with an offset are compared
+    in UTC, the same instants in the same order: two times of different timezone objects (a log's sightings have
+    thousands) are each asked for their offset at every comparison, which took about half of the inventory's time."""
+    ts = sighting.ts
+    if ts is None:
+        return True, datetime.min, sighting.kind != CREATED
+    zone = ts.tzinfo
+    if zone is not None and zone is not timezone.utc and (type(zone) is timezone or ts.utcoffset() is not None):
+        ts = ts.astimezone(timezone.utc)
+    return False, ts, sighting.kind != CREATED
+
+
 def _note(index: InventoryIndex, sighting: IndexSighting) -> None:
     if sighting.source not in index.sources:
         index.sources.append(sighting.source)
@@ -167,6 +180,26 @@ def _drop(index: InventoryIndex | None, sighting: IndexSighting) -> None:
     if sighting.source not in index.sources:
         index.sources.append(sighting.source)
     index.dropped, index.dropped_at = True, sighting.ts or index.dropped_at
+
+
+def _sighted_key(pairs: list[list[object]] | None, known: dict[tuple, KeyPattern | None]) -> KeyPattern | None:
+    """``_key`` of a sighting's key, worked out once per distinct key in ``known`` (a log shows the same indexes
+    again and again); each direction's type is part of what is looked up, since ``True == 1`` and only one is valid."""
+    if not pairs:
+        return None
+    if type(pairs) is not list or not all(type(pair) is list and len(pair) == 2 for pair in pairs):
+        return _key(pairs)  # not a list of pairs: ``_key`` says why
+    try:
+        marker = tuple((name, type(name), direction, type(direction)) for name, direction in pairs)
+        found = known.get(marker, _UNKNOWN)
+    except TypeError:  # unhashable (a direction as {"$numberInt": "1"}): worked out each time
+        return _key(pairs)
+    if found is _UNKNOWN:
+        found = known[marker] = _key(pairs)
+    return found  # type: ignore[return-value]
+
+
+_UNKNOWN = object()
 
 
 def _key(pairs: list[list[object]] | None) -> KeyPattern | None:

@@ -7,6 +7,7 @@ the user asked for them (``--show-values``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from operator import itemgetter
 from typing import Any, Literal, TypeVar
@@ -93,6 +94,22 @@ class TimelinePoint(_Model):
         return _built(cls, {"start": start, "count": count, "total_ms": total_ms, "max_ms": max_ms, "p95_ms": p95_ms,
                             "docs_examined": docs_examined, "keys_examined": keys_examined})
 
+    @classmethod
+    def points(cls, rows: Iterable[tuple[datetime, int, float, float, float, int, int]]) -> list[TimelinePoint]:
+        """``of`` each row (start, count, total_ms, max_ms, p95_ms, docs_examined, keys_examined), in one loop."""
+        every = _every_field(cls)
+        points = []
+        for start, count, total_ms, max_ms, p95_ms, docs_examined, keys_examined in rows:
+            point = _new_model(cls)
+            _set(point, "__dict__", {"start": start, "count": count, "total_ms": total_ms, "max_ms": max_ms,
+                                     "p95_ms": p95_ms, "docs_examined": docs_examined,
+                                     "keys_examined": keys_examined})
+            _set_fields_set(point, every)
+            _set_extra(point, None)
+            _set_private(point, None)
+            points.append(point)
+        return points
+
 
 _new_model = BaseModel.__new__
 _set = object.__setattr__
@@ -136,6 +153,20 @@ class RunReport(_Model):
         """A run from a digest's own numbers (an aggregation keeps up to 1,000)."""
         return _built(cls, {"start": start, "duration_ms": duration_ms})
 
+    @classmethod
+    def runs(cls, rows: Iterable[tuple[datetime, float]]) -> list[RunReport]:
+        """``of`` each (start, duration_ms), in one loop."""
+        every = _every_field(cls)
+        runs = []
+        for start, duration_ms in rows:
+            run = _new_model(cls)
+            _set(run, "__dict__", {"start": start, "duration_ms": duration_ms})
+            _set_fields_set(run, every)
+            _set_extra(run, None)
+            _set_private(run, None)
+            runs.append(run)
+        return runs
+
 
 class PlanCostReport(_Model):
     """What the executions with one plan summary cost, to compare the plans of a shape."""
@@ -163,6 +194,8 @@ def _built_if(model: type[_Built], values: dict[str, Any], plain: bool) -> _Buil
 
 
 _INT = {int}
+_FLOAT_OR_NONE_TYPES = (float, type(None))
+_UNITS = ("ms", "count", "bytes")
 _STR = {str}
 _STR_OR_NONE = ({str}, {type(None)}, {str, type(None)})
 
@@ -191,6 +224,18 @@ class TimeComponentReport(_Model):
     p95: float | None = None  # times only
     share: float | None = None  # times only: its part of those executions' duration
 
+    @classmethod
+    def of(cls, name: str, label: str, unit: str, executions: int, total: float, mean: float, p95: float | None,
+           share: float | None) -> TimeComponentReport:
+        """A component from a breakdown's numbers: validated only if one is not of its field's type already (a count
+        summed as a float, a total that is an int)."""
+        values = {"name": name, "label": label, "unit": unit, "executions": executions, "total": total, "mean": mean,
+                  "p95": p95, "share": share}
+        plain = (type(executions) is int and type(total) is float and type(mean) is float
+                 and type(p95) in _FLOAT_OR_NONE_TYPES and type(share) in _FLOAT_OR_NONE_TYPES and unit in _UNITS
+                 and type(name) is str and type(label) is str)
+        return _built_if(cls, values, plain)
+
 
 class TimeBreakdownReport(_Model):
     """Where a shape's time went, as the server logged it (see docs/time-breakdown.md)."""
@@ -198,6 +243,13 @@ class TimeBreakdownReport(_Model):
     executions: int  # executions that logged any component
     waited_share: float | None = None  # the part of the duration spent not working, where the log says it
     components: list[TimeComponentReport] = Field(default_factory=list)
+
+    @classmethod
+    def of(cls, executions: int, waited_share: float | None,
+           components: list[TimeComponentReport]) -> TimeBreakdownReport:
+        """A shape's breakdown from its numbers and its components' models (``TimeComponentReport.of``)."""
+        values = {"executions": executions, "waited_share": waited_share, "components": components}
+        return _built_if(cls, values, type(executions) is int and type(waited_share) in _FLOAT_OR_NONE_TYPES)
 
 
 class ShapeReport(_Model):
@@ -247,7 +299,7 @@ class ShapeReport(_Model):
         digest's own names and counts), validated only where validation could change one: a number from a log or a
         server not of its field's type (a counter given as a double), a server hash that is not a string, or a
         command shown as an example. A report has one per shape."""
-        return _built_if(cls, values, values["example"] is None and len(values) == len(cls.model_fields)
+        return _built_if(cls, values, values["example"] is None and len(values) == len(_every_field(cls))
                          and _plain_shape_values(values))
 
 
@@ -513,7 +565,8 @@ class Skip(_Model):
     def of(cls, fingerprint: str, ns: str, shape: str, reason: str) -> Skip:
         """A skip, validated only if a value is not a string (a report has one per shape without a finding)."""
         values = {"fingerprint": fingerprint, "ns": ns, "shape": shape, "reason": reason}
-        return _built_if(cls, values, {type(fingerprint), type(ns), type(shape), type(reason)} == _STR)
+        return _built_if(cls, values, type(fingerprint) is str and type(ns) is str and type(shape) is str
+                         and type(reason) is str)
 
 
 class Summary(_Model):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, TextIO
 
+from idxadvisor.runtime import collector_paused
 from idxadvisor.units import mask_secrets
 
 if TYPE_CHECKING:  # the report models (pydantic) load when a report is built, not when the command line starts
@@ -39,8 +40,12 @@ def render(report: Report, out: TextIO, *, format: str = "text", verbose: bool =
     """Write ``report`` to ``out`` in ``format``. ``top`` bounds what people read (text and Markdown list 20 findings
     by default; JSON and SARIF hold everything); ``artifact`` is the file SARIF results point at; with ``fail_on``,
     the text and Markdown reports end with the exit status and why (``build.exit_verdict``)."""
-    report = masked(report)
-    limit = top or DEFAULT_TOP_FOR_PEOPLE
+    with collector_paused():  # a report of 100,000 shapes: the collector walked its models again and again (a fifth)
+        _render(masked(report), out, format, verbose, top or DEFAULT_TOP_FOR_PEOPLE, artifact, fail_on)
+
+
+def _render(report: Report, out: TextIO, format: str, verbose: bool, limit: int, artifact: str | None,
+            fail_on: str | None) -> None:
     verdict = None
     if fail_on is not None and format in ("text", "markdown"):
         from idxadvisor.report.build import exit_verdict

@@ -51,9 +51,25 @@ def _time(value: datetime | None) -> str:
 def _indented(text: str, indent: int, width: int, style: str = "") -> list[Text]:
     """Wrapped lines of log-derived text, each indented, with no trailing padding."""
     prefix = " " * indent
-    lines = textwrap.wrap(text, width=max(20, width), initial_indent=prefix, subsequent_indent=prefix + "  ",
-                          break_long_words=True, break_on_hyphens=False)
-    return [Text(line, style=style) for line in lines]
+    if _fits(text, len(prefix), max(20, width)):
+        lines = [prefix + text]  # what textwrap makes of it, without its pass over the words
+    else:
+        lines = textwrap.wrap(text, width=max(20, width), initial_indent=prefix, subsequent_indent=prefix + "  ",
+                              break_long_words=True, break_on_hyphens=False)
+    # a line of ASCII that fits is printed as it is: Rich would wrap it again to the same line, at a cost (a third
+    # of the text report's time); a wider character takes two cells, which only Rich counts
+    return [Text(line, style=style, no_wrap=True if len(line) <= width and line.isascii() else None)
+            for line in lines]
+
+
+def _fits(text: str, indent: int, width: int) -> bool:
+    """Whether ``textwrap.wrap`` would give ``text`` as one line, unchanged but for its indent: ASCII that fits, with
+    no whitespace it would replace (tabs, newlines) nor any at its end, which it would drop."""
+    return (bool(text) and indent + len(text) <= width and text.isascii() and not text[-1].isspace()
+            and not any(space in text for space in _REPLACED_WHITESPACE))
+
+
+_REPLACED_WHITESPACE = ("\t", "\n", "\x0b", "\x0c", "\r")
 
 
 def render(report: Report, console: Console, verbose: bool = False, limit: int | None = 20,
@@ -301,13 +317,14 @@ def _print_findings(report: Report, console: Console, width: int, limit: int | N
     if len(shown) < len(items):
         title += f" (top {len(shown)} by impact; --format json lists all)"
     console.print(Text(title, style="bold"))
+    blocks: list[Group] = []  # printed at once: each print costs Rich a pass of its own
     for group, members in shown:
         if group is None or len(members) == 1:
-            console.print(_finding_block(members[0], width))
+            blocks.append(_finding_block(members[0], width))
             continue
-        console.print(_group_head(group, width))
-        for finding in members:
-            console.print(_finding_block(finding, width, indent=2, ns=False))
+        blocks.append(_group_head(group, width))
+        blocks += [_finding_block(finding, width, indent=2, ns=False) for finding in members]
+    console.print(Group(*blocks))
 
 
 def _group_head(group: FindingGroup, width: int) -> Group:

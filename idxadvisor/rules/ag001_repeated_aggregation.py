@@ -3,6 +3,7 @@ from __future__ import annotations
 from idxadvisor.rules.base import Quiet, Rule, RuleContext, ShapeAnalysis, Verdict
 from idxadvisor.rules.trend import growth_of
 from idxadvisor.shapes.digest import ShapeStats
+from idxadvisor.shapes.sketch import DurationHistogram
 from idxadvisor.units import counted, human_ms
 
 _REGULAR = 0.5  # interquartile spread of the intervals, relative to their median, below which runs are periodic
@@ -85,18 +86,19 @@ class RepeatedAggregation(Rule):
         runs = analysis.executions
         if runs < self.options["min_runs"]:
             return Quiet(f"ran {counted(runs, 'time')} (fewer than {self.options['min_runs']})")
-        different = self._different_values(stats, runs)
+        intervals = stats.intervals  # worked out from the runs: once per shape, not once per question
+        different = self._different_values(stats, runs, intervals)
         if different is not None:
             return different
         if stats.docs_measured * 2 >= runs:
-            return self._measured(analysis)
-        return self._judged(analysis)
+            return self._measured(analysis, intervals)
+        return self._judged(analysis, intervals)
 
-    def _different_values(self, stats: ShapeStats, runs: int) -> Quiet | None:
+    def _different_values(self, stats: ShapeStats, runs: int, intervals: DurationHistogram) -> Quiet | None:
         """Quiet when the runs counted different values (an ad-hoc generator, a user trying values) and do not come
         on a regular period: each is a query to index, not one counter to maintain. None: the same aggregation."""
         values = stats.literal_values
-        if values.runs * 2 < runs or period_of(stats) is not None:
+        if values.runs * 2 < runs or period_of(stats, intervals) is not None:
             return None  # most runs' values unknown (truncated), or a dashboard whose window moves with the clock
         same = values.most_repeated()
         if same >= self.options["min_runs"]:
@@ -106,22 +108,22 @@ class RepeatedAggregation(Rule):
                      "period: ad-hoc counts, an indexing question for the IX rules, not a counter to maintain",
                      told=True)
 
-    def _measured(self, analysis: ShapeAnalysis) -> Verdict | Quiet:
+    def _measured(self, analysis: ShapeAnalysis, intervals: DurationHistogram) -> Verdict | Quiet:
         stats, runs = analysis.stats, analysis.executions
         documents = stats.docs_examined / min(stats.docs_measured, runs)  # getMores add to their run's count
         if documents < self.options["min_docs_per_run"]:
             return Quiet(f"reads {documents:,.0f} documents per run (fewer than {self.options['min_docs_per_run']:,.0f})")
         message = (f"the same aggregation ran {counted(runs, 'time')}{_span(stats)}, reading {documents:,.0f} "
                    "documents each time to produce a few counts or sums.")
-        details, severity = _rhythm(stats)
+        details, severity = _rhythm(stats, intervals)
         details.append(_ADVICE)
         return Verdict(message, severity=severity, details=details, impact=documents * runs)
 
-    def _judged(self, analysis: ShapeAnalysis) -> Verdict | Quiet:
+    def _judged(self, analysis: ShapeAnalysis, intervals: DurationHistogram) -> Verdict | Quiet:
         """No docsExamined in the log (a server before 4.2): judge from the period, the overlap, the trend and the
         yields, and say so."""
         stats, runs = analysis.stats, analysis.executions
-        details, severity = _rhythm(stats)
+        details, severity = _rhythm(stats, intervals)
         bound = _documents_from_yields(stats)
         typical = stats.duration.percentile(50)
         heavy = bound >= self.options["min_docs_per_run"] if bound is not None else \
@@ -150,11 +152,11 @@ _ADVICE = ("maintain the counts on write ($inc in the same update), or refresh a
            "schedule and read that")
 
 
-def _rhythm(stats: ShapeStats) -> tuple[list[str], str | None]:
-    """Details on the period and the overlap of the runs, and ``error`` when they pile up."""
+def _rhythm(stats: ShapeStats, intervals: DurationHistogram) -> tuple[list[str], str | None]:
+    """Details on the period and the overlap of the runs (``intervals``: between their starts), and ``error`` when
+    they pile up."""
     details: list[str] = []
     severity = None
-    intervals = stats.intervals
     typical = stats.duration.percentile(50)
     values = stats.literal_values
     if values.runs and values.distinct() > 1 and values.most_repeated() > 1:
@@ -162,7 +164,7 @@ def _rhythm(stats: ShapeStats) -> tuple[list[str], str | None]:
                        "different sets of values in all)")
     if intervals.n >= 3:
         period = intervals.percentile(50)
-        if period_of(stats) is not None:
+        if period_of(stats, intervals) is not None:
             details.append(f"it runs on a fixed period of about {human_ms(period)}, like a dashboard polling")
         if period > 0 and typical > period:
             severity = "error"
@@ -177,14 +179,15 @@ def _rhythm(stats: ShapeStats) -> tuple[list[str], str | None]:
     return details, severity
 
 
-def period_of(stats: ShapeStats) -> float | None:
+def period_of(stats: ShapeStats, intervals: DurationHistogram | None = None) -> float | None:
     """The period of the runs in milliseconds when they come regularly (the interquartile spread of the intervals
-    between starts within ``_REGULAR`` of their median), else None."""
-    intervals = stats.intervals
+    between starts within ``_REGULAR`` of their median), else None. ``intervals``: ``stats.intervals``, when the
+    caller has them."""
+    intervals = stats.intervals if intervals is None else intervals
     if intervals.n < 3:
         return None
-    period = intervals.percentile(50)
-    spread = intervals.percentile(75) - intervals.percentile(25)
+    period, low, high = intervals.percentiles((50, 25, 75))
+    spread = high - low
     return period if period > 0 and spread <= _REGULAR * period else None
 
 

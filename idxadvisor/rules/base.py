@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, TypeVar
 
 from idxadvisor.config import Settings
@@ -151,8 +151,13 @@ class ShapeAnalysis:
         """Whether the planner may consider the index for these queries, whatever their predicates: visible, not
         partial, and with the collection's collation (read from the _id index), which queries use unless they name
         another (shapes do not record it)."""
+        return not index.hidden and ShapeAnalysis._plannable_once_visible(index, indexes)
+
+    @staticmethod
+    def _plannable_once_visible(index: IndexSpec, indexes: list[IndexSpec]) -> bool:
+        """``plannable`` of the index were it not hidden."""
         collection_collation = next((other.collation for other in indexes if other.is_id_index), None)
-        return not index.hidden and index.partial_filter is None and index.collation == collection_collation
+        return index.partial_filter is None and index.collation == collection_collation
 
     def bounded_by(self, indexes: Iterable[IndexSpec]) -> IndexSpec | None:
         """An index the planner may use that at least bounds the scan (its first field has an equality or a range of
@@ -172,8 +177,7 @@ class ShapeAnalysis:
         return None
 
     def _usable(self, index: IndexSpec, indexes: list[IndexSpec]) -> bool:
-        unhidden = replace(index, hidden=False)
-        if not self.plannable(unhidden, indexes) or not serves(index.key, self.roles):
+        if not self._plannable_once_visible(index, indexes) or not serves(index.key, self.roles):
             return False
         leading = index.key[0][0]
         bounded = leading in self.roles.equality or (leading in self.roles.range
@@ -195,7 +199,9 @@ class RuleContext:
 
     def roles(self, stats: ShapeStats) -> Roles:
         """``roles_of`` the shape, worked out once for the rules and the index selection."""
-        known: dict[tuple[str, int], Roles] = self.derived("roles", lambda shapes: {})
+        known = self._derived.get("roles") if self._derived_from is self.shapes else None  # asked twice a shape
+        if known is None:
+            known = self.derived("roles", _no_roles_yet)
         key = (stats.shape.fingerprint, stats.max_in_length)
         roles = known.get(key)
         if roles is None:
@@ -227,6 +233,10 @@ def _finite(value: float) -> bool:
         return False
 
 
+def _no_roles_yet(shapes: list[ShapeStats]) -> dict[tuple[str, int], Roles]:
+    return {}
+
+
 def _by_ns(shapes: list[ShapeStats]) -> dict[str, list[ShapeStats]]:
     grouped: dict[str, list[ShapeStats]] = {}
     for stats in shapes:
@@ -248,6 +258,9 @@ class Rule:
     priority: ClassVar[int] = 0
     #: The finding stands when an existing index serves the shape already (it is reported without an index).
     stands_without_index: ClassVar[bool] = False
+    #: False for a rule whose findings are about a collection's indexes (``check_collection``) or that reviews other
+    #: rules' proposals (``review``): its ``check`` says nothing of any shape, and the engine does not ask it.
+    checks_shapes: ClassVar[bool] = True
     defaults: ClassVar[dict[str, Any]] = {}
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:

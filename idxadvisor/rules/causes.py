@@ -59,6 +59,8 @@ class WaitRule(Rule):
     components: ClassVar[tuple[str, ...]]  # the time breakdown's components the rule is about
 
     def check(self, analysis: ShapeAnalysis, context: RuleContext) -> Verdict | Quiet | None:
+        if analysis.stats.timing is None:  # most shapes of most logs: nothing to read (``significant`` says None)
+            return None
         found = significant(analysis, self.components, self.options)
         if found is None or isinstance(found, str):
             return Quiet(found) if found is not None else None

@@ -43,6 +43,7 @@ class IndexInUseDropped(Rule):
     name = "index-in-use-dropped"
     severity = "error"
     category = "change"
+    checks_shapes = False
 
     def check(self, analysis: ShapeAnalysis, context: RuleContext) -> None:
         return None  # a finding about an index, not a shape (see check_collection)

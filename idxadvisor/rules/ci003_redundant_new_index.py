@@ -40,6 +40,7 @@ class RedundantNewIndex(Rule):
     name = "redundant-new-index"
     severity = "warning"
     category = "change"
+    checks_shapes = False
 
     def check(self, analysis: ShapeAnalysis, context: RuleContext) -> None:
         return None  # a finding about an index, not a shape (see check_collection)

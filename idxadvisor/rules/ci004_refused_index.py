@@ -39,6 +39,7 @@ class RefusedIndex(Rule):
     name = "refused-index"
     severity = "error"
     category = "change"
+    checks_shapes = False
 
     def check(self, analysis: ShapeAnalysis, context: RuleContext) -> None:
         return None  # a finding about an index, not a shape (see check_collection)

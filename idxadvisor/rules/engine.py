@@ -99,21 +99,18 @@ def run_rules(shapes: list[ShapeStats], context: RuleContext, rules: list[Rule],
     proposals: list[_Proposal] = []
     skips: list[Skip] = []
     related: dict[str, set[str]] = defaultdict(set)  # shape -> shapes a rule names as sharing its root cause
-    by_op: dict[str, list[Rule]] = {}  # the rules that apply to an operation, in order
+    by_op: dict[tuple[str, bool], list[Rule]] = {}  # the rules that apply to an operation, blocked or not, in order
     for stats in shapes:
         analysis = analyze_shape(stats, context, orders.get(stats.shape.ns))
         blocked = _blocking_reason(analysis, context)
         fired: list[tuple[Rule, Verdict]] = []
         quiet: list[str] = []
         told: list[str] = []
-        op = stats.shape.op
-        applying = by_op.get(op)
-        if applying is None:
-            applying = by_op[op] = [rule for rule in rules if op in rule.applies_to]
-        for rule in applying if stats.shape.known else ():
-            if blocked and rule.proposes_index:
-                continue
+        applying = _applying(rules, stats.shape.op, bool(blocked), by_op) if stats.shape.known else ()
+        for rule in applying:
             result = rule.check(analysis, context)
+            if result is None:
+                continue
             if isinstance(result, Verdict):
                 related[stats.shape.fingerprint].update(result.related)
                 if rule.proposes_index and result.index:
@@ -169,6 +166,16 @@ def run_rules(shapes: list[ShapeStats], context: RuleContext, rules: list[Rule],
     findings.sort(key=lambda finding: (-finding.impact, finding.rule, finding.ns, finding.fingerprint))
     assign_groups(findings, related)
     return findings, skips
+
+
+def _applying(rules: list[Rule], op: str, blocked: bool, known: dict[tuple[str, bool], list[Rule]]) -> list[Rule]:
+    """The rules that check a shape of ``op``, in order: those that propose an index only when no reason blocks it
+    (``known`` holds the lists worked out already: a workload has a handful of operations)."""
+    applying = known.get((op, blocked))
+    if applying is None:
+        applying = known[(op, blocked)] = [rule for rule in rules if op in rule.applies_to and rule.checks_shapes
+                                           and not (blocked and rule.proposes_index)]
+    return applying
 
 
 def _blocking_reason(analysis: ShapeAnalysis, context: RuleContext) -> str | None:

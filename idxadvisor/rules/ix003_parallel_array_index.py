@@ -45,6 +45,7 @@ class ParallelArrayIndex(Rule):
     severity = "error"
     proposes_index = True
     priority = 100
+    checks_shapes = False
 
     def check(self, analysis: ShapeAnalysis, context: RuleContext) -> Verdict | Quiet | None:
         return None  # IX003 reviews the proposals of the other index rules (see review)

@@ -53,6 +53,7 @@ class RedundantIndex(Rule):
     name = "redundant-index"
     severity = "warning"
     defaults = {"watch_days": 7}
+    checks_shapes = False
 
     def check(self, analysis: ShapeAnalysis, context: RuleContext) -> None:
         return None  # a finding about the collection's indexes (see check_collection)

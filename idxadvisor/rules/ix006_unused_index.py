@@ -64,6 +64,7 @@ class UnusedIndex(Rule):
     name = "unused-index"
     severity = "info"
     defaults = {"min_span_hours": 1.0, "watch_days": 7}
+    checks_shapes = False
 
     def check(self, analysis: ShapeAnalysis, context: RuleContext) -> None:
         return None  # a finding about the collection's indexes (see check_collection)

@@ -53,6 +53,8 @@ class PlanFlapping(Rule):
 
     def check(self, analysis: ShapeAnalysis, context: RuleContext) -> Verdict | Quiet | None:
         stats = analysis.stats
+        if len(stats.plan_costs) < 2 and len(stats.plans) < 2:  # one plan (most shapes): nothing to compare
+            return None
         executions = analysis.executions
         competing = {plan: cost for plan, cost in stats.plan_costs.items()
                      if cost.count >= 2 and cost.count >= self.options["min_plan_share"] * executions}

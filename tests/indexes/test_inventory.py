@@ -191,3 +191,16 @@ def test_a_sighting_travels_between_processes_unchanged(moment: datetime) -> Non
     assert back == sighting
     assert back.ts is not None
     assert (back.ts.replace(tzinfo=None), back.ts.utcoffset()) == (moment.replace(tzinfo=None), moment.utcoffset())
+
+
+def test_a_key_pattern_seen_again_is_read_as_it_is_not_as_an_equal_one() -> None:
+    """Key patterns are read once per distinct pattern; ``True == 1`` yet a boolean direction is no index."""
+    when = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    sightings = [IndexSighting("shop.orders", "created", None, [["status", True]], when, "createIndexes commands"),
+                 IndexSighting("shop.orders", "created", None, [["status", 1]], when + timedelta(seconds=1),
+                               "createIndexes commands"),
+                 IndexSighting("shop.orders", "created", None, [["status", 1.0]], when + timedelta(seconds=2),
+                               "createIndexes commands")]
+    inventory = build_inventory(sightings, [])
+    assert [(index.key, index.sources) for index in inventory.indexes["shop.orders"]] == \
+        [((("status", 1),), ["createIndexes commands"])]

@@ -125,3 +125,20 @@ def test_an_estimator_refusal_reads_as_a_sentence_not_a_dictionary() -> None:
         "(CannotIndexParallelArrays, code 171)")
     assert plan_cost({"error": error}) == (
         "fails: cannot index parallel arrays [sizes] [tags] (CannotIndexParallelArrays, code 171)")
+
+
+@pytest.mark.parametrize("text", [
+    "examines 1,234 documents per document returned", "  leading spaces stay", "a trailing space ", "tab\there",
+    "new\nline", "wide — dash", "", "x" * 94, "x" * 95, "{ status: 1, createdAt: -1 }", "a\rb", "a\x0bb\x0cc",
+])
+@pytest.mark.parametrize("indent", [0, 6, 8])
+def test_a_line_that_fits_is_indented_as_textwrap_would(text: str, indent: int) -> None:
+    """The shortcut of ``_indented`` (one line of ASCII that fits) gives what ``textwrap.wrap`` gives."""
+    import textwrap
+
+    from idxadvisor.report.terminal import _indented
+
+    prefix = " " * indent
+    expected = textwrap.wrap(text, width=100, initial_indent=prefix, subsequent_indent=prefix + "  ",
+                             break_long_words=True, break_on_hyphens=False)
+    assert [line.plain for line in _indented(text, indent, 100)] == expected
