@@ -1422,6 +1422,250 @@ static PyObject *event_fields(PyObject *module, PyObject *entry)
     Py_RETURN_NONE;
 }
 
+/* ---- a text log's slow-operation line: textlog.split_line + textlog.slow_operation_match ---------------------- */
+/* Only the common line is read here: an ISO-8601 timestamp with an offset, ASCII up to the thread, no truncation
+ * warning, a duration of plain ASCII digits. Anything else is handed back (None) and the Python path reads the line,
+ * whole. Characters are read through PyUnicode_READ, so a line of any kind is taken; the class tests are the ones
+ * re uses for str patterns (\s is Py_UNICODE_ISSPACE), and a non-ASCII character where LINE reads digits, zones or
+ * severities makes the C code decline, since \d takes any Unicode digit. */
+
+static const char *const TEXT_OP_WORDS[] = {"query", "getmore", "update", "remove", "insert", "command", "killcursors"};
+#define MAX_DURATION_DIGITS 13 /* len(str(int(fields.MAX_DURATION_MS))) */
+
+typedef struct {
+    int kind;
+    const void *data;
+    Py_ssize_t length;
+} Text;
+
+static Py_UCS4 text_at(const Text *text, Py_ssize_t index)
+{
+    return index < text->length ? PyUnicode_READ(text->kind, text->data, index) : 0;
+}
+
+static int ascii_digits(const Text *text, Py_ssize_t start, Py_ssize_t count)
+{
+    for (Py_ssize_t i = start; i < start + count; i++) {
+        Py_UCS4 c = text_at(text, i);
+        if (c < '0' || c > '9') {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int text_has(const Text *text, Py_ssize_t at, const char *literal)
+{
+    for (Py_ssize_t i = 0; literal[i] != '\0'; i++) {
+        if (text_at(text, at + i) != (Py_UCS4)(unsigned char)literal[i]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The end of LINE's ISO timestamp from 0, or -1 when the line does not start with one this code reads. */
+static Py_ssize_t iso_end(const Text *text)
+{
+    static const char LAYOUT[] = "dddd-dd-ddTdd:dd:dd";
+    Py_ssize_t at = 0;
+    for (; LAYOUT[at] != '\0'; at++) {
+        Py_UCS4 c = text_at(text, at);
+        if (LAYOUT[at] == 'd' ? (c < '0' || c > '9') : c != (Py_UCS4)LAYOUT[at]) {
+            return -1;
+        }
+    }
+    if (text_at(text, at) == '.') {
+        Py_ssize_t digits = at + 1;
+        while (ascii_digits(text, digits, 1)) {
+            digits++;
+        }
+        if (digits == at + 1) {
+            return -1;
+        }
+        at = digits;
+    }
+    Py_UCS4 sign = text_at(text, at);
+    if (sign == 'Z') {
+        return at + 1;
+    }
+    if (sign != '+' && sign != '-') {
+        return -1; /* no zone: a naive stamp, which checked_timestamp makes UTC (left to Python) */
+    }
+    if (!ascii_digits(text, at + 1, 2)) {
+        return -1;
+    }
+    Py_ssize_t minutes = text_at(text, at + 3) == ':' ? at + 4 : at + 3;
+    return ascii_digits(text, minutes, 2) ? minutes + 2 : -1;
+}
+
+/* At least one whitespace character from at: the end of the run, or -1. A non-ASCII one declines (it is whitespace to
+ * re only sometimes, and this code does not need to know which). */
+static Py_ssize_t spaces_end(const Text *text, Py_ssize_t at)
+{
+    Py_ssize_t start = at;
+    while (at < text->length && text_at(text, at) < 128 && Py_UNICODE_ISSPACE(text_at(text, at))) {
+        at++;
+    }
+    if (at == start || (at < text->length && text_at(text, at) >= 128)) {
+        return -1;
+    }
+    return at;
+}
+
+/* The start of LINE's "[context]" after the timestamp (past the optional severity and component), or -1. */
+static Py_ssize_t context_start(const Text *text, Py_ssize_t at)
+{
+    if ((at = spaces_end(text, at)) < 0) {
+        return -1;
+    }
+    Py_UCS4 c = text_at(text, at);
+    if (c == 'F' || c == 'E' || c == 'W' || c == 'I' || c == 'D') {
+        at++;
+        if (ascii_digits(text, at, 1)) {
+            at++;
+        }
+        if ((at = spaces_end(text, at)) < 0) {
+            return -1;
+        }
+        if (text_at(text, at) == '-') {
+            at++;
+        } else {
+            Py_ssize_t word = at;
+            for (c = text_at(text, at); (c >= 'A' && c <= 'Z') || c == '_'; c = text_at(text, ++at)) {
+            }
+            if (at == word) {
+                return -1;
+            }
+        }
+        if ((at = spaces_end(text, at)) < 0) {
+            return -1;
+        }
+    }
+    return text_at(text, at) == '[' ? at : -1;
+}
+
+/* fromisoformat(stamp), kept when checked_timestamp keeps it as it is (an offset, a year well inside 1970-9999):
+ * a new reference, NULL with no error set to decline, NULL with an error on failure. */
+static PyObject *iso_timestamp(State *state, PyObject *stamp)
+{
+    PyObject *parsed = PyObject_CallOneArg(state->fromisoformat, stamp);
+    if (parsed == NULL) {
+        PyErr_Clear(); /* a ValueError is no timestamp to Python: its path says so itself */
+        return NULL;
+    }
+    PyObject *tzinfo = PyObject_GetAttr(parsed, NAME(TZINFO));
+    PyObject *year = tzinfo != NULL ? PyObject_GetAttr(parsed, NAME(YEAR)) : NULL;
+    long value = year != NULL ? PyLong_AsLong(year) : -1;
+    int keep = year != NULL && !PyErr_Occurred() && tzinfo != Py_None && value > 1970 && value < 9998;
+    Py_XDECREF(tzinfo);
+    Py_XDECREF(year);
+    if (!keep) {
+        Py_CLEAR(parsed);
+    }
+    return parsed;
+}
+
+PyDoc_STRVAR(text_slow_line_doc,
+"text_slow_line(line, reference_year, /)\n--\n\n"
+"What textlog.split_line and textlog.slow_operation_match give for a common slow-operation line of a text log:\n"
+"(ts, context, op, ns, body, duration), with duration an int of at most 13 digits and the line not truncated.\n"
+"None where the Python path must read the line, whole: another timestamp layout or none, a truncation warning, a\n"
+"damaged or missing duration, a line that is no slow operation, a timestamp Python would not keep as it is.");
+
+static PyObject *text_slow_line(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_Format(PyExc_TypeError, "text_slow_line expected 2 arguments, got %zd", nargs);
+        return NULL;
+    }
+    PyObject *line = args[0];
+    if (!PyUnicode_CheckExact(line)) {
+        PyErr_SetString(PyExc_TypeError, "text_slow_line: line must be a str");
+        return NULL;
+    }
+    Text text = {PyUnicode_KIND(line), PyUnicode_DATA(line), PyUnicode_GET_LENGTH(line)};
+    Py_ssize_t stamp_end = iso_end(&text);
+    Py_ssize_t open = stamp_end < 0 ? -1 : context_start(&text, stamp_end);
+    if (open < 0) {
+        Py_RETURN_NONE;
+    }
+    Py_ssize_t close = PyUnicode_FindChar(line, ']', open + 1, text.length, 1);
+    if (close == -2) {
+        return NULL;
+    }
+    if (close < 0 || text_at(&text, close + 1) != ' ') {
+        Py_RETURN_NONE;
+    }
+    Py_ssize_t message = close + 2;
+    if (text_has(&text, message, "warning: ")) {
+        Py_RETURN_NONE; /* maybe a truncation warning: cut lines are Python's */
+    }
+    Py_ssize_t op_end = -1;
+    for (size_t i = 0; i < COUNT_OF(TEXT_OP_WORDS) && op_end < 0; i++) {
+        if (text_has(&text, message, TEXT_OP_WORDS[i])) {
+            op_end = message + (Py_ssize_t)strlen(TEXT_OP_WORDS[i]);
+        }
+    }
+    if (op_end < 0 || text_at(&text, op_end) != ' ') {
+        Py_RETURN_NONE;
+    }
+    Py_ssize_t ns_end = op_end + 1;
+    while (ns_end < text.length && !Py_UNICODE_ISSPACE(text_at(&text, ns_end))) {
+        ns_end++;
+    }
+    Py_ssize_t end = text.length; /* message.rstrip() */
+    while (end > ns_end && Py_UNICODE_ISSPACE(text_at(&text, end - 1))) {
+        end--;
+    }
+    if (ns_end == op_end + 1 || end - 2 <= ns_end || text_at(&text, end - 2) != 'm' || text_at(&text, end - 1) != 's') {
+        Py_RETURN_NONE;
+    }
+    Py_ssize_t last_space = PyUnicode_FindChar(line, ' ', ns_end, end, -1);
+    if (last_space == -2) {
+        return NULL;
+    }
+    Py_ssize_t digits = end - 2 - (last_space + 1);
+    if (last_space < 0 || digits < 1 || digits > MAX_DURATION_DIGITS || !ascii_digits(&text, last_space + 1, digits)) {
+        Py_RETURN_NONE;
+    }
+    long long duration = 0;
+    for (Py_ssize_t i = last_space + 1; i < end - 2; i++) {
+        duration = duration * 10 + (long long)(text_at(&text, i) - '0');
+    }
+    State *state = module_state(module);
+    PyObject *stamp = PyUnicode_Substring(line, 0, stamp_end);
+    PyObject *ts = stamp != NULL ? iso_timestamp(state, stamp) : NULL;
+    Py_XDECREF(stamp);
+    if (ts == NULL) {
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        Py_RETURN_NONE;
+    }
+    PyObject *result = PyTuple_New(6);
+    if (result == NULL) {
+        Py_DECREF(ts);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(result, 0, ts);
+    PyObject *parts[5] = {
+        PyUnicode_Substring(line, open + 1, close), PyUnicode_Substring(line, message, op_end),
+        PyUnicode_Substring(line, op_end + 1, ns_end), PyUnicode_Substring(line, ns_end, last_space),
+        PyLong_FromLongLong(duration),
+    };
+    int failed = 0;
+    for (int i = 0; i < 5; i++) {
+        failed = failed || parts[i] == NULL;
+        PyTuple_SET_ITEM(result, i + 1, parts[i]); /* a NULL item is skipped when the tuple is freed */
+    }
+    if (failed) {
+        Py_DECREF(result);
+        return NULL;
+    }
+    return result;
+}
+
 /* ---- the query shape: shape._shape_command and shape._skip_of ------------------------------------------------ */
 /* Shape helpers return a new reference, or NULL: with a Python error set (a failure), or without one (FALLBACK: the
  * Python path shapes the whole command). */
@@ -4496,6 +4740,7 @@ static PyMethodDef speedups_methods[] = {
     {"scan_json_block", (PyCFunction)(void (*)(void))scan_json_block, METH_FASTCALL, scan_json_block_doc},
     {"scan_text_block", (PyCFunction)(void (*)(void))scan_text_block, METH_FASTCALL, scan_text_block_doc},
     {"event_fields", event_fields, METH_O, event_fields_doc},
+    {"text_slow_line", (PyCFunction)(void (*)(void))text_slow_line, METH_FASTCALL, text_slow_line_doc},
     {"shape_command", (PyCFunction)(void (*)(void))shape_command, METH_FASTCALL, shape_command_doc},
     {"add_timing", (PyCFunction)(void (*)(void))add_timing, METH_FASTCALL, add_timing_doc},
     {"observe_literals", (PyCFunction)(void (*)(void))observe_literals, METH_FASTCALL, observe_literals_doc},
