@@ -612,6 +612,8 @@ typedef struct {
     PyObject *number_markers;   /* frozenset */
     PyObject *app_prefixes;     /* tuple: INTERNAL_APP_PREFIXES */
     PyObject *fromisoformat;    /* datetime.datetime.fromisoformat */
+    PyObject *datetime_type;    /* datetime.datetime */
+    PyObject *utc;              /* datetime.timezone.utc */
     PyObject *zero;             /* the int 0 */
     PyObject *one;              /* the int 1 */
 } State;
@@ -642,6 +644,8 @@ static int state_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(state->number_markers);
     Py_VISIT(state->app_prefixes);
     Py_VISIT(state->fromisoformat);
+    Py_VISIT(state->datetime_type);
+    Py_VISIT(state->utc);
     Py_VISIT(state->zero);
     Py_VISIT(state->one);
     return 0;
@@ -668,6 +672,8 @@ static int state_clear(PyObject *module)
     Py_CLEAR(state->number_markers);
     Py_CLEAR(state->app_prefixes);
     Py_CLEAR(state->fromisoformat);
+    Py_CLEAR(state->datetime_type);
+    Py_CLEAR(state->utc);
     Py_CLEAR(state->zero);
     Py_CLEAR(state->one);
     return 0;
@@ -777,14 +783,17 @@ static int speedups_exec(PyObject *module)
     if (datetime_module == NULL) {
         return -1;
     }
-    PyObject *datetime_type = PyObject_GetAttrString(datetime_module, "datetime");
+    PyObject *timezone_type = PyObject_GetAttrString(datetime_module, "timezone");
+    state->datetime_type = PyObject_GetAttrString(datetime_module, "datetime");
     Py_DECREF(datetime_module);
-    if (datetime_type == NULL) {
+    if (timezone_type == NULL || state->datetime_type == NULL) {
+        Py_XDECREF(timezone_type);
         return -1;
     }
-    state->fromisoformat = PyObject_GetAttrString(datetime_type, "fromisoformat");
-    Py_DECREF(datetime_type);
-    return state->fromisoformat == NULL ? -1 : 0;
+    state->utc = PyObject_GetAttrString(timezone_type, "utc");
+    Py_DECREF(timezone_type);
+    state->fromisoformat = PyObject_GetAttrString(state->datetime_type, "fromisoformat");
+    return state->fromisoformat == NULL || state->utc == NULL ? -1 : 0;
 }
 
 PyDoc_STRVAR(tables_doc,
@@ -1423,7 +1432,7 @@ static PyObject *event_fields(PyObject *module, PyObject *entry)
 }
 
 /* ---- a text log's slow-operation line: textlog.split_line + textlog.slow_operation_match ---------------------- */
-/* Only the common line is read here: an ISO-8601 timestamp with an offset, ASCII up to the thread, no truncation
+/* Only the common line is read here: an ISO-8601 timestamp with an offset or a ctime one, ASCII up to the thread, no truncation
  * warning, a duration of plain ASCII digits. Anything else is handed back (None) and the Python path reads the line,
  * whole. Characters are read through PyUnicode_READ, so a line of any kind is taken; the class tests are the ones
  * re uses for str patterns (\s is Py_UNICODE_ISSPACE), and a non-ASCII character where LINE reads digits, zones or
@@ -1566,6 +1575,116 @@ static PyObject *iso_timestamp(State *state, PyObject *stamp)
     return parsed;
 }
 
+/* The end of LINE's ctime timestamp ("Fri Jun  1 10:00:00.123") from 0, with its parts, or -1. */
+typedef struct {
+    int weekday, month, day, hour, minute, second, micros;
+} Ctime;
+
+static int two_digits(const Text *text, Py_ssize_t at)
+{
+    return (int)(text_at(text, at) - '0') * 10 + (int)(text_at(text, at + 1) - '0');
+}
+
+static Py_ssize_t ctime_end(const Text *text, Ctime *parts)
+{
+    parts->weekday = parts->month = -1;
+    for (int i = 0; i < 7; i++) {
+        if (text_has(text, 0, WEEKDAYS[i])) {
+            parts->weekday = i;
+        }
+    }
+    for (int i = 0; i < 12; i++) {
+        if (text_has(text, 4, MONTHS[i])) {
+            parts->month = i + 1;
+        }
+    }
+    if (parts->weekday < 0 || parts->month < 0 || text_at(text, 3) != ' ' || text_at(text, 7) != ' ') {
+        return -1;
+    }
+    Py_ssize_t at = text_at(text, 8) == ' ' ? 9 : 8;
+    if (!ascii_digits(text, at, 1)) {
+        return -1;
+    }
+    parts->day = (int)(text_at(text, at) - '0');
+    if (ascii_digits(text, ++at, 1)) {
+        parts->day = parts->day * 10 + (int)(text_at(text, at++) - '0');
+    }
+    if (!text_has(text, at, " ") || !ascii_digits(text, at + 1, 2) || text_at(text, at + 3) != ':' ||
+        !ascii_digits(text, at + 4, 2) || text_at(text, at + 6) != ':' || !ascii_digits(text, at + 7, 2)) {
+        return -1;
+    }
+    parts->hour = two_digits(text, at + 1);
+    parts->minute = two_digits(text, at + 4);
+    parts->second = two_digits(text, at + 7);
+    at += 9;
+    parts->micros = 0;
+    if (text_at(text, at) == '.') {
+        Py_ssize_t digits = at + 1;
+        int scale = 100000;
+        while (ascii_digits(text, digits, 1)) {
+            parts->micros += (int)(text_at(text, digits) - '0') * scale; /* (fraction + "000000")[:6] */
+            scale /= 10;
+            digits++;
+        }
+        if (digits == at + 1) {
+            return -1;
+        }
+        at = digits;
+    }
+    return at;
+}
+
+static int days_in_month(int year, int month)
+{
+    static const int DAYS[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    int leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    return month == 2 && leap ? 29 : DAYS[month - 1];
+}
+
+/* datetime(year, month, day).weekday(): Monday is 0. */
+static int weekday_of(int year, int month, int day)
+{
+    static const int OFFSETS[] = {0, 3, 2, 5, 0, 3, 5, 1, 4, 6, 2, 4};
+    year -= month < 3;
+    int sunday_first = (year + year / 4 - year / 100 + year / 400 + OFFSETS[month - 1] + day) % 7;
+    return (sunday_first + 6) % 7;
+}
+
+/* textlog._timestamp for a ctime stamp: the UTC datetime of the latest year <= reference_year (within 40) on which
+ * the date fell on its weekday, as checked_timestamp keeps it; NULL without an error to decline (no such year, a
+ * time of day datetime refuses, a year near the ends of 1970-9999), NULL with an error on failure. */
+static PyObject *ctime_timestamp(State *state, const Ctime *parts, long reference_year)
+{
+    if (reference_year < 2000 || reference_year > 9997 || parts->hour > 23 || parts->minute > 59 ||
+        parts->second > 59 || parts->day < 1) {
+        return NULL;
+    }
+    for (long year = reference_year; year > reference_year - 40; year--) {
+        if (parts->day > days_in_month((int)year, parts->month)) {
+            continue;
+        }
+        if (weekday_of((int)year, parts->month, parts->day) != parts->weekday) {
+            continue;
+        }
+        if (year <= 1970) {
+            return NULL;
+        }
+        PyObject *args[8] = {PyLong_FromLong(year), PyLong_FromLong(parts->month), PyLong_FromLong(parts->day),
+                             PyLong_FromLong(parts->hour), PyLong_FromLong(parts->minute),
+                             PyLong_FromLong(parts->second), PyLong_FromLong(parts->micros), state->utc};
+        PyObject *stamp = NULL;
+        if (args[0] != NULL && args[1] != NULL && args[2] != NULL && args[3] != NULL && args[4] != NULL &&
+            args[5] != NULL && args[6] != NULL) {
+            stamp = PyObject_Vectorcall(state->datetime_type, args, 8, NULL);
+        }
+        for (int i = 0; i < 7; i++) {
+            Py_XDECREF(args[i]);
+        }
+        return stamp;
+    }
+    return NULL;
+}
+
 PyDoc_STRVAR(text_slow_line_doc,
 "text_slow_line(line, reference_year, /)\n--\n\n"
 "What textlog.split_line and textlog.slow_operation_match give for a common slow-operation line of a text log:\n"
@@ -1584,8 +1703,19 @@ static PyObject *text_slow_line(PyObject *module, PyObject *const *args, Py_ssiz
         PyErr_SetString(PyExc_TypeError, "text_slow_line: line must be a str");
         return NULL;
     }
+    long reference_year = PyLong_Check(args[1]) ? PyLong_AsLong(args[1]) : 0;
+    if (reference_year == -1 && PyErr_Occurred()) {
+        PyErr_Clear(); /* far out of range: ctime lines are declined (ctime_timestamp) */
+        reference_year = 0;
+    }
     Text text = {PyUnicode_KIND(line), PyUnicode_DATA(line), PyUnicode_GET_LENGTH(line)};
+    Ctime ctime = {0, 0, 0, 0, 0, 0, 0};
+    int is_ctime = 0;
     Py_ssize_t stamp_end = iso_end(&text);
+    if (stamp_end < 0) {
+        stamp_end = ctime_end(&text, &ctime);
+        is_ctime = stamp_end >= 0;
+    }
     Py_ssize_t open = stamp_end < 0 ? -1 : context_start(&text, stamp_end);
     if (open < 0) {
         Py_RETURN_NONE;
@@ -1634,9 +1764,14 @@ static PyObject *text_slow_line(PyObject *module, PyObject *const *args, Py_ssiz
         duration = duration * 10 + (long long)(text_at(&text, i) - '0');
     }
     State *state = module_state(module);
-    PyObject *stamp = PyUnicode_Substring(line, 0, stamp_end);
-    PyObject *ts = stamp != NULL ? iso_timestamp(state, stamp) : NULL;
-    Py_XDECREF(stamp);
+    PyObject *ts = NULL;
+    if (is_ctime) {
+        ts = ctime_timestamp(state, &ctime, reference_year);
+    } else {
+        PyObject *stamp = PyUnicode_Substring(line, 0, stamp_end);
+        ts = stamp != NULL ? iso_timestamp(state, stamp) : NULL;
+        Py_XDECREF(stamp);
+    }
     if (ts == NULL) {
         if (PyErr_Occurred()) {
             return NULL;
