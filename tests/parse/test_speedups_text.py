@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from idxadvisor.models.events import TEXT_LOG
-from idxadvisor.parse import block, textlog
+from idxadvisor.parse import accel, block, textlog
 from idxadvisor.parse.block import BlockOptions, BlockParser, BlockStats
 from tests.conftest import FIXTURES_DIR
 from tests.helpers import CollectingSink
@@ -155,6 +155,12 @@ def test_every_fixture_text_line_reads_the_same() -> None:
     files, lines, in_c = _check_tree(FIXTURES_DIR)
     assert files >= 1
     assert in_c > 0.5 * lines > 10
+
+
+def test_the_c_line_reader_is_chosen_unless_turned_off() -> None:
+    expected = os.environ.get(accel.PURE_PYTHON_VARIABLE, "") in ("", "0")
+    assert (block._text_slow_line is not None) is expected
+    assert (textlog.slow_line_parts is not None) is expected
 
 
 def test_the_c_function_reads_the_common_line_and_declines_the_rest() -> None:
