@@ -447,6 +447,7 @@ static PyObject *scan_json_block(PyObject *module, PyObject *const *args, Py_ssi
     X(ATTR, "attr") X(COMMAND, "command") X(TYPE, "type") X(UPDATE, "update") X(REMOVE, "remove") \
     X(DELETE, "delete") X(NS, "ns") X(CTX, "ctx") X(ORIGINATING, "originatingCommand") X(TRUNCATED, "truncated") \
     X(OK, "ok") X(ERROR, "error") X(FAILED, "failed") X(TIMING, "timing") X(INTERNAL, "internal") \
+    X(SOURCE_FORMAT, "source_format") \
     X(APP_NAME, "app_name") X(FROM_USER, "isFromUserConnection") X(T, "t") X(DATE, "$date") X(TZINFO, "tzinfo") \
     X(YEAR, "year") X(DURATION_MS, "duration_ms") X(ORIGINATING_COMMAND, "originating_command") X(OP, "op") \
     X(TS, "ts") X(CONNECTION, "connection") X(STATEMENT, "statement") X(UNKNOWN, "unknown") X(EMPTY, "") \
@@ -1798,6 +1799,104 @@ static PyObject *text_slow_line(PyObject *module, PyObject *const *args, Py_ssiz
         Py_DECREF(result);
         return NULL;
     }
+    return result;
+}
+
+/* A str, or NULL for None (internal_reason's app_name); -1 for anything else (declined). */
+static int optional_text(PyObject *value, PyObject **text)
+{
+    *text = value == Py_None ? NULL : value;
+    return value == Py_None || PyUnicode_CheckExact(value) ? 0 : -1;
+}
+
+PyDoc_STRVAR(text_event_doc,
+"text_event(parts, memo, from_fields, source_format, /)\n--\n\n"
+"textlog.event_from_parts(*parts) for the parts text_slow_line gave, when the line's body is in memo\n"
+"(textlog._BODY_MEMO): (event, problem), the event built with from_fields (Event.from_fields) from the same fields in\n"
+"the same order, its internal reason set. None where the Python function must build it: a body not remembered, a\n"
+"duration above MAX_DURATION_MS.");
+
+static PyObject *text_event(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4 || !PyTuple_CheckExact(args[0]) || PyTuple_GET_SIZE(args[0]) != 6 || !PyDict_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "text_event expects (parts, memo, from_fields, source_format)");
+        return NULL;
+    }
+    State *state = module_state(module);
+    PyObject *parts = args[0];
+    PyObject *ts = PyTuple_GET_ITEM(parts, 0), *context = PyTuple_GET_ITEM(parts, 1);
+    PyObject *op_word = PyTuple_GET_ITEM(parts, 2), *ns = PyTuple_GET_ITEM(parts, 3);
+    PyObject *body = PyTuple_GET_ITEM(parts, 4), *duration = PyTuple_GET_ITEM(parts, 5);
+    if (!PyLong_CheckExact(duration) || !PyUnicode_CheckExact(op_word)) {
+        Py_RETURN_NONE;
+    }
+    long long milliseconds = PyLong_AsLongLong(duration);
+    if (milliseconds == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (milliseconds > 1000000000000LL) { /* fields.MAX_DURATION_MS: a counted problem, built in Python */
+        Py_RETURN_NONE;
+    }
+    PyObject *key = PyTuple_Pack(4, op_word, ns, body, Py_False);
+    if (key == NULL) {
+        return NULL;
+    }
+    PyObject *known = PyDict_GetItemWithError(args[1], key); /* borrowed */
+    Py_DECREF(key);
+    if (known == NULL) {
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        Py_RETURN_NONE;
+    }
+    if (!PyTuple_CheckExact(known) || PyTuple_GET_SIZE(known) != 2 || !PyDict_CheckExact(PyTuple_GET_ITEM(known, 0))) {
+        Py_RETURN_NONE;
+    }
+    Py_INCREF(known); /* held while Python code (from_fields) may change the memo */
+    PyObject *op = PyDict_GetItemWithError(state->op_spellings, op_word); /* classify.canonical_op */
+    if (op == NULL && PyErr_Occurred()) {
+        Py_DECREF(known);
+        return NULL;
+    }
+    PyObject *fields = PyDict_New();
+    if (fields == NULL || PyDict_SetItem(fields, NAME(NS), ns) < 0 ||
+        PyDict_SetItem(fields, NAME(OP), op != NULL ? op : op_word) < 0 || PyDict_SetItem(fields, NAME(TS), ts) < 0 ||
+        PyDict_SetItem(fields, NAME(CONNECTION), context) < 0 ||
+        PyDict_SetItem(fields, NAME(SOURCE_FORMAT), args[3]) < 0 ||
+        PyDict_SetItem(fields, NAME(DURATION_MS), duration) < 0 ||
+        PyDict_Update(fields, PyTuple_GET_ITEM(known, 0)) < 0) {
+        Py_XDECREF(fields);
+        Py_DECREF(known);
+        return NULL;
+    }
+    PyObject *event = PyObject_CallOneArg(args[2], fields);
+    Py_DECREF(fields);
+    if (event == NULL) {
+        Py_DECREF(known);
+        return NULL;
+    }
+    PyObject *event_ns = PyObject_GetAttr(event, NAME(NS));
+    PyObject *connection = event_ns != NULL ? PyObject_GetAttr(event, NAME(CONNECTION)) : NULL;
+    PyObject *app_name = connection != NULL ? PyObject_GetAttr(event, NAME(APP_NAME)) : NULL;
+    PyObject *result = NULL;
+    if (app_name != NULL) {
+        PyObject *app_text = NULL, *unused = NULL;
+        if (!PyUnicode_CheckExact(event_ns) || optional_text(connection, &unused) < 0 ||
+            optional_text(app_name, &app_text) < 0) {
+            result = Py_NewRef(Py_None); /* not of the kinds the parser makes: Python builds the event */
+        } else {
+            PyObject *reason = internal_reason(state, event_ns, connection, app_text, Py_None);
+            if (reason != NULL && PyObject_SetAttr(event, NAME(INTERNAL), reason) == 0) {
+                result = PyTuple_Pack(2, event, PyTuple_GET_ITEM(known, 1));
+            }
+            Py_XDECREF(reason);
+        }
+    }
+    Py_XDECREF(event_ns);
+    Py_XDECREF(connection);
+    Py_XDECREF(app_name);
+    Py_DECREF(event);
+    Py_DECREF(known);
     return result;
 }
 
@@ -4876,6 +4975,7 @@ static PyMethodDef speedups_methods[] = {
     {"scan_text_block", (PyCFunction)(void (*)(void))scan_text_block, METH_FASTCALL, scan_text_block_doc},
     {"event_fields", event_fields, METH_O, event_fields_doc},
     {"text_slow_line", (PyCFunction)(void (*)(void))text_slow_line, METH_FASTCALL, text_slow_line_doc},
+    {"text_event", (PyCFunction)(void (*)(void))text_event, METH_FASTCALL, text_event_doc},
     {"shape_command", (PyCFunction)(void (*)(void))shape_command, METH_FASTCALL, shape_command_doc},
     {"add_timing", (PyCFunction)(void (*)(void))add_timing, METH_FASTCALL, add_timing_doc},
     {"observe_literals", (PyCFunction)(void (*)(void))observe_literals, METH_FASTCALL, observe_literals_doc},

@@ -351,7 +351,7 @@ class BlockParser:
             if parts is not None:  # the common slow line, read in C; anything else takes the Python path, whole
                 self.stats.entries += 1
                 self.stats.text_entries += 1
-                event, problem = textlog.event_from_parts(*parts)
+                event, problem = textlog.event_from_slow_parts(parts)
                 problem = problem or event.problem
                 if problem is not None:
                     self.add_problem(problem, number, line)

@@ -196,6 +196,18 @@ def event_from_line(line: TextLine, operation: SlowOperation) -> tuple[Event, st
 slow_line_parts = getattr(speedups, "text_slow_line", None)
 
 
+_text_event = getattr(speedups, "text_event", None)
+
+
+def event_from_slow_parts(parts: tuple[Any, ...]) -> tuple[Event, str | None]:
+    """``event_from_parts(*parts)`` for the parts ``slow_line_parts`` gave: in C when the body is remembered."""
+    if _text_event is not None:
+        made = _text_event(parts, _BODY_MEMO, Event.from_fields, TEXT_LOG)
+        if made is not None:
+            return made  # type: ignore[no-any-return]
+    return event_from_parts(*parts)
+
+
 def event_from_parts(ts: datetime | None, context: str, op_word: str, ns: str, body: str, duration: int | None,
                      truncated: bool = False, damaged_duration: str | None = None) -> tuple[Event, str | None]:
     """``event_from_line`` from the parts of the line, as ``text_slow_line`` gives them."""

@@ -18,9 +18,10 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from idxadvisor.models.events import TEXT_LOG
+from idxadvisor.models.events import TEXT_LOG, Event
 from idxadvisor.parse import accel, block, textlog
 from idxadvisor.parse.block import BlockOptions, BlockParser, BlockStats
+from idxadvisor.parse.fields import MAX_DURATION_MS
 from tests.conftest import FIXTURES_DIR
 from tests.helpers import CollectingSink
 
@@ -29,9 +30,9 @@ try:
 except ImportError:  # built without a compiler
     _speedups = None  # type: ignore[assignment]
 
-if _speedups is None or not hasattr(_speedups, "text_slow_line"):
+if _speedups is None or not hasattr(_speedups, "text_event"):
     if os.environ.get("IDXADVISOR_REQUIRE_SPEEDUPS") == "1":
-        raise RuntimeError("IDXADVISOR_REQUIRE_SPEEDUPS=1 but idxadvisor._speedups.text_slow_line is not built")
+        raise RuntimeError("IDXADVISOR_REQUIRE_SPEEDUPS=1 but idxadvisor._speedups.text_event is not built")
     pytest.skip("idxadvisor._speedups is not built (no compiler)", allow_module_level=True)
 
 YEAR = 2024
@@ -71,7 +72,22 @@ def assert_same_line(line: str) -> bool:
     ts, python_ts = compiled[0], values[0]
     assert (ts.tzinfo, ts.utcoffset(), ts.isoformat()) == (python_ts.tzinfo, python_ts.utcoffset(),
                                                              python_ts.isoformat()), line
+    assert_same_event(compiled)
     return True
+
+
+def assert_same_event(parts: tuple[Any, ...]) -> None:
+    """``text_event`` builds the event ``event_from_parts`` builds (once the body is remembered, as it then is)."""
+    python_event, python_problem = textlog.event_from_parts(*parts)
+    made = _speedups.text_event(parts, textlog._BODY_MEMO, Event.from_fields, TEXT_LOG)
+    if parts[5] > MAX_DURATION_MS or len(parts[4]) > textlog.MEMO_TEXT_LIMIT:
+        assert made is None
+        return
+    assert made is not None
+    event, problem = made
+    assert problem == python_problem
+    assert list(vars(event).items()) == list(vars(python_event).items())  # the same fields, in the same order
+    assert [type(value) for value in vars(event).values()] == [type(value) for value in vars(python_event).values()]
 
 
 def _parse(data: bytes, compiled: bool) -> tuple[list[dict[str, Any]], BlockStats]:
@@ -93,7 +109,7 @@ def _parse(data: bytes, compiled: bool) -> tuple[list[dict[str, Any]], BlockStat
         slot = values.get("shape_slot")
         if slot is not None:
             values["shape_slot"] = slots.setdefault(id(slot), len(slots))
-        values["types"] = {name: type(value) for name, value in vars(event).items()}
+        values["types"] = [(name, type(value)) for name, value in vars(event).items()]  # the order too
         events.append(values)
     return events, stats
 
@@ -161,6 +177,7 @@ def test_the_c_line_reader_is_chosen_unless_turned_off() -> None:
     expected = os.environ.get(accel.PURE_PYTHON_VARIABLE, "") in ("", "0")
     assert (block._text_slow_line is not None) is expected
     assert (textlog.slow_line_parts is not None) is expected
+    assert (textlog._text_event is not None) is expected
 
 
 def test_the_c_function_reads_the_common_line_and_declines_the_rest() -> None:
