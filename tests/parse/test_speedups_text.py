@@ -184,7 +184,7 @@ def test_the_c_function_reads_the_common_line_and_declines_the_rest() -> None:
     common = ("2018-06-01T10:00:00.123+0000 I COMMAND  [conn7] command shop.orders command: find { find: \"orders\","
               " filter: { status: \"A\" } } planSummary: COLLSCAN keysExamined:0 docsExamined:9 nreturned:1 120ms")
     assert assert_same_line(common)
-    ts, context, op, ns, body, duration = _speedups.text_slow_line(common, YEAR)
+    _, context, op, ns, body, duration = _speedups.text_slow_line(common, YEAR)
     assert (context, op, ns, duration) == ("conn7", "command", "shop.orders", 120)
     assert body.startswith(" command: find {") and body.endswith("nreturned:1")
     declined = [
@@ -213,9 +213,9 @@ def test_ctime_lines_take_the_year_python_gives(stamp: str, reference_year: int)
 
 
 def test_the_parser_reads_a_slow_line_in_c_with_its_problem_and_line_number() -> None:
-    data = ("2018-06-01T10:00:00.000+0000 I CONTROL  [main] ***** SERVER RESTARTED *****\n"
-            "2018-06-01T10:00:01.000+0000 I COMMAND  [conn7] command shop.orders command: find { find: \"orders\", "
-            "filter: { a: { $in: [ 1, 2 } } } 5ms\n").encode()
+    data = (b"2018-06-01T10:00:00.000+0000 I CONTROL  [main] ***** SERVER RESTARTED *****\n"
+            b"2018-06-01T10:00:01.000+0000 I COMMAND  [conn7] command shop.orders command: find { find: \"orders\", "
+            b"filter: { a: { $in: [ 1, 2 } } } 5ms\n")
     compiled_events, compiled_stats = _parse(data, compiled=True)
     assert [(p.reason.split(":")[0], p.line) for p in compiled_stats.problem_examples] == [
         ("command document could not be read", 2)]
