@@ -242,7 +242,8 @@ _OPS = mostly(st.sampled_from(["query", "getmore", "update", "remove", "insert",
               "Query", "find", "queryx", "warning: other query")
 _WARNINGS = mostly(st.just(""), "warning: log line attempted (12kB) over max size (10kB), printing beginning and "
                                 "end ... ")
-_NAMESPACES = mostly(st.sampled_from(["shop.orders", "db.$cmd", "test.ünïcödé", "local.oplog.rs", "日本.語"]),
+_NAMESPACES = mostly(st.sampled_from(["shop.orders", "db.$cmd", "test.ünïcödé", "local.oplog.rs", "日本.語",
+                                     "admin.$cmd", "db.system.profile", "nodot"]),
                      "", "a.b\u00a0c", "x.y\u2028z", "a.b\x1fc")
 _DURATIONS = mostly(st.integers(0, 10**14).map(str), "", "-1", "1e400", "1.5", "007", "٣", "0x10", "9" * 40, "1 2")
 _TAILS = mostly(st.sampled_from(["ms", "ms ", "ms\t"]), "MS", "", "ms\u3000", "ms\x85", "m s")
@@ -254,6 +255,7 @@ _BODIES = st.sampled_from([
     " query: { $query: { a: 1 }, $orderby: { b: 1 } } ntoskip:5 nreturned:3",
     " query: { a: \"é\" } update: { $set: { b: 1 } } nMatched:1 nModified:1",
     " appName: \"MongoDB Shell\" command: insert { insert: \"c\" } ninserted:1",
+    " appName: \"MongoDB Automation Agent v1\" command: find { find: \"c\" } nreturned:0",
     "", " ", "  ms", " command: { broken: [ 1, 2 } }", " query: { a: 1 } protocol:op_query",
 ])
 
