@@ -447,6 +447,7 @@ static PyObject *scan_json_block(PyObject *module, PyObject *const *args, Py_ssi
     X(ATTR, "attr") X(COMMAND, "command") X(TYPE, "type") X(UPDATE, "update") X(REMOVE, "remove") \
     X(DELETE, "delete") X(NS, "ns") X(CTX, "ctx") X(ORIGINATING, "originatingCommand") X(TRUNCATED, "truncated") \
     X(OK, "ok") X(ERROR, "error") X(FAILED, "failed") X(TIMING, "timing") X(INTERNAL, "internal") \
+    X(SOURCE_FORMAT, "source_format") \
     X(APP_NAME, "app_name") X(FROM_USER, "isFromUserConnection") X(T, "t") X(DATE, "$date") X(TZINFO, "tzinfo") \
     X(YEAR, "year") X(DURATION_MS, "duration_ms") X(ORIGINATING_COMMAND, "originating_command") X(OP, "op") \
     X(TS, "ts") X(CONNECTION, "connection") X(STATEMENT, "statement") X(UNKNOWN, "unknown") X(EMPTY, "") \
@@ -612,6 +613,8 @@ typedef struct {
     PyObject *number_markers;   /* frozenset */
     PyObject *app_prefixes;     /* tuple: INTERNAL_APP_PREFIXES */
     PyObject *fromisoformat;    /* datetime.datetime.fromisoformat */
+    PyObject *datetime_type;    /* datetime.datetime */
+    PyObject *utc;              /* datetime.timezone.utc */
     PyObject *zero;             /* the int 0 */
     PyObject *one;              /* the int 1 */
 } State;
@@ -642,6 +645,8 @@ static int state_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(state->number_markers);
     Py_VISIT(state->app_prefixes);
     Py_VISIT(state->fromisoformat);
+    Py_VISIT(state->datetime_type);
+    Py_VISIT(state->utc);
     Py_VISIT(state->zero);
     Py_VISIT(state->one);
     return 0;
@@ -668,6 +673,8 @@ static int state_clear(PyObject *module)
     Py_CLEAR(state->number_markers);
     Py_CLEAR(state->app_prefixes);
     Py_CLEAR(state->fromisoformat);
+    Py_CLEAR(state->datetime_type);
+    Py_CLEAR(state->utc);
     Py_CLEAR(state->zero);
     Py_CLEAR(state->one);
     return 0;
@@ -777,14 +784,17 @@ static int speedups_exec(PyObject *module)
     if (datetime_module == NULL) {
         return -1;
     }
-    PyObject *datetime_type = PyObject_GetAttrString(datetime_module, "datetime");
+    PyObject *timezone_type = PyObject_GetAttrString(datetime_module, "timezone");
+    state->datetime_type = PyObject_GetAttrString(datetime_module, "datetime");
     Py_DECREF(datetime_module);
-    if (datetime_type == NULL) {
+    if (timezone_type == NULL || state->datetime_type == NULL) {
+        Py_XDECREF(timezone_type);
         return -1;
     }
-    state->fromisoformat = PyObject_GetAttrString(datetime_type, "fromisoformat");
-    Py_DECREF(datetime_type);
-    return state->fromisoformat == NULL ? -1 : 0;
+    state->utc = PyObject_GetAttrString(timezone_type, "utc");
+    Py_DECREF(timezone_type);
+    state->fromisoformat = PyObject_GetAttrString(state->datetime_type, "fromisoformat");
+    return state->fromisoformat == NULL || state->utc == NULL ? -1 : 0;
 }
 
 PyDoc_STRVAR(tables_doc,
@@ -1420,6 +1430,474 @@ static PyObject *event_fields(PyObject *module, PyObject *entry)
         return NULL;
     }
     Py_RETURN_NONE;
+}
+
+/* ---- a text log's slow-operation line: textlog.split_line + textlog.slow_operation_match ---------------------- */
+/* Only the common line is read here: an ISO-8601 timestamp with an offset or a ctime one, ASCII up to the thread, no truncation
+ * warning, a duration of plain ASCII digits. Anything else is handed back (None) and the Python path reads the line,
+ * whole. Characters are read through PyUnicode_READ, so a line of any kind is taken; the class tests are the ones
+ * re uses for str patterns (\s is Py_UNICODE_ISSPACE), and a non-ASCII character where LINE reads digits, zones or
+ * severities makes the C code decline, since \d takes any Unicode digit. */
+
+static const char *const TEXT_OP_WORDS[] = {"query", "getmore", "update", "remove", "insert", "command", "killcursors"};
+#define MAX_DURATION_DIGITS 13 /* len(str(int(fields.MAX_DURATION_MS))) */
+
+typedef struct {
+    int kind;
+    const void *data;
+    Py_ssize_t length;
+} Text;
+
+static Py_UCS4 text_at(const Text *text, Py_ssize_t index)
+{
+    return index < text->length ? PyUnicode_READ(text->kind, text->data, index) : 0;
+}
+
+static int ascii_digits(const Text *text, Py_ssize_t start, Py_ssize_t count)
+{
+    for (Py_ssize_t i = start; i < start + count; i++) {
+        Py_UCS4 c = text_at(text, i);
+        if (c < '0' || c > '9') {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int text_has(const Text *text, Py_ssize_t at, const char *literal)
+{
+    for (Py_ssize_t i = 0; literal[i] != '\0'; i++) {
+        if (text_at(text, at + i) != (Py_UCS4)(unsigned char)literal[i]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The end of LINE's ISO timestamp from 0, or -1 when the line does not start with one this code reads. */
+static Py_ssize_t iso_end(const Text *text)
+{
+    static const char LAYOUT[] = "dddd-dd-ddTdd:dd:dd";
+    Py_ssize_t at = 0;
+    for (; LAYOUT[at] != '\0'; at++) {
+        Py_UCS4 c = text_at(text, at);
+        if (LAYOUT[at] == 'd' ? (c < '0' || c > '9') : c != (Py_UCS4)LAYOUT[at]) {
+            return -1;
+        }
+    }
+    if (text_at(text, at) == '.') {
+        Py_ssize_t digits = at + 1;
+        while (ascii_digits(text, digits, 1)) {
+            digits++;
+        }
+        if (digits == at + 1) {
+            return -1;
+        }
+        at = digits;
+    }
+    Py_UCS4 sign = text_at(text, at);
+    if (sign == 'Z') {
+        return at + 1;
+    }
+    if (sign != '+' && sign != '-') {
+        return -1; /* no zone: a naive stamp, which checked_timestamp makes UTC (left to Python) */
+    }
+    if (!ascii_digits(text, at + 1, 2)) {
+        return -1;
+    }
+    Py_ssize_t minutes = text_at(text, at + 3) == ':' ? at + 4 : at + 3;
+    return ascii_digits(text, minutes, 2) ? minutes + 2 : -1;
+}
+
+/* At least one whitespace character from at: the end of the run, or -1. A non-ASCII one declines (it is whitespace to
+ * re only sometimes, and this code does not need to know which). */
+static Py_ssize_t spaces_end(const Text *text, Py_ssize_t at)
+{
+    Py_ssize_t start = at;
+    while (at < text->length && text_at(text, at) < 128 && Py_UNICODE_ISSPACE(text_at(text, at))) {
+        at++;
+    }
+    if (at == start || (at < text->length && text_at(text, at) >= 128)) {
+        return -1;
+    }
+    return at;
+}
+
+/* The start of LINE's "[context]" after the timestamp (past the optional severity and component), or -1. */
+static Py_ssize_t context_start(const Text *text, Py_ssize_t at)
+{
+    if ((at = spaces_end(text, at)) < 0) {
+        return -1;
+    }
+    Py_UCS4 c = text_at(text, at);
+    if (c == 'F' || c == 'E' || c == 'W' || c == 'I' || c == 'D') {
+        at++;
+        if (ascii_digits(text, at, 1)) {
+            at++;
+        }
+        if ((at = spaces_end(text, at)) < 0) {
+            return -1;
+        }
+        if (text_at(text, at) == '-') {
+            at++;
+        } else {
+            Py_ssize_t word = at;
+            for (c = text_at(text, at); (c >= 'A' && c <= 'Z') || c == '_'; c = text_at(text, ++at)) {
+            }
+            if (at == word) {
+                return -1;
+            }
+        }
+        if ((at = spaces_end(text, at)) < 0) {
+            return -1;
+        }
+    }
+    return text_at(text, at) == '[' ? at : -1;
+}
+
+/* fromisoformat(stamp), kept when checked_timestamp keeps it as it is (an offset, a year well inside 1970-9999):
+ * a new reference, NULL with no error set to decline, NULL with an error on failure. */
+static PyObject *iso_timestamp(State *state, PyObject *stamp)
+{
+    PyObject *parsed = PyObject_CallOneArg(state->fromisoformat, stamp);
+    if (parsed == NULL) {
+        PyErr_Clear(); /* a ValueError is no timestamp to Python: its path says so itself */
+        return NULL;
+    }
+    PyObject *tzinfo = PyObject_GetAttr(parsed, NAME(TZINFO));
+    PyObject *year = tzinfo != NULL ? PyObject_GetAttr(parsed, NAME(YEAR)) : NULL;
+    long value = year != NULL ? PyLong_AsLong(year) : -1;
+    int keep = year != NULL && !PyErr_Occurred() && tzinfo != Py_None && value > 1970 && value < 9998;
+    Py_XDECREF(tzinfo);
+    Py_XDECREF(year);
+    if (!keep) {
+        Py_CLEAR(parsed);
+    }
+    return parsed;
+}
+
+/* The end of LINE's ctime timestamp ("Fri Jun  1 10:00:00.123") from 0, with its parts, or -1. */
+typedef struct {
+    int weekday, month, day, hour, minute, second, micros;
+} Ctime;
+
+static int two_digits(const Text *text, Py_ssize_t at)
+{
+    return (int)(text_at(text, at) - '0') * 10 + (int)(text_at(text, at + 1) - '0');
+}
+
+static Py_ssize_t ctime_end(const Text *text, Ctime *parts)
+{
+    parts->weekday = parts->month = -1;
+    for (int i = 0; i < 7; i++) {
+        if (text_has(text, 0, WEEKDAYS[i])) {
+            parts->weekday = i;
+        }
+    }
+    for (int i = 0; i < 12; i++) {
+        if (text_has(text, 4, MONTHS[i])) {
+            parts->month = i + 1;
+        }
+    }
+    if (parts->weekday < 0 || parts->month < 0 || text_at(text, 3) != ' ' || text_at(text, 7) != ' ') {
+        return -1;
+    }
+    Py_ssize_t at = text_at(text, 8) == ' ' ? 9 : 8;
+    if (!ascii_digits(text, at, 1)) {
+        return -1;
+    }
+    parts->day = (int)(text_at(text, at) - '0');
+    if (ascii_digits(text, ++at, 1)) {
+        parts->day = parts->day * 10 + (int)(text_at(text, at++) - '0');
+    }
+    if (!text_has(text, at, " ") || !ascii_digits(text, at + 1, 2) || text_at(text, at + 3) != ':' ||
+        !ascii_digits(text, at + 4, 2) || text_at(text, at + 6) != ':' || !ascii_digits(text, at + 7, 2)) {
+        return -1;
+    }
+    parts->hour = two_digits(text, at + 1);
+    parts->minute = two_digits(text, at + 4);
+    parts->second = two_digits(text, at + 7);
+    at += 9;
+    parts->micros = 0;
+    if (text_at(text, at) == '.') {
+        Py_ssize_t digits = at + 1;
+        int scale = 100000;
+        while (ascii_digits(text, digits, 1)) {
+            parts->micros += (int)(text_at(text, digits) - '0') * scale; /* (fraction + "000000")[:6] */
+            scale /= 10;
+            digits++;
+        }
+        if (digits == at + 1) {
+            return -1;
+        }
+        at = digits;
+    }
+    return at;
+}
+
+static int days_in_month(int year, int month)
+{
+    static const int DAYS[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    int leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    return month == 2 && leap ? 29 : DAYS[month - 1];
+}
+
+/* datetime(year, month, day).weekday(): Monday is 0. */
+static int weekday_of(int year, int month, int day)
+{
+    static const int OFFSETS[] = {0, 3, 2, 5, 0, 3, 5, 1, 4, 6, 2, 4};
+    year -= month < 3;
+    int sunday_first = (year + year / 4 - year / 100 + year / 400 + OFFSETS[month - 1] + day) % 7;
+    return (sunday_first + 6) % 7;
+}
+
+/* textlog._timestamp for a ctime stamp: the UTC datetime of the latest year <= reference_year (within 40) on which
+ * the date fell on its weekday, as checked_timestamp keeps it; NULL without an error to decline (no such year, a
+ * time of day datetime refuses, a year near the ends of 1970-9999), NULL with an error on failure. */
+static PyObject *ctime_timestamp(State *state, const Ctime *parts, long reference_year)
+{
+    if (reference_year < 2000 || reference_year > 9997 || parts->hour > 23 || parts->minute > 59 ||
+        parts->second > 59 || parts->day < 1) {
+        return NULL;
+    }
+    for (long year = reference_year; year > reference_year - 40; year--) {
+        if (parts->day > days_in_month((int)year, parts->month)) {
+            continue;
+        }
+        if (weekday_of((int)year, parts->month, parts->day) != parts->weekday) {
+            continue;
+        }
+        if (year <= 1970) {
+            return NULL;
+        }
+        PyObject *args[8] = {PyLong_FromLong(year), PyLong_FromLong(parts->month), PyLong_FromLong(parts->day),
+                             PyLong_FromLong(parts->hour), PyLong_FromLong(parts->minute),
+                             PyLong_FromLong(parts->second), PyLong_FromLong(parts->micros), state->utc};
+        PyObject *stamp = NULL;
+        if (args[0] != NULL && args[1] != NULL && args[2] != NULL && args[3] != NULL && args[4] != NULL &&
+            args[5] != NULL && args[6] != NULL) {
+            stamp = PyObject_Vectorcall(state->datetime_type, args, 8, NULL);
+        }
+        for (int i = 0; i < 7; i++) {
+            Py_XDECREF(args[i]);
+        }
+        return stamp;
+    }
+    return NULL;
+}
+
+PyDoc_STRVAR(text_slow_line_doc,
+"text_slow_line(line, reference_year, /)\n--\n\n"
+"What textlog.split_line and textlog.slow_operation_match give for a common slow-operation line of a text log:\n"
+"(ts, context, op, ns, body, duration), with duration an int of at most 13 digits and the line not truncated.\n"
+"None where the Python path must read the line, whole: another timestamp layout or none, a truncation warning, a\n"
+"damaged or missing duration, a line that is no slow operation, a timestamp Python would not keep as it is.");
+
+static PyObject *text_slow_line(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_Format(PyExc_TypeError, "text_slow_line expected 2 arguments, got %zd", nargs);
+        return NULL;
+    }
+    PyObject *line = args[0];
+    if (!PyUnicode_CheckExact(line)) {
+        PyErr_SetString(PyExc_TypeError, "text_slow_line: line must be a str");
+        return NULL;
+    }
+    long reference_year = PyLong_Check(args[1]) ? PyLong_AsLong(args[1]) : 0;
+    if (reference_year == -1 && PyErr_Occurred()) {
+        PyErr_Clear(); /* far out of range: ctime lines are declined (ctime_timestamp) */
+        reference_year = 0;
+    }
+    Text text = {PyUnicode_KIND(line), PyUnicode_DATA(line), PyUnicode_GET_LENGTH(line)};
+    Ctime ctime = {0, 0, 0, 0, 0, 0, 0};
+    int is_ctime = 0;
+    Py_ssize_t stamp_end = iso_end(&text);
+    if (stamp_end < 0) {
+        stamp_end = ctime_end(&text, &ctime);
+        is_ctime = stamp_end >= 0;
+    }
+    Py_ssize_t open = stamp_end < 0 ? -1 : context_start(&text, stamp_end);
+    if (open < 0) {
+        Py_RETURN_NONE;
+    }
+    Py_ssize_t close = PyUnicode_FindChar(line, ']', open + 1, text.length, 1);
+    if (close == -2) {
+        return NULL;
+    }
+    if (close < 0 || text_at(&text, close + 1) != ' ') {
+        Py_RETURN_NONE;
+    }
+    Py_ssize_t message = close + 2;
+    if (text_has(&text, message, "warning: ")) {
+        Py_RETURN_NONE; /* maybe a truncation warning: cut lines are Python's */
+    }
+    Py_ssize_t op_end = -1;
+    for (size_t i = 0; i < COUNT_OF(TEXT_OP_WORDS) && op_end < 0; i++) {
+        if (text_has(&text, message, TEXT_OP_WORDS[i])) {
+            op_end = message + (Py_ssize_t)strlen(TEXT_OP_WORDS[i]);
+        }
+    }
+    if (op_end < 0 || text_at(&text, op_end) != ' ') {
+        Py_RETURN_NONE;
+    }
+    Py_ssize_t ns_end = op_end + 1;
+    while (ns_end < text.length && !Py_UNICODE_ISSPACE(text_at(&text, ns_end))) {
+        ns_end++;
+    }
+    Py_ssize_t end = text.length; /* message.rstrip() */
+    while (end > ns_end && Py_UNICODE_ISSPACE(text_at(&text, end - 1))) {
+        end--;
+    }
+    if (ns_end == op_end + 1 || end - 2 <= ns_end || text_at(&text, end - 2) != 'm' || text_at(&text, end - 1) != 's') {
+        Py_RETURN_NONE;
+    }
+    Py_ssize_t last_space = PyUnicode_FindChar(line, ' ', ns_end, end, -1);
+    if (last_space == -2) {
+        return NULL;
+    }
+    Py_ssize_t digits = end - 2 - (last_space + 1);
+    if (last_space < 0 || digits < 1 || digits > MAX_DURATION_DIGITS || !ascii_digits(&text, last_space + 1, digits)) {
+        Py_RETURN_NONE;
+    }
+    long long duration = 0;
+    for (Py_ssize_t i = last_space + 1; i < end - 2; i++) {
+        duration = duration * 10 + (long long)(text_at(&text, i) - '0');
+    }
+    State *state = module_state(module);
+    PyObject *ts = NULL;
+    if (is_ctime) {
+        ts = ctime_timestamp(state, &ctime, reference_year);
+    } else {
+        PyObject *stamp = PyUnicode_Substring(line, 0, stamp_end);
+        ts = stamp != NULL ? iso_timestamp(state, stamp) : NULL;
+        Py_XDECREF(stamp);
+    }
+    if (ts == NULL) {
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        Py_RETURN_NONE;
+    }
+    PyObject *result = PyTuple_New(6);
+    if (result == NULL) {
+        Py_DECREF(ts);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(result, 0, ts);
+    PyObject *parts[5] = {
+        PyUnicode_Substring(line, open + 1, close), PyUnicode_Substring(line, message, op_end),
+        PyUnicode_Substring(line, op_end + 1, ns_end), PyUnicode_Substring(line, ns_end, last_space),
+        PyLong_FromLongLong(duration),
+    };
+    int failed = 0;
+    for (int i = 0; i < 5; i++) {
+        failed = failed || parts[i] == NULL;
+        PyTuple_SET_ITEM(result, i + 1, parts[i]); /* a NULL item is skipped when the tuple is freed */
+    }
+    if (failed) {
+        Py_DECREF(result);
+        return NULL;
+    }
+    return result;
+}
+
+/* A str, or NULL for None (internal_reason's app_name); -1 for anything else (declined). */
+static int optional_text(PyObject *value, PyObject **text)
+{
+    *text = value == Py_None ? NULL : value;
+    return value == Py_None || PyUnicode_CheckExact(value) ? 0 : -1;
+}
+
+PyDoc_STRVAR(text_event_doc,
+"text_event(parts, memo, from_fields, source_format, /)\n--\n\n"
+"textlog.event_from_parts(*parts) for the parts text_slow_line gave, when the line's body is in memo\n"
+"(textlog._BODY_MEMO): (event, problem), the event built with from_fields (Event.from_fields) from the same fields in\n"
+"the same order, its internal reason set. None where the Python function must build it: a body not remembered, a\n"
+"duration above MAX_DURATION_MS.");
+
+static PyObject *text_event(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4 || !PyTuple_CheckExact(args[0]) || PyTuple_GET_SIZE(args[0]) != 6 || !PyDict_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "text_event expects (parts, memo, from_fields, source_format)");
+        return NULL;
+    }
+    State *state = module_state(module);
+    PyObject *parts = args[0];
+    PyObject *ts = PyTuple_GET_ITEM(parts, 0), *context = PyTuple_GET_ITEM(parts, 1);
+    PyObject *op_word = PyTuple_GET_ITEM(parts, 2), *ns = PyTuple_GET_ITEM(parts, 3);
+    PyObject *body = PyTuple_GET_ITEM(parts, 4), *duration = PyTuple_GET_ITEM(parts, 5);
+    if (!PyLong_CheckExact(duration) || !PyUnicode_CheckExact(op_word)) {
+        Py_RETURN_NONE;
+    }
+    long long milliseconds = PyLong_AsLongLong(duration);
+    if (milliseconds == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (milliseconds > 1000000000000LL) { /* fields.MAX_DURATION_MS: a counted problem, built in Python */
+        Py_RETURN_NONE;
+    }
+    PyObject *key = PyTuple_Pack(4, op_word, ns, body, Py_False);
+    if (key == NULL) {
+        return NULL;
+    }
+    PyObject *known = PyDict_GetItemWithError(args[1], key); /* borrowed */
+    Py_DECREF(key);
+    if (known == NULL) {
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        Py_RETURN_NONE;
+    }
+    if (!PyTuple_CheckExact(known) || PyTuple_GET_SIZE(known) != 2 || !PyDict_CheckExact(PyTuple_GET_ITEM(known, 0))) {
+        Py_RETURN_NONE;
+    }
+    Py_INCREF(known); /* held while Python code (from_fields) may change the memo */
+    PyObject *op = PyDict_GetItemWithError(state->op_spellings, op_word); /* classify.canonical_op */
+    if (op == NULL && PyErr_Occurred()) {
+        Py_DECREF(known);
+        return NULL;
+    }
+    PyObject *fields = PyDict_New();
+    if (fields == NULL || PyDict_SetItem(fields, NAME(NS), ns) < 0 ||
+        PyDict_SetItem(fields, NAME(OP), op != NULL ? op : op_word) < 0 || PyDict_SetItem(fields, NAME(TS), ts) < 0 ||
+        PyDict_SetItem(fields, NAME(CONNECTION), context) < 0 ||
+        PyDict_SetItem(fields, NAME(SOURCE_FORMAT), args[3]) < 0 ||
+        PyDict_SetItem(fields, NAME(DURATION_MS), duration) < 0 ||
+        PyDict_Update(fields, PyTuple_GET_ITEM(known, 0)) < 0) {
+        Py_XDECREF(fields);
+        Py_DECREF(known);
+        return NULL;
+    }
+    PyObject *event = PyObject_CallOneArg(args[2], fields);
+    Py_DECREF(fields);
+    if (event == NULL) {
+        Py_DECREF(known);
+        return NULL;
+    }
+    PyObject *event_ns = PyObject_GetAttr(event, NAME(NS));
+    PyObject *connection = event_ns != NULL ? PyObject_GetAttr(event, NAME(CONNECTION)) : NULL;
+    PyObject *app_name = connection != NULL ? PyObject_GetAttr(event, NAME(APP_NAME)) : NULL;
+    PyObject *result = NULL;
+    if (app_name != NULL) {
+        PyObject *app_text = NULL, *unused = NULL;
+        if (!PyUnicode_CheckExact(event_ns) || optional_text(connection, &unused) < 0 ||
+            optional_text(app_name, &app_text) < 0) {
+            result = Py_NewRef(Py_None); /* not of the kinds the parser makes: Python builds the event */
+        } else {
+            PyObject *reason = internal_reason(state, event_ns, connection, app_text, Py_None);
+            if (reason != NULL && PyObject_SetAttr(event, NAME(INTERNAL), reason) == 0) {
+                result = PyTuple_Pack(2, event, PyTuple_GET_ITEM(known, 1));
+            }
+            Py_XDECREF(reason);
+        }
+    }
+    Py_XDECREF(event_ns);
+    Py_XDECREF(connection);
+    Py_XDECREF(app_name);
+    Py_DECREF(event);
+    Py_DECREF(known);
+    return result;
 }
 
 /* ---- the query shape: shape._shape_command and shape._skip_of ------------------------------------------------ */
@@ -4496,6 +4974,8 @@ static PyMethodDef speedups_methods[] = {
     {"scan_json_block", (PyCFunction)(void (*)(void))scan_json_block, METH_FASTCALL, scan_json_block_doc},
     {"scan_text_block", (PyCFunction)(void (*)(void))scan_text_block, METH_FASTCALL, scan_text_block_doc},
     {"event_fields", event_fields, METH_O, event_fields_doc},
+    {"text_slow_line", (PyCFunction)(void (*)(void))text_slow_line, METH_FASTCALL, text_slow_line_doc},
+    {"text_event", (PyCFunction)(void (*)(void))text_event, METH_FASTCALL, text_event_doc},
     {"shape_command", (PyCFunction)(void (*)(void))shape_command, METH_FASTCALL, shape_command_doc},
     {"add_timing", (PyCFunction)(void (*)(void))add_timing, METH_FASTCALL, add_timing_doc},
     {"observe_literals", (PyCFunction)(void (*)(void))observe_literals, METH_FASTCALL, observe_literals_doc},

@@ -346,6 +346,17 @@ class BlockParser:
     def _text_line(self, line: str, number: LineNumber, counted_if_unreadable: bool) -> None:
         """One text line; ``counted_if_unreadable`` when the caller has already counted it if it is a problem (a line
         without a timestamp: a timestamped line of another layout is a server message, not a problem)."""
+        if _text_slow_line is not None:
+            parts = _text_slow_line(line, self.options.reference_year)
+            if parts is not None:  # the common slow line, read in C; anything else takes the Python path, whole
+                self.stats.entries += 1
+                self.stats.text_entries += 1
+                event, problem = textlog.event_from_slow_parts(parts)
+                problem = problem or event.problem
+                if problem is not None:
+                    self.add_problem(problem, number, line)
+                self.emit(event)
+                return
         try:
             parts = textlog.split_line(line, self.options.reference_year)
         except textlog.UnreadableLine:
@@ -435,6 +446,7 @@ class BlockParser:
 _TEXT_INDEX_HINTS = tuple(hint.encode() for hint in indexlog.TEXT_HINTS)
 _scan_json_block = getattr(speedups, "scan_json_block", None)
 _scan_text_block = getattr(speedups, "scan_text_block", None)
+_text_slow_line = textlog.slow_line_parts
 
 _LINE_START = b'{"t":{"$date":"'
 _LINE_JOINS = (b'}\n' + _LINE_START, b'}\r\n' + _LINE_START)

@@ -26,6 +26,7 @@ from idxadvisor.models.events import TEXT_LOG, Event, ShapeSlot
 from idxadvisor.parse.classify import canonical_op, command_name, internal_reason, resolve_namespace
 from idxadvisor.parse.fields import MAX_DURATION_MS, checked_timestamp, read_fields, unusable_duration
 from idxadvisor.models.values import as_int
+from idxadvisor.parse.accel import speedups
 from idxadvisor.parse.shelldoc import ShellSyntaxError, parse_shell_value
 from idxadvisor.parse.timing import TEXT_MARKERS, read_text_timing
 
@@ -186,16 +187,39 @@ def slow_operation_match(message: str) -> SlowOperation | None:
 
 def event_from_line(line: TextLine, operation: SlowOperation) -> tuple[Event, str | None]:
     """The event for one slow-operation line, and a problem reason when its documents could not be read."""
-    fields: dict[str, Any] = {"ns": operation.ns, "op": canonical_op(operation.op), "ts": line.ts,
-                              "connection": line.context, "source_format": TEXT_LOG}
-    duration = operation.duration
+    return event_from_parts(line.ts, line.context, operation.op, operation.ns, operation.body, operation.duration,
+                            operation.truncated, operation.damaged_duration)
+
+
+#: The compiled split_line + slow_operation_match for the common line (None where the extension lacks it): a tuple
+#: (ts, context, op, ns, body, duration) for event_from_parts, or None where split_line and friends must read the line.
+slow_line_parts = getattr(speedups, "text_slow_line", None)
+
+
+_text_event = getattr(speedups, "text_event", None)
+
+
+def event_from_slow_parts(parts: tuple[Any, ...]) -> tuple[Event, str | None]:
+    """``event_from_parts(*parts)`` for the parts ``slow_line_parts`` gave: in C when the body is remembered."""
+    if _text_event is not None:
+        made = _text_event(parts, _BODY_MEMO, Event.from_fields, TEXT_LOG)
+        if made is not None:
+            return made  # type: ignore[no-any-return]
+    return event_from_parts(*parts)
+
+
+def event_from_parts(ts: datetime | None, context: str, op_word: str, ns: str, body: str, duration: int | None,
+                     truncated: bool = False, damaged_duration: str | None = None) -> tuple[Event, str | None]:
+    """``event_from_line`` from the parts of the line, as ``text_slow_line`` gives them."""
+    fields: dict[str, Any] = {"ns": ns, "op": canonical_op(op_word), "ts": ts,
+                              "connection": context, "source_format": TEXT_LOG}
     if duration is not None and duration <= MAX_DURATION_MS:
         fields["duration_ms"] = duration
     else:
         fields["duration_ms"] = None  # unknown, not 0: left out of the shape's durations
-        fields["problem"] = unusable_duration(operation.damaged_duration + "ms" if operation.damaged_duration
+        fields["problem"] = unusable_duration(damaged_duration + "ms" if damaged_duration
                                               else f"{_DURATION_DIGITS}+ digits" if duration is None else duration)
-    attributes, problem = _read_body(operation.op, operation.ns, operation.body, operation.truncated)
+    attributes, problem = _read_body(op_word, ns, body, truncated)
     fields.update(attributes)
     event = Event.from_fields(fields)
     event.internal = internal_reason(event.ns, event.connection, event.app_name)
