@@ -68,3 +68,21 @@ def digest_block(data: bytes | str, mode: str) -> tuple[BlockStats, Digest]:
         data = data.encode("utf-8")
     digest = Digest()
     return _whole_input(BlockParser(mode, BlockOptions(REFERENCE_YEAR), digest), data), digest
+
+
+def compiled_speedups(needed: str) -> Any:
+    """``idxadvisor._speedups`` when it is built with the function ``needed``; otherwise the calling test module is
+    skipped, or fails under ``IDXADVISOR_REQUIRE_SPEEDUPS=1`` (CI, where the extension must build)."""
+    import os
+
+    import pytest
+
+    try:
+        from idxadvisor import _speedups
+    except ImportError:  # built without a compiler
+        _speedups = None
+    if _speedups is None or not hasattr(_speedups, needed):
+        if os.environ.get("IDXADVISOR_REQUIRE_SPEEDUPS") == "1":
+            raise RuntimeError(f"IDXADVISOR_REQUIRE_SPEEDUPS=1 but idxadvisor._speedups.{needed} is not built")
+        pytest.skip(f"idxadvisor._speedups.{needed} is not built (no compiler)", allow_module_level=True)
+    return _speedups

@@ -24,17 +24,9 @@ from idxadvisor.models.events import JSON_LOG, PROFILE, TEXT_LOG
 from idxadvisor.parse import accel, block, textlog
 from idxadvisor.parse.block import BlockOptions, BlockParser, BlockStats
 from tests.conftest import FIXTURES_DIR
-from tests.helpers import CollectingSink
+from tests.helpers import CollectingSink, compiled_speedups
 
-try:
-    from idxadvisor import _speedups
-except ImportError:  # built without a compiler
-    _speedups = None  # type: ignore[assignment]
-
-if _speedups is None:
-    if os.environ.get("IDXADVISOR_REQUIRE_SPEEDUPS") == "1":
-        raise RuntimeError("IDXADVISOR_REQUIRE_SPEEDUPS=1 but idxadvisor._speedups is not built")
-    pytest.skip("idxadvisor._speedups is not built (no compiler)", allow_module_level=True)
+_speedups = compiled_speedups("scan_json_block")
 
 OPTIONS = BlockOptions(reference_year=2024, keep_excerpts=True, max_problem_examples=50)
 PIECE = 64 * 1024

@@ -29,16 +29,9 @@ from idxadvisor.shapes import digest as digest_module
 from idxadvisor.shapes import shape
 from idxadvisor.shapes.digest import Digest
 from tests.conftest import FIXTURES_DIR
+from tests.helpers import compiled_speedups
 
-try:
-    from idxadvisor import _speedups
-except ImportError:  # built without a compiler
-    _speedups = None  # type: ignore[assignment]
-
-if _speedups is None or not hasattr(_speedups, "event_fields"):
-    if os.environ.get("IDXADVISOR_REQUIRE_SPEEDUPS") == "1":
-        raise RuntimeError("IDXADVISOR_REQUIRE_SPEEDUPS=1 but idxadvisor._speedups is not built")
-    pytest.skip("idxadvisor._speedups is not built (no compiler)", allow_module_level=True)
+_speedups = compiled_speedups("event_fields")
 
 
 # -- the two paths, compared ----------------------------------------------------------------------------------------

@@ -23,17 +23,9 @@ from idxadvisor.parse import accel, block, textlog
 from idxadvisor.parse.block import BlockOptions, BlockParser, BlockStats
 from idxadvisor.parse.fields import MAX_DURATION_MS
 from tests.conftest import FIXTURES_DIR
-from tests.helpers import CollectingSink
+from tests.helpers import CollectingSink, compiled_speedups
 
-try:
-    from idxadvisor import _speedups
-except ImportError:  # built without a compiler
-    _speedups = None  # type: ignore[assignment]
-
-if _speedups is None or not hasattr(_speedups, "text_event"):
-    if os.environ.get("IDXADVISOR_REQUIRE_SPEEDUPS") == "1":
-        raise RuntimeError("IDXADVISOR_REQUIRE_SPEEDUPS=1 but idxadvisor._speedups.text_event is not built")
-    pytest.skip("idxadvisor._speedups is not built (no compiler)", allow_module_level=True)
+_speedups = compiled_speedups("text_event")
 
 YEAR = 2024
 OPTIONS = BlockOptions(reference_year=YEAR, keep_excerpts=True, max_problem_examples=1000)

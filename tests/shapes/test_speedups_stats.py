@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
-import os
 import pickle
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
@@ -32,16 +31,9 @@ from idxadvisor.shapes import shape as shape_module
 from idxadvisor.shapes.digest import Digest, KeptExecution, LatestExecution, ShapeStats
 from idxadvisor.shapes.shape import QueryShape, ShapeObservation
 from tests.conftest import FIXTURES_DIR
+from tests.helpers import compiled_speedups
 
-try:
-    from idxadvisor import _speedups
-except ImportError:  # built without a compiler
-    _speedups = None  # type: ignore[assignment]
-
-if _speedups is None or not hasattr(_speedups, "add_execution"):
-    if os.environ.get("IDXADVISOR_REQUIRE_SPEEDUPS") == "1":
-        raise RuntimeError("IDXADVISOR_REQUIRE_SPEEDUPS=1 but idxadvisor._speedups.add_execution is not built")
-    pytest.skip("idxadvisor._speedups (with add_execution) is not built", allow_module_level=True)
+_speedups = compiled_speedups("add_execution")
 
 CONTEXT = digest_module.execution_context(_speedups)  # also when IDXADVISOR_PURE_PYTHON=1 leaves the digest's empty
 LOG_SUFFIXES = (".log", ".json", ".gz", ".txt", ".1", ".2")
