@@ -4385,15 +4385,6 @@ done:
     return failed;
 }
 
-/* CappedSet.add(value) unless value is a member already (ShapeStats.add's own test first). */
-static int capped_offer(State *state, const Context *context, PyObject *capped, PyObject *value)
-{
-    PyObject *members = slot_get(capped, SLOT(CS_MEMBERS));
-    int known = members != NULL ? PySequence_Contains(members, value) : -1;
-    Py_XDECREF(members);
-    return known != 0 ? (known < 0 ? -1 : 0) : capped_add(state, context, capped, value);
-}
-
 /* literals.first_reply_cap(shape_op, command) for a find, or an aggregation with a $limit stage, whose limit is an int
  * and whose batch size is absent or an int; Python's function for the rest. A new reference: an int, or None. */
 static PyObject *first_reply_cap(State *state, const Context *context, PyObject *shape_op, PyObject *command)
@@ -4776,7 +4767,7 @@ static int add_read_execution(State *state, const Context *context, PyObject *st
         }
         PyObject *capped =
             item_or_new(state, hashes, state->names[report_names[i]], context->types[X_BLANK_CAPPED_SET]);
-        truth = capped != NULL ? capped_offer(state, context, capped, value) : -1;
+        truth = capped != NULL ? capped_add(state, context, capped, value) : -1;
         Py_XDECREF(capped);
         if (truth < 0) {
             goto done;
