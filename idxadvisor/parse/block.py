@@ -349,13 +349,7 @@ class BlockParser:
         if _text_slow_line is not None:
             parts = _text_slow_line(line, self.options.reference_year)
             if parts is not None:  # the common slow line, read in C; anything else takes the Python path, whole
-                self.stats.entries += 1
-                self.stats.text_entries += 1
-                event, problem = textlog.event_from_slow_parts(parts)
-                problem = problem or event.problem
-                if problem is not None:
-                    self.add_problem(problem, number, line)
-                self.emit(event)
+                self._text_entry(*textlog.event_from_slow_parts(parts), number, line)
                 return
         try:
             parts = textlog.split_line(line, self.options.reference_year)
@@ -369,9 +363,12 @@ class BlockParser:
         operation = textlog.slow_operation_match(parts.message)
         if operation is None:
             return
+        self._text_entry(*textlog.event_from_line(parts, operation), number, line)
+
+    def _text_entry(self, event: Event, problem: str | None, number: LineNumber, line: str) -> None:
+        """A text log's slow-operation entry: counted, its problem (the body's, else the event's) noted, emitted."""
         self.stats.entries += 1
         self.stats.text_entries += 1
-        event, problem = textlog.event_from_line(parts, operation)
         problem = problem or event.problem
         if problem is not None:
             self.add_problem(problem, number, line)
