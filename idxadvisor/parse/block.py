@@ -88,6 +88,9 @@ class BlockStats:
     # restart of the log (``BoundaryState.resolve``)
     opening_ms: float | None = None
     closing_ms: float | None = None
+    #: the log started again inside the block (time went back): how many of ``held_wrappers`` and of
+    #: ``tail_statements`` (the first ones) came before that, and are settled before the rest
+    before_restart: tuple[int, int] | None = None
     index_sightings: list[IndexSighting] = field(default_factory=list)  # index builds, creations and drops
 
 
@@ -149,6 +152,7 @@ class BlockParser:
         stats.held_wrappers, stats.early_statements, stats.tail_statements = self.pairing.finish()
         stats.absorbed = self.pairing.absorbed
         stats.opening_ms, stats.closing_ms = self.pairing.first_ms, self.pairing.now_ms
+        stats.before_restart = self.pairing.before_restart
         return stats
 
     # -- JSON log fast path -------------------------------------------------------------------------------------

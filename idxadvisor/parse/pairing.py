@@ -224,6 +224,9 @@ class StatementPairing:
     restarted: bool = False  # time went back within the block (``_restart``): nothing after reaches the block before
     _held_before: dict[Key, list[WrapperMark]] = field(default_factory=dict)  # held wrappers set aside at a restart
     _tail_before: list[StatementMark] = field(default_factory=list)  # statements they may own, set aside with them
+    #: after ``finish`` of a block that started again: how many of the held wrappers and of the tail statements it
+    #: handed on (the first ones) came before the restart (``BoundaryState.resolve`` settles those first)
+    before_restart: tuple[int, int] | None = None
 
     def admit(self, event: Event) -> bool:
         """True if the event is an operation to count now; False if pairing holds it (it is released later).
@@ -372,7 +375,8 @@ class StatementPairing:
         held_marks = self.held
         for key, wrappers in self._held_before.items():
             held_marks.setdefault(key, [])[:0] = wrappers
-        held = [mark.event for marks in held_marks.values() for mark in marks]
+        held = [mark.event for marks in held_marks.values() for mark in marks]  # after a restart: the ones before it
+        held_before_restart = len(held)
         held += [mark.event for marks in self.pending.values() for mark in marks]  # a statement may come next
         self.pending.clear()
         self._deadlines.clear()
@@ -390,7 +394,9 @@ class StatementPairing:
                     self.release(mark.event)
                 else:
                     tail.append(mark)
-        tail[:0] = [mark for mark in self._tail_before if not mark.claimed]
+        tail_before = [mark for mark in self._tail_before if not mark.claimed]
+        tail[:0] = tail_before
+        self.before_restart = (held_before_restart, len(tail_before)) if self.restarted else None
         self.unclaimed.clear()
         self.held, self._held_before, self._tail_before = {}, {}, []
         return held, early, tail
@@ -406,18 +412,27 @@ class BoundaryState:
     absorbed: int = 0
     closing_ms: float | None = None  # where the block before left pairing's clock (``StatementPairing.now_ms``)
 
-    def resolve(self, held: Iterable[Event], early: list[StatementMark], tail: list[StatementMark],
+    def resolve(self, held: list[Event], early: list[StatementMark], tail: list[StatementMark],
                 last_ms: float | None, opening_ms: float | None = None,
-                closing_ms: float | None = None) -> list[Event]:
+                closing_ms: float | None = None, before_restart: tuple[int, int] | None = None) -> list[Event]:
         """Settle one block against the blocks before it: the operations this settles (statements timed by their
         command, statements no command can own any more, wrappers with no statement). Wrappers whose window has
         passed are settled in the order of their ends, as inside a block. A block that opens (``opening_ms``, its
         first operation's time) more than ``RESTART_MS`` before the block before closed (``closing_ms``, the time
         pairing had reached at its end) starts the log again (a day repeated): what waited is settled first, as a
-        block settles it when the restart is inside it (``StatementPairing._restart``)."""
+        block settles it when the restart is inside it (``StatementPairing._restart``). A block that started again
+        inside (``before_restart``: how many of its held wrappers and tail statements came before that) settles
+        what came before the restart with the blocks before it, then the rest against the time pairing reached
+        after the restart (``last_ms``)."""
         operations: list[Event] = []
         if opening_ms is not None and self.closing_ms is not None and opening_ms < self.closing_ms - RESTART_MS:
             operations += self.close()
+        if before_restart is not None:
+            held_count, tail_count = before_restart
+            self.statements += [mark for mark in itertools.chain(early, tail[:tail_count]) if not mark.claimed]
+            self.waiting += [wrapper_mark(event) for event in held[:held_count]]
+            operations += self.close()
+            held, early, tail = held[held_count:], [], tail[tail_count:]
         if closing_ms is not None:
             self.closing_ms = closing_ms
         self.statements += [mark for mark in itertools.chain(early, tail) if not mark.claimed]

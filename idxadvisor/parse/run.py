@@ -235,8 +235,10 @@ class InputState:
         first_line = summary.lines
         absorbed_before = self.boundary.absorbed
         last_ms = stats.last_ts.timestamp() * 1000 if stats.last_ts is not None else None
+        if stats.before_restart is not None and stats.closing_ms is not None:
+            last_ms = stats.closing_ms  # the log's latest time is from before it started again: pairing's clock
         for wrapper in self.boundary.resolve(stats.held_wrappers, stats.early_statements, stats.tail_statements,
-                                             last_ms, stats.opening_ms, stats.closing_ms):
+                                             last_ms, stats.opening_ms, stats.closing_ms, stats.before_restart):
             sink.add(wrapper)
             stats.operations += 1
         summary.paired += stats.absorbed + self.boundary.absorbed - absorbed_before

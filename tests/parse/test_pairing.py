@@ -175,6 +175,20 @@ def test_logs_of_two_servers_merged_with_the_same_thread_names_count_each_operat
                                                    first_paired + second_paired)
 
 
+@pytest.mark.parametrize("block_size", [1 << 20, 20_000, 7_000, 3_000])
+def test_a_log_that_starts_again_an_hour_earlier_counts_each_operation_once(tmp_path: Path, block_size: int) -> None:
+    """A day repeated (files concatenated): where the log goes back in time inside a block, the pairs cut by the
+    blocks after it are paired by the time the log has reached since, not by the latest time before it (an hour
+    later, which would take the statements waiting at the cut for ones no command can own any more)."""
+    later, later_operations, later_paired = server_log(3, "10.0.0.5")
+    earlier, operations, paired = server_log(4, "10.0.0.5")
+    lines = [line for _, line in sorted(later, key=lambda item: item[0])]
+    lines = [line.replace("2025-03-01T12:", "2025-03-01T13:") for line in lines]
+    lines += [line for _, line in sorted(earlier, key=lambda item: item[0])]
+    expected = (len(later) + len(earlier), later_operations + operations, later_paired + paired)
+    assert count(tmp_path, lines, block_size) == expected
+
+
 def test_a_wrapper_logged_before_its_statement_in_the_same_millisecond_is_absorbed() -> None:
     assert ops([wrapper("conn1", T1), statement("conn1", T1)]) == [("conn1", "update", True)]
 
