@@ -5,6 +5,7 @@
 #
 #   bash benchmarks/device_scaling.sh        # the 16-core run, under 7 minutes: carry .whl and bench-seed, $OUT set
 #   SIZE_MB=40 JOBS=1,2 DASK_WORKERS=2 REPEAT=1 bash benchmarks/device_scaling.sh   # a small try on 2 cores
+#   PHASES=16 JOBS=none bash benchmarks/device_scaling.sh    # only where --jobs 16 spends its time (bench_phases.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
@@ -12,6 +13,7 @@ SIZE_MB=${SIZE_MB:-800}
 JOBS=${JOBS:-1,2,4,8,16}
 DASK_WORKERS=${DASK_WORKERS:-16}
 REPEAT=${REPEAT:-3}
+PHASES=${PHASES:-}  # a --jobs value: first time the main process's phases with it (benchmarks/bench_phases.py)
 OUT=${OUT:-/tmp/scaling-out}
 SITE=${SITE:-/tmp/site}
 SEED=${SEED:-bench-seed/json-day.log.gz}
@@ -43,7 +45,14 @@ if [ ! -s "$LOG" ]; then
 fi
 ls -l "$LOG"
 
-stage "runs"
-timeout 420 "$PYTHON" benchmarks/device_scaling.py "$LOG" --jobs "$JOBS" --dask-workers "$DASK_WORKERS" \
-    --repeat "$REPEAT" --out "$OUT"
+if [ -n "$PHASES" ]; then  # where the main process's time goes with this many jobs
+    stage "phases"
+    timeout 150 "$PYTHON" benchmarks/bench_phases.py --repeat "$REPEAT" -- analyze "$LOG" --jobs "$PHASES" \
+        --format json --output /tmp/phases-report.json --fail-on never | tee "$OUT/phases.txt"
+fi
+if [ "$JOBS" != none ]; then
+    stage "runs"
+    timeout 420 "$PYTHON" benchmarks/device_scaling.py "$LOG" --jobs "$JOBS" --dask-workers "$DASK_WORKERS" \
+        --repeat "$REPEAT" --out "$OUT"
+fi
 stage "done"
