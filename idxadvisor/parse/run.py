@@ -5,8 +5,9 @@ time, and parses a run of consecutive blocks as one task), or blocks read from a
 handed to a worker, a task each. A worker parses a task into a fresh sink and sends back the task's counts and the
 sink pickled, never the events, so memory does not grow with the input. The counts are folded in input order, which
 statement pairing needs at task boundaries; the sinks need no order but their neighbours': with a few workers this
-process merges them as they come, with many (``TREE_FROM_WORKERS``) the workers merge neighbouring sinks in a tree and
-this process unpickles only the last one or two of each input. With a few workers, this process is one of them: it
+process merges them as they come; with many (``PARTITIONED_FROM_WORKERS``), each task's digest comes back cut by shape
+into a piece per worker, worker k merges every task's piece k, all at once, and this process only puts the pieces of
+each input together. With a few workers, this process is one of them: it
 parses every ``jobs``-th task itself (no pickling, nothing to ship), where it would otherwise wait for the others and
 then merge while they parse, three busy processes on two cores. Small inputs, and every input with one job, are parsed
 in this process.
@@ -66,11 +67,16 @@ UNRECOGNISED_LIMIT = 64 * 1024 * 1024
 ENTRYLESS_STREAM_LIMIT = 64 * 1024 * 1024
 HOSTILE_RATIO = 200
 TASKS_PER_WORKER = 2
-#: From this many workers on, the digests of neighbouring tasks are merged by the workers, in a tree, rather than here:
-#: unpickling and merging a thousand shapes takes this process about 0.03 s a task, 32 tasks of 16 workers a second
-#: that nothing overlaps. With fewer workers the merges here overlap the parsing, and a tree's levels only add a
-#: round trip at the end.
-TREE_FROM_WORKERS = 4
+#: From this many workers on, a sink that can be cut by shape (``SplitSink``: a digest) comes back from each task in
+#: as many pieces as there are workers, and worker k merges every task's piece k, all workers at once: one round of
+#: merges where a tree of neighbouring pairs took five levels one after another with 32 tasks (0.25 s each on a
+#: 16-core machine: 1.3 s of a 4.1 s run, docs/speed.md), and this process unpickled and merged the last two whole
+#: (unpickling and merging a thousand shapes takes it about 0.03 s a task: with fewer workers that overlaps the
+#: parsing). Shards of an input pile up to ``SHARDS_PER_WORKER`` per worker, or
+#: ``MAX_SHARD_BYTES`` together, before a round merges them, so that this process does not hold a large input's.
+PARTITIONED_FROM_WORKERS = 4
+SHARDS_PER_WORKER = 2
+MAX_SHARD_BYTES = 256 * 1024 * 1024
 #: ``--jobs`` left to its default: a worker more for each this many seconds of parsing the inputs hold (estimated from
 #: their size, at the rate one core parses their format), up to the cores. A worker pool costs about a tenth of a second
 #: (starting it, shipping digests back, merging them): below a few tenths of a second of work each, it does not pay.
@@ -85,6 +91,13 @@ _READ_SIZE = 1 << 20
 class Sink(Protocol):
     def add(self, event: Event) -> None: ...
     def merge(self, other: Sink) -> None: ...
+
+
+class SplitSink(Sink, Protocol):
+    """A sink that can be cut into pieces that merge independently (a digest, by shape): ``PARTITIONED_FROM_WORKERS``."""
+
+    def split(self, parts: int) -> list[Sink]: ...
+    def piece_of(self, event: Event, parts: int) -> int: ...
 
 
 SinkT = TypeVar("SinkT", bound=Sink)
@@ -123,9 +136,10 @@ def overlong_line(length: int) -> BlockStats:
 
 
 def _run_task(task: _Task, options: BlockOptions, sink_factory: Callable[[], Sink],
-              ship: bool = False) -> tuple[BlockStats, Sink | bytes]:
+              ship: int = 0) -> tuple[BlockStats, Sink | bytes | list[bytes]]:
     """Parse one task into a fresh sink; ``ship``: in a worker, the sink comes back pickled here, so that the process
-    that receives it can pass it on to a merge (``_merge_shipped``) without unpickling it."""
+    that receives it unpickles it outside the parsing; over 1, cut into that many pieces, each pickled, which this
+    process passes on to the merges (``_merge_pieces``) without unpickling them."""
     sink = sink_factory()
     parser = BlockParser(task.mode, options, sink)
     with collector_paused():  # every parsed line leaves objects behind, none in a cycle: the collector cost 45%
@@ -136,7 +150,14 @@ def _run_task(task: _Task, options: BlockOptions, sink_factory: Callable[[], Sin
             for start, end in task.parts:  # one block in memory at a time
                 parser.feed(read_range(task.path, start, end))
         stats = parser.finish()
+        if ship > 1:
+            return stats, _pickled_pieces(sink, ship)
         return stats, (pickle.dumps(sink, protocol=pickle.HIGHEST_PROTOCOL) if ship else sink)
+
+
+def _pickled_pieces(sink: Sink, parts: int) -> list[bytes]:
+    split: SplitSink = sink  # type: ignore[assignment]  # the caller checked (``Runner._partitioned``)
+    return [pickle.dumps(piece, protocol=pickle.HIGHEST_PROTOCOL) for piece in split.split(parts)]
 
 
 class _Operations(list[Event]):
@@ -154,34 +175,40 @@ def _unpacked(payload: Sink | bytes, operations: list[Event]) -> Sink:
     return sink
 
 
-def _merge_shipped(parts: list[tuple[bytes, list[Event]]]) -> bytes:
-    """Neighbouring tasks' sinks of one input, merged in a worker and shipped on (a level of the merge tree)."""
+def _merge_pieces(piece: int, parts: int, group: list[tuple[bytes, list[Event]]]) -> bytes:
+    """Piece ``piece`` of consecutive shards of one input, merged in a worker: each shard's piece with the operations
+    settled at the shard's first edge that fall in it (the others go to the other pieces), in input order."""
     with collector_paused():
-        merged = _unpacked(*parts[0])
-        for payload, operations in parts[1:]:
-            merged.merge(_unpacked(payload, operations))
+        merged: SplitSink | None = None
+        for payload, operations in group:
+            sink: SplitSink = pickle.loads(payload)
+            for event in operations:
+                if sink.piece_of(event, parts) == piece:
+                    sink.add(event)
+            if merged is None:
+                merged = sink
+            else:
+                merged.merge(sink)
         return pickle.dumps(merged, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 @dataclass
-class _Part:
-    """The sink of consecutive tasks of one input, not yet merged into the input's: a sink, a shipped (pickled) one,
-    or a merge task's future of one (``merging``). ``level``: the merges below it (neighbours of one level merge)."""
+class _Shard:
+    """Consecutive tasks of one input whose sinks travel cut into pieces (``PARTITIONED_FROM_WORKERS``): each piece
+    pickled, or a merge's future of it, and the operations settled at the first task's edge, not yet added."""
 
-    level: int
-    payload: Sink | bytes | None
-    operations: list[Event] = field(default_factory=list)  # settled at its first edge, added before it merges
-    merging: _Result | None = None
+    pieces: list[bytes | _Result]
+    operations: list[Event] = field(default_factory=list)
+    size: int = 0  # bytes of the pickled pieces, when they are in
 
     def ready(self) -> bool:
-        done = getattr(self.merging, "done", None)
-        return self.merging is None or done is None or bool(done())
+        return all(isinstance(piece, bytes) or getattr(piece, "done", lambda: True)() for piece in self.pieces)
 
-    def value(self) -> Sink | bytes:
-        if self.merging is not None:
-            self.payload, self.merging = self.merging.result(), None
-        assert self.payload is not None
-        return self.payload
+    def piece(self, index: int) -> bytes:
+        value = self.pieces[index]
+        if not isinstance(value, bytes):
+            value = self.pieces[index] = value.result()
+        return value
 
 
 class _Result(Protocol):
@@ -226,7 +253,7 @@ class InputState:
     since_entry: int = 0  # bytes merged since the last task that held a slow-operation entry
     run_start: tuple[int, int] = (0, 0)  # (bytes, compressed bytes) read up to the end of that task
     merged: Sink | None = None  # the sink of the tasks merged so far in this process
-    parts: list[_Part] = field(default_factory=list)  # with a merge tree: the tasks' sinks still to merge, in order
+    shards: list[_Shard] = field(default_factory=list)  # cut into pieces: the tasks' sinks still to merge, in order
 
     def fold(self, stats: BlockStats, sink: Sink, max_problem_examples: int) -> None:
         """Count the next block of the input: its pairing settled against the blocks before it (the wrappers that
@@ -296,9 +323,10 @@ class Runner:
         self._executor_in_use: TaskExecutor = _InlineExecutor()
 
     @property
-    def _tree(self) -> bool:
-        """Whether workers merge the tasks' sinks (``TREE_FROM_WORKERS``)."""
-        return self._workers >= TREE_FROM_WORKERS
+    def _partitioned(self) -> bool:
+        """Whether the tasks' sinks come back in pieces that the workers merge side by side
+        (``PARTITIONED_FROM_WORKERS``)."""
+        return self._workers >= PARTITIONED_FROM_WORKERS and hasattr(self.sink, "split")
 
     def run(self, sources: list[Source]) -> tuple[list[InputSummary], Sink]:
         self._jobs = self.options.jobs or default_jobs(sources)
@@ -335,9 +363,9 @@ class Runner:
                                    mp_context=context)
 
     def _parses_here(self) -> bool:
-        """Whether this process parses a share of the tasks: with fewer workers than a merge tree needs, it merges
-        little and would mostly wait."""
-        return 1 < self._jobs < TREE_FROM_WORKERS
+        """Whether this process parses a share of the tasks: with a few workers it merges their digests as they come,
+        which leaves it idle most of the time."""
+        return 1 < self._jobs < PARTITIONED_FROM_WORKERS
 
     def _read_source(self, source: Source, executor: TaskExecutor) -> None:
         if source.error is not None:
@@ -432,7 +460,8 @@ class Runner:
         elif isinstance(executor, _InlineExecutor) or self._takes_next_task():
             future = _InlineExecutor().submit(_run_task, task, self.options.block, self.sink_factory)
         else:
-            future = executor.submit(_run_task, task, self.options.block, self.sink_factory, True)
+            future = executor.submit(_run_task, task, self.options.block, self.sink_factory,
+                                     self._workers if self._partitioned else 1)
         self._pending.append((state, future, task.size, (state.summary.bytes, compressed)))
 
     def _takes_next_task(self) -> bool:
@@ -457,32 +486,55 @@ class Runner:
             self.progress(size)
 
     def _close(self, state: InputState) -> None:
-        """The input's last task is in: its sinks merged (the tree's last levels on the workers), pairing settled at
-        its end, the whole sealed, then added to the run's sink."""
-        parts = state.parts
-        while len(parts) > 2:  # the workers merge neighbours, level by level, until two are left for this process
-            parts = [self._merge_on_worker(parts[start:start + 2]) if start + 1 < len(parts) else parts[start]
-                     for start in range(0, len(parts), 2)]
-        for part in parts:
-            self._merge_here(state, _unpacked(part.value(), part.operations))
-        state.parts = []
+        """The input's last task is in: its sinks merged (with pieces, the last round on the workers), pairing settled
+        at its end, the whole sealed, then added to the run's sink."""
+        if state.shards:
+            self._merge_shards(state, final=True)
         merged = state.merged if state.merged is not None else self.sink_factory()
         state.merged = None
         state.close(merged)
         self.sink.merge(merged)
 
     def _merge(self, state: InputState, stats: BlockStats, payload: Sink | bytes) -> None:
-        """Fold a task's counts in input order; its sink is merged here, or kept for the workers' merge tree."""
+        """Fold a task's counts in input order; its sink is merged here, or kept in pieces for the workers' merges."""
         operations = _Operations()
         state.fold(stats, operations, self.options.block.max_problem_examples)
-        if not self._tree:
-            self._merge_here(state, _unpacked(payload, operations))
-            return
-        parts = state.parts
-        parts.append(_Part(0, payload, operations))
-        while len(parts) >= 2 and parts[-1].level == parts[-2].level and parts[-1].ready() and parts[-2].ready():
-            pair = [parts.pop(-2), parts.pop()]
-            parts.append(self._merge_on_worker(pair))
+        if self._partitioned:
+            self._add_shard(state, payload, operations)
+        else:
+            self._merge_here(state, _unpacked(payload, operations))  # type: ignore[arg-type]
+
+    def _add_shard(self, state: InputState, payload: Sink | bytes | list[bytes], operations: list[Event]) -> None:
+        """A task's sink in pieces (a task parsed here, an overlong line's empty sink, is cut here); a round of merges
+        once the shards are many or large and every earlier round is in."""
+        if not isinstance(payload, list):
+            payload = _pickled_pieces(_unpacked(payload, operations), self._workers)
+            operations = []
+        state.shards.append(_Shard(list(payload), operations, sum(len(piece) for piece in payload)))
+        shards = state.shards
+        if ((len(shards) > SHARDS_PER_WORKER * self._workers or sum(shard.size for shard in shards) > MAX_SHARD_BYTES)
+                and all(shard.ready() for shard in shards)):
+            self._merge_shards(state, final=False)
+
+    def _merge_shards(self, state: InputState, final: bool) -> None:
+        """One round: worker k merges piece k of every shard of the input (``_merge_pieces``), all at once. Not final,
+        the round's pieces are one shard, merged again later; final, they are put together here, into the input's
+        sink (pieces hold different shapes: nothing to merge)."""
+        parts, shards = self._workers, state.shards
+        state.shards = []
+        if final and len(shards) == 1 and not shards[0].operations:  # the pieces are merged already
+            pieces = [shards[0].piece(index) for index in range(parts)]
+        else:
+            futures = [self._executor_in_use.submit(_merge_pieces, index, parts,
+                                                    [(shard.piece(index), shard.operations) for shard in shards])
+                       for index in range(parts)]
+            if not final:
+                state.shards.append(_Shard(list(futures)))
+                return
+            pieces = [future.result() for future in futures]
+        with collector_paused():
+            for piece in pieces:
+                self._merge_here(state, pickle.loads(piece))
 
     @staticmethod
     def _merge_here(state: InputState, sink: Sink) -> None:
@@ -490,12 +542,6 @@ class Runner:
             state.merged = sink
         else:
             state.merged.merge(sink)
-
-    def _merge_on_worker(self, group: list[_Part]) -> _Part:
-        """Neighbouring parts of one input merged by a worker: a part one level up."""
-        shipped = [(part.value(), part.operations) for part in group]
-        future = self._executor_in_use.submit(_merge_shipped, shipped)
-        return _Part(max(part.level for part in group) + 1, None, merging=future)
 
     def _read_whole_document(self, opened: OpenedInput, state: InputState) -> None:
         try:

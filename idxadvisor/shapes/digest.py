@@ -1131,9 +1131,29 @@ class Digest:
                 mine.merge(stats)
         self.skipped.update(other.skipped)
 
+    def split(self, parts: int) -> list[Digest]:
+        """The digest cut by shape into ``parts`` digests (``piece_of``; the first keeps the skipped counts): merged
+        piece by piece and put together, the pieces of many digests are those digests merged whole."""
+        pieces = [Digest(self.options) for _ in range(parts)]
+        for fingerprint, stats in self.shapes.items():
+            pieces[_piece(fingerprint, parts)].shapes[fingerprint] = stats
+        pieces[0].skipped = self.skipped
+        return pieces
+
+    def piece_of(self, event: Event, parts: int) -> int:
+        """The piece of ``split`` that adding the event changes (an event left out by a filter: the first)."""
+        if self._filtering and self._excluded(event) is not None:
+            return 0
+        return _piece(shape_of_shared(event)[0].fingerprint, parts)
+
     @property
     def operations(self) -> int:
         return sum(stats.count for stats in self.shapes.values())
+
+
+def _piece(fingerprint: str, parts: int) -> int:
+    """A shape's piece of a digest cut in ``parts`` (the same in every process: not ``hash``, which is salted)."""
+    return crc32(fingerprint.encode()) % parts
 
 
 def app_matches(app: str | None, patterns: tuple[str, ...]) -> bool:

@@ -8,7 +8,7 @@ import pytest
 from idxadvisor.ingest.sources import OpenedInput
 from idxadvisor.models.events import JSON_LOG, TEXT_LOG
 from idxadvisor.parse.block import BlockOptions
-from idxadvisor.parse.run import TASKS_PER_WORKER, TREE_FROM_WORKERS, Runner, RunOptions, _run_task
+from idxadvisor.parse.run import PARTITIONED_FROM_WORKERS, TASKS_PER_WORKER, Runner, RunOptions, _run_task
 from idxadvisor.shapes.digest import Digest
 
 REFERENCE_YEAR = 2024
@@ -61,35 +61,39 @@ def _workload_log(copies: int = 1) -> str:
 
 def _read(path: Path, jobs: int, task_size: int | None, monkeypatch: Any = None,
           block_size: int = 8_192) -> tuple[dict, int]:
-    """The workload document of a run, and how many merges the workers did."""
+    """The workload document of a run, and how many rounds of merges the workers did."""
     from idxadvisor.ingest.sources import expand_sources
     from idxadvisor.workload import workload_document
 
     merges = 0
-    original = Runner._merge_on_worker
+    original = Runner._merge_shards
 
-    def counted(self: Runner, group: list) -> Any:
+    def counted(self: Runner, state: Any, final: bool) -> None:
         nonlocal merges
         merges += 1
-        return original(self, group)
+        original(self, state, final)
 
     if monkeypatch is not None:
-        monkeypatch.setattr(Runner, "_merge_on_worker", counted)
+        monkeypatch.setattr(Runner, "_merge_shards", counted)
     options = RunOptions(BlockOptions(REFERENCE_YEAR), jobs=jobs, block_size=block_size, task_size=task_size,
                          inline_threshold=0)
     summaries, digest = Runner(options, Digest).run(expand_sources([str(path)]))
     return workload_document(digest, summaries), merges
 
 
-def test_digests_merged_in_a_tree_on_the_workers_are_the_digest_of_one_process(tmp_path: Path,
-                                                                               monkeypatch: Any) -> None:
+@pytest.mark.parametrize("jobs", [PARTITIONED_FROM_WORKERS, 7])
+def test_digests_merged_piece_by_piece_on_the_workers_are_the_digest_of_one_process(tmp_path: Path, monkeypatch: Any,
+                                                                                    jobs: int) -> None:
+    """Many workers: each task's digest comes back cut by shape, and worker k merges every task's piece k; a round
+    merges the shards once there are two per worker, the last round at the input's end (with what pairing settled
+    at each task's edge added to the piece its shape falls in)."""
     path = tmp_path / "mongod.log"
     path.write_text(_workload_log())
     one_process, _ = _read(path, jobs=1, task_size=None)
-    tree, merges = _read(path, jobs=TREE_FROM_WORKERS, task_size=30_000, monkeypatch=monkeypatch)
-    assert merges >= 4  # a dozen tasks: pairs merged by the workers, level by level
+    pieces, rounds = _read(path, jobs=jobs, task_size=10_000, monkeypatch=monkeypatch)
+    assert rounds >= 2  # 36 tasks: a round of 2 per worker and one more, then the last
     assert one_process["inputs"][0]["operations"] == 800
-    assert tree == one_process
+    assert pieces == one_process
 
 
 _PARSERS_FILE: list[Path] = []  # where _recorded_task writes which process parsed each task (workers are forked)
@@ -143,7 +147,7 @@ def test_a_naive_concatenation_of_real_logs_reads_the_same_however_it_is_cut(cor
     path.write_bytes(day * 3)
     one_process = _without_plan_order(_read(path, jobs=1, task_size=None, block_size=1 << 20)[0])
     assert one_process["inputs"][0]["paired"] == 3 * 56
-    for jobs, task_size in ((1, 1_000_000), (1, 3_000_000), (2, None), (TREE_FROM_WORKERS, 1_000_000)):
+    for jobs, task_size in ((1, 1_000_000), (1, 3_000_000), (2, None), (PARTITIONED_FROM_WORKERS, 1_000_000)):
         cut = _without_plan_order(_read(path, jobs=jobs, task_size=task_size, block_size=1 << 20)[0])
         assert cut == one_process, (jobs, task_size)
 
@@ -170,3 +174,27 @@ def test_the_default_jobs_follow_the_size_and_format_of_the_input(tmp_path: Path
     assert default_jobs(expand_sources([str(json_log)]), cores=16) == 1  # JSON parses faster: one worker's worth
     assert default_jobs(expand_sources([str(text_log)]), cores=2) == 2
     assert default_jobs(expand_sources([str(tmp_path / "absent.log")]), cores=16) == 1
+
+
+def test_a_digest_cut_by_shape_puts_each_shape_and_each_event_in_one_piece(tmp_path: Path) -> None:
+    """``Digest.split``: pieces with disjoint shapes that add up to the digest, the skipped counts in the first; an
+    event's piece (``piece_of``) is the one that holds its shape, the first for an event a filter leaves out."""
+    from idxadvisor.shapes.digest import DigestOptions
+    from idxadvisor.shapes.shape import shape_of_shared
+    from tests.helpers import parse_block
+
+    events = parse_block(_workload_log(), "json-log")[1]
+    digest = Digest(DigestOptions(apps=("reporting*",)))
+    whole = Digest()
+    for event in events:
+        whole.add(event)
+        digest.add(event)
+    assert digest.skipped and not digest.shapes  # no event names that application
+    pieces = whole.split(3)
+    assert sorted(fingerprint for piece in pieces for fingerprint in piece.shapes) == sorted(whole.shapes)
+    assert sum(len(piece.shapes) for piece in pieces) == len(whole.shapes) >= 2
+    for event in events:
+        piece = whole.piece_of(event, 3)
+        assert shape_of_shared(event)[0].fingerprint in pieces[piece].shapes
+    assert digest.split(3)[0].skipped == digest.skipped and not digest.split(3)[1].skipped
+    assert {digest.piece_of(event, 3) for event in events} == {0}
