@@ -41,7 +41,9 @@ def test_awkward_json_logs(text: str | bytes, expected: tuple[int, int, int, int
 
 def test_invalid_utf8_inside_a_value_is_not_an_error() -> None:
     line = SLOW.encode().replace(b'"a":1', b'"a":"caf\xe9"')
-    assert summary(line + b"\n") == (1, 1, 1, 0)  # orjson rejects invalid UTF-8: counted, the block goes on
+    # orjson rejects invalid UTF-8: the line is read again with U+FFFD in its place, as a text log's line is read
+    assert summary(line + b"\n") == (1, 1, 0, 1)
+    assert summary(line + b"\nnot a log line\n" + line + b"\n") == (3, 2, 1, 2)  # whole lines around an odd one
     text_line = ('2020-01-01T00:00:00.000+0000 I  COMMAND  [conn3] command shop.x command: find { find: "x", '
                  'filter: { name: "caf\xe9" } } planSummary: COLLSCAN 12ms').encode("latin-1")
     assert summary(text_line + b"\n", "text-log") == (1, 1, 0, 1)

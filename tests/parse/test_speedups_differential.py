@@ -313,3 +313,58 @@ def test_the_scans_run_in_threads_at_once() -> None:
         together = list(pool.map(lambda call: call[0](call[1], True), calls * 3))
     assert together == alone * 3
     assert alone[0][2] is not None and alone[4][2] is not None
+
+
+# -- a JSON block with lines that are not whole log lines ------------------------------------------------------------
+
+
+def _line_by_line(self: BlockParser, data: bytes, begin: int) -> None:
+    """How such a block was read before its runs of whole lines went the way of a plain block: every line alone."""
+    self._parse_lines(data[begin:].decode("utf-8", "replace").split("\n"), first_line=1)
+
+
+def _sorted_out(stats: BlockStats) -> dict[str, Any]:
+    """The stats, with what the runs of a block report in another order than its lines (the index lines after the
+    slow-query lines of a run) in one order."""
+    values = _comparable(stats)
+    values["index_sightings"] = sorted(map(repr, values["index_sightings"]))
+    values["problem_examples"] = sorted(values["problem_examples"], key=lambda problem: problem.line or 0)
+    return values
+
+
+def assert_same_as_line_by_line(pieces: list[bytes]) -> None:
+    textlog._BODY_MEMO.clear()
+    original = BlockParser._parse_json_mixed
+    for compiled in (True, False):
+        events, stats = _parse(pieces, compiled=compiled)
+        BlockParser._parse_json_mixed = _line_by_line  # type: ignore[method-assign]
+        try:
+            reference_events, reference_stats = _parse(pieces, compiled=False)
+        finally:
+            BlockParser._parse_json_mixed = original  # type: ignore[method-assign]
+        assert _sorted_out(stats) == _sorted_out(reference_stats)
+        assert [vars(event) for event in events] == [vars(event) for event in reference_events]
+
+
+@GENERATED
+@given(blocks())
+@example(_SLOW + b"\nnot a log line\n" + _BUILD + b"\n\n" + _SLOW + b"\r\n" + _SLOW[:40] + b"\n" + _SLOW)
+def test_a_json_block_with_odd_lines_reads_as_line_by_line(data: bytes) -> None:
+    """Runs of whole lines between the odd ones go the way of a plain block; the events, counts, problems and their
+    line numbers are those of reading every line alone."""
+    assert_same_as_line_by_line([data])
+
+
+def test_real_json_logs_with_odd_lines_read_as_line_by_line(corpus_dir: Path) -> None:
+    """Every corpus JSON log with a line that is not a log line every 50 lines (and one cut short): the same."""
+    checked = 0
+    for path in _logs(corpus_dir):
+        data = _read(path)
+        if not data.startswith(b'{"t":'):
+            continue
+        lines = data.split(b"\n")
+        for index in range(len(lines) - 1, 0, -50):
+            lines.insert(index, b"-- rotated --" if index % 3 else lines[index][:30])
+        assert_same_as_line_by_line(newline_aligned(b"\n".join(lines), PIECE))
+        checked += 1
+    assert checked >= 5
