@@ -188,15 +188,24 @@ class BlockParser:
         in order, with the same handlers and line numbers as reading every line of the block one by one (which took
         2.3 times as long on a log with such a line every 4 MB)."""
         position, run, number = begin, begin, 1
+        odd: list[bytes] = []  # consecutive odd lines, read together, from line ``odd_number`` on
+        odd_number = 1
         for line in data[begin:].split(b"\n"):
             end = position + len(line)
-            if not (line.startswith(_LINE_START) and line.endswith(_LINE_ENDS)):
+            if line.startswith(_LINE_START) and line.endswith(_LINE_ENDS):
+                if odd:
+                    self._parse_lines(b"\n".join(odd).decode("utf-8", "replace").split("\n"), first_line=odd_number)
+                    odd = []
+            else:
                 if run < position:
                     self._json_run(data, run, position)
-                if line:
-                    self._parse_lines([line.decode("utf-8", "replace")], first_line=number)
+                if not odd:
+                    odd_number = number
+                odd.append(line)
                 run = end + 1
             position, number = end + 1, number + 1
+        if odd:
+            self._parse_lines(b"\n".join(odd).decode("utf-8", "replace").split("\n"), first_line=odd_number)
         if run < len(data):
             self._json_run(data, run, len(data))
 
