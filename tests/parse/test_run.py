@@ -176,7 +176,7 @@ def test_the_default_jobs_follow_the_size_and_format_of_the_input(tmp_path: Path
     assert default_jobs(expand_sources([str(tmp_path / "absent.log")]), cores=16) == 1
 
 
-def test_a_digest_cut_by_shape_puts_each_shape_and_each_event_in_one_piece(tmp_path: Path) -> None:
+def test_a_digest_cut_by_shape_puts_each_shape_and_each_event_in_one_piece() -> None:
     """``Digest.split``: pieces with disjoint shapes that add up to the digest, the skipped counts in the first; an
     event's piece (``piece_of``) is the one that holds its shape, the first for an event a filter leaves out."""
     from idxadvisor.shapes.digest import DigestOptions
