@@ -25,7 +25,7 @@ stage() { echo "== $1 ($(( $(date +%s) - started )) s)"; }
 
 stage "wheels"
 if ls "$WHEELS"/*.whl >/dev/null 2>&1; then
-    "$PYTHON" -m pip install --quiet --no-index --no-deps --target "$SITE" "$WHEELS"/*.whl
+    "$PYTHON" -m pip install --quiet --no-index --no-deps --upgrade --target "$SITE" "$WHEELS"/*.whl
 fi
 export PYTHONPATH="$PWD:$SITE${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONDONTWRITEBYTECODE=
