@@ -522,8 +522,10 @@ class Runner:
         sink (pieces hold different shapes: nothing to merge)."""
         parts, shards = self._workers, state.shards
         state.shards = []
-        if final and len(shards) == 1 and not shards[0].operations:  # the pieces are merged already
+        operations: list[Event] = []
+        if final and len(shards) == 1:  # the pieces are merged already (an input of one task, or a round's)
             pieces = [shards[0].piece(index) for index in range(parts)]
+            operations = shards[0].operations
         else:
             futures = [self._executor_in_use.submit(_merge_pieces, index, parts,
                                                     [(shard.piece(index), shard.operations) for shard in shards])
@@ -535,6 +537,8 @@ class Runner:
         with collector_paused():
             for piece in pieces:
                 self._merge_here(state, pickle.loads(piece))
+            for event in operations:  # settled at the shard's first edge: added after its own events, as a worker adds
+                state.merged.add(event)  # type: ignore[union-attr]  # them to its piece
 
     @staticmethod
     def _merge_here(state: InputState, sink: Sink) -> None:

@@ -198,3 +198,21 @@ def test_a_digest_cut_by_shape_puts_each_shape_and_each_event_in_one_piece() -> 
         assert shape_of_shared(event)[0].fingerprint in pieces[piece].shapes
     assert digest.split(3)[0].skipped == digest.skipped and not digest.split(3)[1].skipped
     assert {digest.piece_of(event, 3) for event in events} == {0}
+
+
+def test_an_input_of_one_task_is_put_together_here(tmp_path: Path, monkeypatch: Any) -> None:
+    """With many workers, an input that is one task (its pieces need no merging) is put together in this process,
+    what pairing settled at its edges included, without a round of merges on the workers."""
+    from idxadvisor.parse import run as run_module
+
+    path = tmp_path / "mongod.log"
+    path.write_text(_workload_log())
+    one_process, _ = _read(path, jobs=1, task_size=None)
+    monkeypatch.setattr(run_module, "_merge_pieces", _no_merge)  # the workers, forked after this, would fail
+    pieces, rounds = _read(path, jobs=PARTITIONED_FROM_WORKERS, task_size=1 << 30, monkeypatch=monkeypatch)
+    assert rounds == 1
+    assert pieces == one_process
+
+
+def _no_merge(*arguments: Any) -> bytes:
+    raise AssertionError("a round of merges for an input of one task")
