@@ -46,8 +46,8 @@ def test_one_quick_run_prints_every_target_with_a_measure(corpus_dir: Path, tmp_
 
 
 def test_the_phases_of_one_run_add_up_to_its_wall_time(tmp_path: Path) -> None:
-    """benchmarks/bench_phases.py: every phase with a median, and the parts of the run (start-up, reading, advice,
-    the rest) summing to its total, of which the parts of the advice are each a share."""
+    """benchmarks/bench_phases.py: every phase with a median; the top-level phases (start-up, reading, advice) fit in
+    the run's total, and the phases inside reading and advice in theirs."""
     demo = REPO_ROOT / "fixtures" / "demo" / "shop.log"
     completed = subprocess.run([sys.executable, str(REPO_ROOT / "benchmarks" / "bench_phases.py"), "--repeat", "1",
                                 "--", "analyze", str(demo), "--format", "json", "--output", str(tmp_path / "r.json"),
@@ -55,7 +55,7 @@ def test_the_phases_of_one_run_add_up_to_its_wall_time(tmp_path: Path) -> None:
     assert completed.returncode == 0, completed.stderr[-2000:]
     seconds = {line[:30].strip(): float(line[30:].split(" s")[0]) for line in completed.stdout.splitlines()[1:]}
     assert {"start-up", "read", "advice", "inventory", "rules", "report models", "total", "main CPU"} <= set(seconds)
-    parts = seconds["start-up"] + seconds["read"] + seconds["advice"] + seconds["rest (render, write)"]
-    assert parts == pytest.approx(seconds["total"], abs=0.002)
+    assert seconds["rest (render, write)"] >= 0  # the top-level phases do not overlap: together within the total
+    assert seconds["read: waiting and merging"] <= seconds["read"] + 0.002
     assert seconds["inventory"] + seconds["rules"] + seconds["report models"] <= seconds["advice"] + 0.002
     assert seconds["start-up"] > 0 and seconds["read"] > 0 and (tmp_path / "r.json").stat().st_size > 0

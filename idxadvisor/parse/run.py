@@ -199,7 +199,11 @@ class _Shard:
 
     pieces: list[bytes | _Result]
     operations: list[Event] = field(default_factory=list)
-    size: int = 0  # bytes of the pickled pieces, when they are in
+
+    @property
+    def size(self) -> int:
+        """Bytes of the pieces that are in this process."""
+        return sum(len(piece) for piece in self.pieces if isinstance(piece, bytes))
 
     def ready(self) -> bool:
         return all(isinstance(piece, bytes) or getattr(piece, "done", lambda: True)() for piece in self.pieces)
@@ -495,14 +499,15 @@ class Runner:
         state.close(merged)
         self.sink.merge(merged)
 
-    def _merge(self, state: InputState, stats: BlockStats, payload: Sink | bytes) -> None:
+    def _merge(self, state: InputState, stats: BlockStats, payload: Sink | bytes | list[bytes]) -> None:
         """Fold a task's counts in input order; its sink is merged here, or kept in pieces for the workers' merges."""
         operations = _Operations()
         state.fold(stats, operations, self.options.block.max_problem_examples)
         if self._partitioned:
             self._add_shard(state, payload, operations)
         else:
-            self._merge_here(state, _unpacked(payload, operations))  # type: ignore[arg-type]
+            assert not isinstance(payload, list)  # pieces come back only when partitioned
+            self._merge_here(state, _unpacked(payload, operations))
 
     def _add_shard(self, state: InputState, payload: Sink | bytes | list[bytes], operations: list[Event]) -> None:
         """A task's sink in pieces (a task parsed here, an overlong line's empty sink, is cut here); a round of merges
@@ -510,7 +515,7 @@ class Runner:
         if not isinstance(payload, list):
             payload = _pickled_pieces(_unpacked(payload, operations), self._workers)
             operations = []
-        state.shards.append(_Shard(list(payload), operations, sum(len(piece) for piece in payload)))
+        state.shards.append(_Shard(list(payload), operations))
         shards = state.shards
         if ((len(shards) > SHARDS_PER_WORKER * self._workers or sum(shard.size for shard in shards) > MAX_SHARD_BYTES)
                 and all(shard.ready() for shard in shards)):
